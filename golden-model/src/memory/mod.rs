@@ -1,0 +1,1 @@
+//! Memory hierarchy timing model. (Placeholder: lands next.)

@@ -1,0 +1,2 @@
+//! PTX front end. (Placeholder: the parser lands next.)
+pub mod ir;

@@ -1,0 +1,1 @@
+//! Cycle-exact hardware units.
