@@ -195,9 +195,13 @@ impl GpuConfig {
 
     /// Parse a configuration from TOML text (`origin` names it in errors), then apply
     /// overrides.
-    pub fn from_toml(origin: &str, text: &str, overrides: &[String]) -> Result<GpuConfig, SimError> {
-        let mut value: toml::Value = toml::from_str(text)
-            .map_err(|e| SimError::Config(format!("{origin}: {e}")))?;
+    pub fn from_toml(
+        origin: &str,
+        text: &str,
+        overrides: &[String],
+    ) -> Result<GpuConfig, SimError> {
+        let mut value: toml::Value =
+            toml::from_str(text).map_err(|e| SimError::Config(format!("{origin}: {e}")))?;
         for ov in overrides {
             apply_override(&mut value, ov)?;
         }
@@ -231,7 +235,10 @@ impl GpuConfig {
             return bad("sm.stack_depth", "must be at least 2");
         }
         if s.register_alloc_unit == 0 || s.shared_alloc_unit == 0 {
-            return bad("sm.register_alloc_unit/shared_alloc_unit", "must be positive");
+            return bad(
+                "sm.register_alloc_unit/shared_alloc_unit",
+                "must be positive",
+            );
         }
         if s.two_level_active == 0 {
             return bad("sm.two_level_active", "must be positive");
@@ -254,14 +261,24 @@ impl GpuConfig {
         }
         for (name, c) in [("l1", &self.l1), ("l2", &self.l2)] {
             if c.line_bytes < 32 || !c.line_bytes.is_power_of_two() {
-                return bad(&format!("{name}.line_bytes"), "must be a power of two >= 32");
+                return bad(
+                    &format!("{name}.line_bytes"),
+                    "must be a power of two >= 32",
+                );
             }
             if c.assoc == 0 || c.size_bytes % (c.assoc * c.line_bytes) != 0 {
-                return bad(&format!("{name}.size_bytes"), "must be a multiple of assoc * line_bytes");
+                return bad(
+                    &format!("{name}.size_bytes"),
+                    "must be a multiple of assoc * line_bytes",
+                );
             }
+            // The L2 is checked per bank below.
             let sets = c.size_bytes / (c.assoc * c.line_bytes);
-            if sets == 0 || !sets.is_power_of_two() {
-                return bad(&format!("{name}.size_bytes"), "must give a power-of-two number of sets");
+            if name == "l1" && (sets == 0 || !sets.is_power_of_two()) {
+                return bad(
+                    &format!("{name}.size_bytes"),
+                    "must give a power-of-two number of sets",
+                );
             }
             if c.mshrs == 0 || c.mshr_merge == 0 {
                 return bad(&format!("{name}.mshrs"), "must be positive");
@@ -274,20 +291,29 @@ impl GpuConfig {
         if l2_bank % (self.l2.assoc * self.l2.line_bytes) != 0
             || !(l2_bank / (self.l2.assoc * self.l2.line_bytes)).is_power_of_two()
         {
-            return bad("l2.banks", "each bank must hold a power-of-two number of sets");
+            return bad(
+                "l2.banks",
+                "each bank must hold a power-of-two number of sets",
+            );
         }
         if self.icnt.bytes_per_cycle == 0 || self.icnt.queue == 0 {
             return bad("icnt.bytes_per_cycle/queue", "must be positive");
         }
         let d = &self.dram;
         if d.channels == 0 || d.banks == 0 || d.bytes_per_cycle == 0 || d.queue == 0 {
-            return bad("dram.channels/banks/bytes_per_cycle/queue", "must be positive");
+            return bad(
+                "dram.channels/banks/bytes_per_cycle/queue",
+                "must be positive",
+            );
         }
         if d.row_bytes == 0 || !d.row_bytes.is_power_of_two() {
             return bad("dram.row_bytes", "must be a power of two");
         }
         if d.interleave_bytes < self.l2.line_bytes || !d.interleave_bytes.is_power_of_two() {
-            return bad("dram.interleave_bytes", "must be a power of two >= l2.line_bytes");
+            return bad(
+                "dram.interleave_bytes",
+                "must be a power of two >= l2.line_bytes",
+            );
         }
         if d.scheduler != "fr_fcfs" && d.scheduler != "fcfs" {
             return bad("dram.scheduler", "must be \"fr_fcfs\" or \"fcfs\"");
@@ -325,27 +351,42 @@ fn apply_override(root: &mut toml::Value, ov: &str) -> Result<(), SimError> {
     let key = key.trim();
     let raw = raw.trim();
     if key.is_empty() {
-        return Err(SimError::Config(format!("override `{ov}` has an empty key")));
+        return Err(SimError::Config(format!(
+            "override `{ov}` has an empty key"
+        )));
     }
     let parts: Vec<&str> = key.split('.').collect();
     let mut cur = root;
     for (i, part) in parts.iter().enumerate() {
         let table = cur.as_table_mut().ok_or_else(|| {
-            SimError::Config(format!("unknown key `{key}`: `{}` is not a table", parts[..i].join(".")))
+            SimError::Config(format!(
+                "unknown key `{key}`: `{}` is not a table",
+                parts[..i].join(".")
+            ))
         })?;
         if !table.contains_key(*part) {
             let mut known: Vec<String> = table.keys().cloned().collect();
             known.sort();
-            let prefix = if i == 0 { String::new() } else { format!("{}.", parts[..i].join(".")) };
+            let prefix = if i == 0 {
+                String::new()
+            } else {
+                format!("{}.", parts[..i].join("."))
+            };
             return Err(SimError::Config(format!(
                 "unknown key `{key}` (keys here: {})",
-                known.iter().map(|k| format!("{prefix}{k}")).collect::<Vec<_>>().join(", ")
+                known
+                    .iter()
+                    .map(|k| format!("{prefix}{k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         cur = table.get_mut(*part).expect("checked above");
     }
     if cur.is_table() {
-        return Err(SimError::Config(format!("key `{key}` is a table, not a value")));
+        return Err(SimError::Config(format!(
+            "key `{key}` is a table, not a value"
+        )));
     }
     let parsed: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
         Ok(mut t) => t.remove("v").expect("parsed key v"),
@@ -387,29 +428,55 @@ mod tests {
         assert_eq!(c.sm.registers, 32768);
         assert_eq!(c.sm.shared_bytes, 48 * 1024);
         assert_eq!(c.sm.schedulers, 2);
-        assert_eq!((c.l1.size_bytes, c.l1.assoc, c.l1.line_bytes), (16384, 4, 128));
-        assert_eq!((c.l2.size_bytes, c.l2.assoc, c.l2.line_bytes), (786432, 8, 128));
+        assert_eq!(
+            (c.l1.size_bytes, c.l1.assoc, c.l1.line_bytes),
+            (16384, 4, 128)
+        );
+        assert_eq!(
+            (c.l2.size_bytes, c.l2.assoc, c.l2.line_bytes),
+            (786432, 8, 128)
+        );
         assert_eq!(c.dram.scheduler, "fr_fcfs");
         // 177.6 GB/s [seed 001 L598]
-        assert!((c.dram_bandwidth_gbs() - 177.4).abs() < 1.0, "{}", c.dram_bandwidth_gbs());
+        assert!(
+            (c.dram_bandwidth_gbs() - 177.4).abs() < 1.0,
+            "{}",
+            c.dram_bandwidth_gbs()
+        );
     }
 
     #[test]
     fn overrides_apply_and_type_check() {
-        let c = GpuConfig::preset("gtx480", &["sm.count=4".into(), "sm.scheduler=lrr".into()]).unwrap();
+        let c =
+            GpuConfig::preset("gtx480", &["sm.count=4".into(), "sm.scheduler=lrr".into()]).unwrap();
         assert_eq!(c.sm.count, 4);
         assert_eq!(c.sm.scheduler, SchedulerPolicy::Lrr);
-        let e = GpuConfig::preset("gtx480", &["sm.cuont=4".into()]).unwrap_err().to_string();
-        assert!(e.contains("unknown key `sm.cuont`") && e.contains("sm.count"), "{e}");
-        let e = GpuConfig::preset("gtx480", &["sm.count=many".into()]).unwrap_err().to_string();
+        let e = GpuConfig::preset("gtx480", &["sm.cuont=4".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown key `sm.cuont`") && e.contains("sm.count"),
+            "{e}"
+        );
+        let e = GpuConfig::preset("gtx480", &["sm.count=many".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sm.count") && e.contains("integer"), "{e}");
-        let e = GpuConfig::preset("gtx480", &["sm=3".into()]).unwrap_err().to_string();
+        let e = GpuConfig::preset("gtx480", &["sm=3".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a table"), "{e}");
-        let e = GpuConfig::preset("gtx480", &["sm.count".into()]).unwrap_err().to_string();
+        let e = GpuConfig::preset("gtx480", &["sm.count".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("key=value"), "{e}");
-        let e = GpuConfig::preset("gtx480", &["sm.scheduler=fifo".into()]).unwrap_err().to_string();
+        let e = GpuConfig::preset("gtx480", &["sm.scheduler=fifo".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("fifo"), "{e}");
-        let e = GpuConfig::preset("gtx480", &["sm.count=0".into()]).unwrap_err().to_string();
+        let e = GpuConfig::preset("gtx480", &["sm.count=0".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sm.count"), "{e}");
         let e = GpuConfig::preset("nope", &[]).unwrap_err().to_string();
         assert!(e.contains("gtx480"), "{e}");

@@ -139,16 +139,22 @@ pub trait Host {
     fn read_u32(&mut self, src: DevPtr, n: usize) -> Result<Vec<u32>, SimError> {
         let mut b = vec![0u8; n * 4];
         self.read_bytes(src, &mut b)?;
-        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
     fn read_i32(&mut self, src: DevPtr, n: usize) -> Result<Vec<i32>, SimError> {
         let mut b = vec![0u8; n * 4];
         self.read_bytes(src, &mut b)?;
-        Ok(b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
     fn read_f32(&mut self, src: DevPtr, n: usize) -> Result<Vec<f32>, SimError> {
         let mut b = vec![0u8; n * 4];
         self.read_bytes(src, &mut b)?;
-        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
 }

@@ -71,7 +71,12 @@ pub struct WarpState {
 }
 
 impl WarpState {
-    pub fn new(kernel: &Kernel, launch: &LaunchInfo, cta: &CtaState, warp_in_cta: u32) -> WarpState {
+    pub fn new(
+        kernel: &Kernel,
+        launch: &LaunchInfo,
+        cta: &CtaState,
+        warp_in_cta: u32,
+    ) -> WarpState {
         let b = launch.block;
         let threads = launch.threads_per_cta();
         let mut tid = [[0u32; 3]; WARP_SIZE];

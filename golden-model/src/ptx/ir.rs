@@ -54,7 +54,10 @@ impl ScalarType {
         self.size_bytes() * 8
     }
     pub fn is_signed(self) -> bool {
-        matches!(self, ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64)
+        matches!(
+            self,
+            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+        )
     }
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F16 | ScalarType::F32 | ScalarType::F64)
@@ -76,7 +79,7 @@ pub enum StateSpace {
 /// Special (read-only) registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SpecialReg {
-    Tid(u8),    // 0=x 1=y 2=z
+    Tid(u8), // 0=x 1=y 2=z
     Ntid(u8),
     Ctaid(u8),
     Nctaid(u8),

@@ -1,1 +1,2 @@
-//! Cycle-exact hardware units.
+//! Cycle-exact hardware units (the reference the generated RTL is compared against).
+pub mod simt_stack;

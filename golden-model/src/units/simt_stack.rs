@@ -1,0 +1,712 @@
+//! `simt_stack_spe`: the per-warp single-path-execution (PDOM/IPDOM) reconvergence stack.
+//!
+//! Cycle-exact model of the RTL unit of specs/reconvergence-dpe.md §9.2, with the next-state
+//! function of §9.4. This is the only implementation: the GPU model instantiates it for
+//! every warp, and the RTL generator/co-simulator compare the Verilog against it.
+//!
+//! Timing contract (§9.1): all state is in flops; `tos_*`, `depth` and the sticky error flags
+//! are registered (a function of the state alone); the `ev_*` event outputs are combinational
+//! from the state and this cycle's inputs. `tick` computes `state(t+1) = f(state(t), in(t))`.
+//!
+//! Decisions where the seed is silent (each also in the spec's ambiguity table):
+//! - A1: the bottom entry's RPC is `END_PC` (all ones); the warp is finished when the stack
+//!   is empty.
+//! - A2: on divergence the taken group is pushed first and the fall-through group on top, so
+//!   the fall-through (left) path runs first as in the seed's Fig. 3.1.
+//! - A4: GPGPU-Sim's reuse rule: when the branch's IPDOM equals the TOS RPC, the TOS entry is
+//!   reused for the first group instead of becoming a reconvergence entry (loops do not grow
+//!   the stack).
+//! - A11: a push that does not fit raises the sticky `err_overflow` and leaves the stack
+//!   unchanged.
+//! - A12 (v2 chosen): threads may exit while diverged (clang emits guarded and multiple
+//!   `ret`s). The unit keeps a `done` mask of exited threads that is ANDed into every mask it
+//!   reads. EXIT retires `upd_taken ∧ live`; remaining live threads continue sequentially.
+//!   A TOS whose effective mask is empty is not schedulable (`tos_valid = 0`) and pops itself
+//!   in the next cycle without an update, one entry per cycle.
+//! - A launch clears the whole stack, the done mask and the error flags (a new warp).
+
+use crate::ptx::ir::END_PC;
+
+/// `upd_kind` encoding (§9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum UpdKind {
+    /// ALU or memory instruction: sequential.
+    Seq = 0,
+    /// Conditional branch.
+    Branch = 1,
+    /// Unconditional jump.
+    Jump = 2,
+    /// EXIT/RET: the `upd_taken` lanes retire.
+    Exit = 3,
+}
+
+impl UpdKind {
+    pub fn from_bits(b: u8) -> UpdKind {
+        match b & 3 {
+            0 => UpdKind::Seq,
+            1 => UpdKind::Branch,
+            2 => UpdKind::Jump,
+            _ => UpdKind::Exit,
+        }
+    }
+}
+
+/// Parameters of the unit (same names as the Verilog parameters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpeParams {
+    pub warp_size: u32,
+    pub depth: u32,
+    pub pc_w: u32,
+}
+
+impl Default for SpeParams {
+    fn default() -> Self {
+        SpeParams {
+            warp_size: 32,
+            depth: 16,
+            pc_w: 32,
+        }
+    }
+}
+
+/// One stack entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StackEntry {
+    pub pc: u32,
+    pub rpc: u32,
+    pub mask: u64,
+}
+
+/// Inputs of one cycle (the unit's input ports, minus clock/reset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpeInputs {
+    pub launch_valid: bool,
+    pub launch_pc: u32,
+    pub launch_rpc: u32,
+    pub launch_mask: u64,
+    pub upd_valid: bool,
+    pub upd_pc: u32,
+    pub upd_kind: u8,
+    pub upd_taken: u64,
+    pub upd_target: u32,
+    pub upd_next: u32,
+    pub upd_rpc: u32,
+}
+
+/// Combinational event outputs of one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpeEvents {
+    pub push2: bool,
+    pub push1: bool,
+    pub pop: bool,
+    pub div: bool,
+}
+
+/// The state of one `simt_stack_spe` instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimtStackSpe {
+    params: SpeParams,
+    /// Lane-mask of the configured warp size.
+    lanes: u64,
+    entries: Vec<StackEntry>,
+    sp: u32,
+    done: u64,
+    err_overflow: bool,
+    err_pc: bool,
+}
+
+/// What an update does, decided from the state and inputs (shared by `events` and `tick`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    None,
+    Launch,
+    /// Idle cycle with an empty effective TOS: pop it.
+    AutoPop,
+    ErrPc,
+    Overflow {
+        div: bool,
+    },
+    /// TOS exits: pop.
+    Pop {
+        div: bool,
+    },
+    /// TOS continues at `pc` with `mask`.
+    Continue {
+        pc: u32,
+        mask: u64,
+    },
+    /// Divergence: rewrite the TOS (`tos`) and push up to two entries (`push[..n]`).
+    Diverge {
+        tos: StackEntry,
+        push: [StackEntry; 2],
+        n: u8,
+    },
+}
+
+impl SimtStackSpe {
+    pub fn new(params: SpeParams) -> SimtStackSpe {
+        let lanes = if params.warp_size >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << params.warp_size) - 1
+        };
+        SimtStackSpe {
+            params,
+            lanes,
+            entries: vec![StackEntry::default(); params.depth as usize],
+            sp: 0,
+            done: 0,
+            err_overflow: false,
+            err_pc: false,
+        }
+    }
+
+    pub fn params(&self) -> SpeParams {
+        self.params
+    }
+
+    /// Synchronous reset (`rst_n` low).
+    pub fn reset(&mut self) {
+        self.sp = 0;
+        self.done = 0;
+        self.err_overflow = false;
+        self.err_pc = false;
+        self.entries
+            .iter_mut()
+            .for_each(|e| *e = StackEntry::default());
+    }
+
+    // ---- registered outputs (functions of the state only) ----
+
+    #[inline]
+    fn top(&self) -> &StackEntry {
+        &self.entries[self.sp as usize - 1]
+    }
+    /// Effective TOS mask: the entry's mask without exited threads.
+    #[inline]
+    pub fn tos_mask(&self) -> u64 {
+        if self.sp == 0 {
+            0
+        } else {
+            self.top().mask & !self.done
+        }
+    }
+    /// The warp has a schedulable path.
+    #[inline]
+    pub fn tos_valid(&self) -> bool {
+        self.tos_mask() != 0
+    }
+    #[inline]
+    pub fn tos_pc(&self) -> u32 {
+        if self.sp == 0 {
+            0
+        } else {
+            self.top().pc
+        }
+    }
+    #[inline]
+    pub fn tos_rpc(&self) -> u32 {
+        if self.sp == 0 {
+            0
+        } else {
+            self.top().rpc
+        }
+    }
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        self.sp
+    }
+    /// Stack empty: every thread of the warp has exited (or the warp was never launched).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.sp == 0
+    }
+    pub fn err_overflow(&self) -> bool {
+        self.err_overflow
+    }
+    pub fn err_pc(&self) -> bool {
+        self.err_pc
+    }
+    pub fn done_mask(&self) -> u64 {
+        self.done
+    }
+    /// Entries bottom..TOS (debug state; entries at and above `depth` read as zero in RTL).
+    pub fn entries(&self) -> &[StackEntry] {
+        &self.entries[..self.sp as usize]
+    }
+
+    // ---- next-state function ----
+
+    fn decide(&self, inp: &SpeInputs) -> Action {
+        if inp.launch_valid {
+            return Action::Launch;
+        }
+        if !inp.upd_valid {
+            if self.sp > 0 && self.tos_mask() == 0 {
+                return Action::AutoPop;
+            }
+            return Action::None;
+        }
+        if self.sp == 0 || inp.upd_pc != self.tos_pc() || self.tos_mask() == 0 {
+            return Action::ErrPc;
+        }
+        let t = *self.top();
+        let live = t.mask & !self.done;
+        let taken = inp.upd_taken & self.lanes;
+        // Groups of threads by next PC (§9.4).
+        let (g0, g1): (Option<(u32, u64)>, Option<(u32, u64)>) =
+            match UpdKind::from_bits(inp.upd_kind) {
+                UpdKind::Seq => (Some((inp.upd_next, live)), None),
+                UpdKind::Jump => (Some((inp.upd_target, live)), None),
+                UpdKind::Exit => {
+                    let rest = live & !taken;
+                    (
+                        if rest != 0 {
+                            Some((inp.upd_next, rest))
+                        } else {
+                            None
+                        },
+                        None,
+                    )
+                }
+                UpdKind::Branch => {
+                    let nt = (inp.upd_next, live & !taken);
+                    let tk = (inp.upd_target, live & taken);
+                    match (nt.1 != 0, tk.1 != 0) {
+                        (true, true) if nt.0 == tk.0 => (Some((nt.0, live)), None),
+                        (true, true) => (Some(nt), Some(tk)),
+                        (true, false) => (Some(nt), None),
+                        (false, true) => (Some(tk), None),
+                        (false, false) => (None, None),
+                    }
+                }
+            };
+        match (g0, g1) {
+            (None, _) => Action::Pop { div: false },
+            (Some((pc, mask)), None) => {
+                if pc == t.rpc {
+                    Action::Pop { div: false }
+                } else {
+                    Action::Continue { pc, mask }
+                }
+            }
+            (Some(nt), Some(tk)) => {
+                let x = inp.upd_rpc;
+                let mk = |g: (u32, u64)| StackEntry {
+                    pc: g.0,
+                    rpc: x,
+                    mask: g.1,
+                };
+                let mut push = [StackEntry::default(); 2];
+                let mut n = 0u8;
+                let tos;
+                if x != t.rpc {
+                    // The TOS becomes the reconvergence entry; push taken, then fall-through.
+                    tos = StackEntry { pc: x, ..t };
+                    for g in [tk, nt] {
+                        if g.0 != x {
+                            push[n as usize] = mk(g);
+                            n += 1;
+                        }
+                    }
+                } else {
+                    // Reuse rule: the TOS takes the first group whose PC is not the RPC.
+                    let (first, second) = if tk.0 != x { (tk, nt) } else { (nt, tk) };
+                    tos = StackEntry {
+                        pc: first.0,
+                        rpc: t.rpc,
+                        mask: first.1,
+                    };
+                    if second.0 != x {
+                        push[0] = mk(second);
+                        n = 1;
+                    }
+                }
+                if self.sp + n as u32 > self.params.depth {
+                    Action::Overflow { div: true }
+                } else {
+                    Action::Diverge { tos, push, n }
+                }
+            }
+        }
+    }
+
+    /// Combinational event outputs for this cycle's inputs.
+    pub fn events(&self, inp: &SpeInputs) -> SpeEvents {
+        match self.decide(inp) {
+            Action::AutoPop | Action::Pop { .. } => SpeEvents {
+                pop: true,
+                ..Default::default()
+            },
+            Action::Diverge { n, .. } => SpeEvents {
+                push2: n == 2,
+                push1: n == 1,
+                div: true,
+                pop: false,
+            },
+            Action::Overflow { div } => SpeEvents {
+                div,
+                ..Default::default()
+            },
+            _ => SpeEvents::default(),
+        }
+    }
+
+    /// Clock edge: advance the state with this cycle's inputs; returns the cycle's events.
+    pub fn tick(&mut self, inp: &SpeInputs) -> SpeEvents {
+        let ev = self.events(inp);
+        let action = self.decide(inp);
+        // Threads retired by an EXIT update (only applied by a Pop or Continue action).
+        let exiting = if inp.upd_valid && UpdKind::from_bits(inp.upd_kind) == UpdKind::Exit {
+            inp.upd_taken & self.lanes & self.tos_mask()
+        } else {
+            0
+        };
+        match action {
+            Action::None => {}
+            Action::Launch => {
+                self.reset();
+                self.entries[0] = StackEntry {
+                    pc: inp.launch_pc,
+                    rpc: inp.launch_rpc,
+                    mask: inp.launch_mask & self.lanes,
+                };
+                self.sp = 1;
+            }
+            Action::AutoPop => self.sp -= 1,
+            Action::Pop { .. } => {
+                self.sp -= 1;
+                self.done |= exiting;
+            }
+            Action::ErrPc => self.err_pc = true,
+            Action::Overflow { .. } => self.err_overflow = true,
+            Action::Continue { pc, mask } => {
+                self.done |= exiting;
+                let t = self.sp as usize - 1;
+                self.entries[t].pc = pc;
+                self.entries[t].mask = mask;
+            }
+            Action::Diverge { tos, push, n } => {
+                let t = self.sp as usize - 1;
+                self.entries[t] = tos;
+                for e in &push[..n as usize] {
+                    self.entries[self.sp as usize] = *e;
+                    self.sp += 1;
+                }
+            }
+        }
+        ev
+    }
+
+    /// Convenience for the GPU model: launch a warp (one cycle with `launch_valid`).
+    pub fn launch(&mut self, pc: u32, mask: u64) {
+        self.tick(&SpeInputs {
+            launch_valid: true,
+            launch_pc: pc,
+            launch_rpc: END_PC,
+            launch_mask: mask,
+            ..Default::default()
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upd(pc: u32, kind: UpdKind, taken: u64, target: u32, rpc: u32) -> SpeInputs {
+        SpeInputs {
+            upd_valid: true,
+            upd_pc: pc,
+            upd_kind: kind as u8,
+            upd_taken: taken,
+            upd_target: target,
+            upd_next: pc + 1,
+            upd_rpc: rpc,
+            ..Default::default()
+        }
+    }
+
+    fn stack4() -> SimtStackSpe {
+        let mut s = SimtStackSpe::new(SpeParams {
+            warp_size: 4,
+            depth: 8,
+            pc_w: 32,
+        });
+        s.launch(0, 0b1111);
+        s
+    }
+
+    fn snapshot(s: &SimtStackSpe) -> Vec<(u32, u32, u64)> {
+        s.entries().iter().map(|e| (e.pc, e.rpc, e.mask)).collect()
+    }
+
+    /// Runs the warp to completion, returning the issued (pc, mask) sequence. `taken(pc)`
+    /// gives the taken lanes of the branch at `pc`; `prog(pc)` gives (kind, target, rpc).
+    fn run(
+        s: &mut SimtStackSpe,
+        prog: impl Fn(u32) -> (UpdKind, u32, u32),
+        taken: impl Fn(u32) -> u64,
+    ) -> (Vec<(u32, u64)>, u32) {
+        let mut issued = vec![];
+        let mut max_depth = s.depth();
+        for _ in 0..1000 {
+            if s.is_empty() {
+                break;
+            }
+            if !s.tos_valid() {
+                s.tick(&SpeInputs::default());
+                continue;
+            }
+            let pc = s.tos_pc();
+            issued.push((pc, s.tos_mask()));
+            let (k, target, rpc) = prog(pc);
+            s.tick(&upd(pc, k, taken(pc), target, rpc));
+            assert!(!s.err_pc() && !s.err_overflow());
+            max_depth = max_depth.max(s.depth());
+        }
+        (issued, max_depth)
+    }
+
+    /// Fig 2.6 layout of spec §2.8: A=0..2, B=3..5, C=6..8, D=9..11, E=12..14, F=15, G=16..18.
+    fn fig26(pc: u32) -> (UpdKind, u32, u32) {
+        match pc {
+            2 => (UpdKind::Branch, 6, 16),
+            5 => (UpdKind::Jump, 16, 0),
+            8 => (UpdKind::Branch, 12, 15),
+            11 => (UpdKind::Jump, 15, 0),
+            18 => (UpdKind::Exit, 0, 0),
+            _ => (UpdKind::Seq, 0, 0),
+        }
+    }
+    fn fig26_taken(pc: u32) -> u64 {
+        match pc {
+            2 => 0b1100, // threads 2,3 go to C
+            8 => 0b1000, // thread 3 goes to E
+            18 => 0b1111,
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn worked_example_fig_2_6() {
+        let mut s = stack4();
+        assert_eq!(snapshot(&s), vec![(0, END_PC, 0b1111)]);
+        s.tick(&upd(0, UpdKind::Seq, 0, 0, 0));
+        s.tick(&upd(1, UpdKind::Seq, 0, 0, 0));
+        let ev = s.tick(&upd(2, UpdKind::Branch, 0b1100, 6, 16));
+        assert!(ev.div && ev.push2);
+        // (b): TOS.PC <- G; push C; push B
+        assert_eq!(
+            snapshot(&s),
+            vec![(16, END_PC, 0b1111), (6, 16, 0b1100), (3, 16, 0b0011)]
+        );
+        s.tick(&upd(3, UpdKind::Seq, 0, 0, 0));
+        s.tick(&upd(4, UpdKind::Seq, 0, 0, 0));
+        let ev = s.tick(&upd(5, UpdKind::Jump, 0, 16, 0));
+        assert!(ev.pop);
+        assert_eq!(snapshot(&s), vec![(16, END_PC, 0b1111), (6, 16, 0b1100)]);
+        s.tick(&upd(6, UpdKind::Seq, 0, 0, 0));
+        s.tick(&upd(7, UpdKind::Seq, 0, 0, 0));
+        s.tick(&upd(8, UpdKind::Branch, 0b1000, 12, 15));
+        assert_eq!(
+            snapshot(&s),
+            vec![
+                (16, END_PC, 0b1111),
+                (15, 16, 0b1100),
+                (12, 15, 0b1000),
+                (9, 15, 0b0100)
+            ]
+        );
+    }
+
+    #[test]
+    fn worked_example_counts() {
+        let mut s = stack4();
+        let (issued, max_depth) = run(&mut s, fig26, fig26_taken);
+        // [derived] 19 warp instructions, max depth 4, 44 active lanes.
+        assert_eq!(issued.len(), 19);
+        assert_eq!(max_depth, 4);
+        let lanes: u32 = issued.iter().map(|(_, m)| m.count_ones()).sum();
+        assert_eq!(lanes, 44);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn if_only_branch_pushes_one() {
+        // 0: @p bra 3 (rpc 3); 1,2: body; 3: exit
+        let mut s = stack4();
+        let ev = s.tick(&upd(0, UpdKind::Branch, 0b0011, 3, 3));
+        assert!(ev.push1 && ev.div);
+        assert_eq!(snapshot(&s), vec![(3, END_PC, 0b1111), (1, 3, 0b1100)]);
+        s.tick(&upd(1, UpdKind::Seq, 0, 0, 0));
+        let ev = s.tick(&upd(2, UpdKind::Seq, 0, 0, 0));
+        assert!(ev.pop);
+        assert_eq!(snapshot(&s), vec![(3, END_PC, 0b1111)]);
+    }
+
+    #[test]
+    fn uniform_branches_do_not_push() {
+        let mut s = stack4();
+        let ev = s.tick(&upd(0, UpdKind::Branch, 0b1111, 5, 7));
+        assert_eq!(ev, SpeEvents::default());
+        assert_eq!(snapshot(&s), vec![(5, END_PC, 0b1111)]);
+        s.tick(&upd(5, UpdKind::Branch, 0, 9, 7));
+        assert_eq!(snapshot(&s), vec![(6, END_PC, 0b1111)]);
+        // degenerate branch: target == fall-through
+        s.tick(&upd(6, UpdKind::Branch, 0b0101, 7, 7));
+        assert_eq!(snapshot(&s), vec![(7, END_PC, 0b1111)]);
+    }
+
+    #[test]
+    fn loop_with_divergent_exit_is_bounded() {
+        // 0: body; 1: @p bra 0 (loop back, rpc 2); 2: exit. Lane i iterates i+1 times.
+        let mut s = stack4();
+        let mut iter = [0u32; 4];
+        let mut max_depth = 1;
+        for _ in 0..100 {
+            if s.is_empty() {
+                break;
+            }
+            let pc = s.tos_pc();
+            let m = s.tos_mask();
+            match pc {
+                0 => {
+                    for (l, it) in iter.iter_mut().enumerate() {
+                        if m >> l & 1 == 1 {
+                            *it += 1;
+                        }
+                    }
+                    s.tick(&upd(0, UpdKind::Seq, 0, 0, 0));
+                }
+                1 => {
+                    let taken = (0..4)
+                        .filter(|&l| m >> l & 1 == 1 && iter[l] <= l as u32)
+                        .fold(0, |a, l| a | 1 << l);
+                    s.tick(&upd(1, UpdKind::Branch, taken, 0, 2));
+                }
+                2 => {
+                    assert_eq!(m, 0b1111, "all lanes reconverge after the loop");
+                    s.tick(&upd(2, UpdKind::Exit, 0b1111, 0, 0));
+                }
+                _ => unreachable!(),
+            }
+            max_depth = max_depth.max(s.depth());
+        }
+        assert!(s.is_empty());
+        assert_eq!(iter, [1, 2, 3, 4]);
+        assert_eq!(
+            max_depth, 2,
+            "a divergent loop exit keeps one reconvergence entry"
+        );
+    }
+
+    #[test]
+    fn reuse_rule_when_ipdom_equals_tos_rpc() {
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b0011, 20, 20)); // if-only: push (1, 20, 1100)
+        assert_eq!(snapshot(&s), vec![(20, END_PC, 0b1111), (1, 20, 0b1100)]);
+        // nested branch with IPDOM 20 == TOS RPC: reuse TOS for taken, push fall-through
+        let ev = s.tick(&upd(1, UpdKind::Branch, 0b1000, 5, 20));
+        assert!(ev.push1);
+        assert_eq!(
+            snapshot(&s),
+            vec![(20, END_PC, 0b1111), (5, 20, 0b1000), (2, 20, 0b0100)]
+        );
+    }
+
+    #[test]
+    fn early_exit_while_diverged_auto_pops() {
+        // 0: @p bra 2 (rpc END); 1: exit (lanes 0,1); 2: ...; 3: exit
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b1100, 2, END_PC));
+        // IPDOM == END == TOS RPC: reuse for taken group, push fall-through on top
+        assert_eq!(snapshot(&s), vec![(2, END_PC, 0b1100), (1, END_PC, 0b0011)]);
+        let ev = s.tick(&upd(1, UpdKind::Exit, 0b0011, 0, 0));
+        assert!(ev.pop);
+        assert_eq!(s.done_mask(), 0b0011);
+        assert_eq!((s.tos_pc(), s.tos_mask()), (2, 0b1100));
+        s.tick(&upd(2, UpdKind::Seq, 0, 0, 0));
+        s.tick(&upd(3, UpdKind::Exit, 0b1100, 0, 0));
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn exited_threads_leave_parent_entries() {
+        // Divergence with rpc 10; inside, the taken path exits entirely.
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b1100, 5, 10));
+        assert_eq!(
+            snapshot(&s),
+            vec![(10, END_PC, 0b1111), (5, 10, 0b1100), (1, 10, 0b0011)]
+        );
+        s.tick(&upd(1, UpdKind::Jump, 0, 10, 0)); // fall-through path reaches rpc: pop
+        s.tick(&upd(5, UpdKind::Exit, 0b1100, 0, 0)); // taken path exits: pop
+        assert_eq!((s.tos_pc(), s.tos_mask()), (10, 0b0011));
+        // partial exit: lane 0 exits, lane 1 continues
+        s.tick(&upd(10, UpdKind::Exit, 0b0001, 0, 0));
+        assert_eq!((s.tos_pc(), s.tos_mask()), (11, 0b0010));
+    }
+
+    #[test]
+    fn empty_revealed_tos_pops_on_idle_cycle() {
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b0011, 4, 8)); // TOS->8, push (4,0011), (1,1100)
+        s.tick(&upd(1, UpdKind::Exit, 0b1100, 0, 0)); // lanes 2,3 exit: pop
+        s.tick(&upd(4, UpdKind::Exit, 0b0011, 0, 0)); // lanes 0,1 exit: pop
+                                                      // reconvergence entry at 8 has no live threads left
+        assert_eq!(s.depth(), 1);
+        assert!(!s.tos_valid());
+        let ev = s.tick(&SpeInputs::default());
+        assert!(ev.pop);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn overflow_is_sticky_and_drops_the_push() {
+        let mut s = SimtStackSpe::new(SpeParams {
+            warp_size: 4,
+            depth: 2,
+            pc_w: 32,
+        });
+        s.launch(0, 0b1111);
+        let before = snapshot(&s);
+        s.tick(&upd(0, UpdKind::Branch, 0b0011, 5, 9));
+        assert!(s.err_overflow());
+        assert_eq!(snapshot(&s), before);
+        s.tick(&SpeInputs::default());
+        assert!(s.err_overflow(), "sticky");
+    }
+
+    #[test]
+    fn pc_mismatch_sets_err_pc_and_holds_state() {
+        let mut s = stack4();
+        let before = snapshot(&s);
+        s.tick(&upd(7, UpdKind::Seq, 0, 0, 0));
+        assert!(s.err_pc());
+        assert_eq!(snapshot(&s), before);
+    }
+
+    #[test]
+    fn idle_cycles_hold_state() {
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b0011, 5, 9));
+        let before = s.clone();
+        for _ in 0..5 {
+            assert_eq!(s.tick(&SpeInputs::default()), SpeEvents::default());
+        }
+        assert_eq!(s, before);
+    }
+
+    #[test]
+    fn launch_mid_run_restarts() {
+        let mut s = stack4();
+        s.tick(&upd(0, UpdKind::Branch, 0b0011, 5, 9));
+        s.tick(&upd(7, UpdKind::Seq, 0, 0, 0));
+        assert!(s.err_pc());
+        s.launch(3, 0b0111);
+        assert!(!s.err_pc());
+        assert_eq!(snapshot(&s), vec![(3, END_PC, 0b0111)]);
+    }
+}
