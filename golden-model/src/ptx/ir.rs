@@ -139,6 +139,8 @@ pub struct Symbol {
     pub offset: u64,
     pub size: u64,
     pub align: u32,
+    /// Declared element type (kernel parameters use it to type-check launch arguments).
+    pub ty: Option<ScalarType>,
     /// Initial bytes (global/const variables with initialisers); empty means zero-filled.
     pub init: Vec<u8>,
 }

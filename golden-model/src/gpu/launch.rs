@@ -1,0 +1,114 @@
+//! Validation of a launch request and construction of its [`LaunchInfo`].
+
+use crate::error::SimError;
+use crate::exec::{LaunchInfo, WARP_SIZE};
+use crate::host::{Dim3, KernelArg};
+use crate::ptx::ir::{Kernel, Module, ScalarType};
+
+/// Hardware limits on a launch (CUDA's for compute capability 2.x-7.x).
+const MAX_BLOCK_THREADS: u64 = 1024;
+const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
+const MAX_GRID_DIM: [u32; 3] = [2_147_483_647, 65535, 65535];
+
+/// Check the launch shape and arguments against the kernel and lay out the param buffer.
+pub fn prepare(
+    module: &Module,
+    kernel: &Kernel,
+    grid: Dim3,
+    block: Dim3,
+    dynamic_shared: u32,
+    args: &[KernelArg],
+    consts: Vec<u8>,
+    global_base: u64,
+) -> Result<LaunchInfo, SimError> {
+    let name = &kernel.name;
+    let err = |m: String| Err(SimError::Launch(format!("kernel `{name}`: {m}")));
+    for (i, (axis, v)) in [("x", grid.x), ("y", grid.y), ("z", grid.z)].iter().enumerate() {
+        if *v == 0 || *v > MAX_GRID_DIM[i] {
+            return err(format!("grid.{axis} = {v} is out of range 1..={}", MAX_GRID_DIM[i]));
+        }
+    }
+    for (i, (axis, v)) in [("x", block.x), ("y", block.y), ("z", block.z)].iter().enumerate() {
+        if *v == 0 || *v > MAX_BLOCK_DIM[i] {
+            return err(format!("block.{axis} = {v} is out of range 1..={}", MAX_BLOCK_DIM[i]));
+        }
+    }
+    if block.count() > MAX_BLOCK_THREADS {
+        return err(format!("a block of {} threads exceeds {MAX_BLOCK_THREADS}", block.count()));
+    }
+    if args.len() != kernel.params.len() {
+        return err(format!(
+            "expects {} parameter(s) but {} were given",
+            kernel.params.len(),
+            args.len()
+        ));
+    }
+    let mut params = vec![0u8; kernel.param_bytes as usize];
+    for (i, (arg, &sym)) in args.iter().zip(&kernel.params).enumerate() {
+        let p = &module.symbols[sym as usize];
+        if let Some(ty) = p.ty {
+            check_arg_type(arg, ty).or_else(|m| {
+                err(format!("parameter {i} (`{}`, .{}) {m}", p.name, type_name(ty)))
+            })?;
+        } else if arg.size_bytes() as u64 != p.size {
+            return err(format!(
+                "parameter {i} (`{}`) is {} bytes but a {} argument was given",
+                p.name,
+                p.size,
+                arg.type_name()
+            ));
+        }
+        let bytes = arg.to_bytes();
+        let off = p.offset as usize;
+        params[off..off + bytes.len()].copy_from_slice(&bytes);
+    }
+    let threads = block.count() as u32;
+    Ok(LaunchInfo {
+        grid,
+        block,
+        params,
+        consts,
+        global_base,
+        shared_bytes: kernel.shared_bytes + dynamic_shared as u64,
+        local_bytes: kernel.local_bytes,
+        warps_per_cta: threads.div_ceil(WARP_SIZE as u32),
+    })
+}
+
+fn check_arg_type(arg: &KernelArg, ty: ScalarType) -> Result<(), String> {
+    use ScalarType::*;
+    let ok = match arg {
+        KernelArg::U32(_) | KernelArg::S32(_) => matches!(ty, U32 | S32 | B32),
+        KernelArg::U64(_) | KernelArg::S64(_) | KernelArg::Ptr(_) => matches!(ty, U64 | S64 | B64),
+        KernelArg::F32(_) => matches!(ty, F32 | B32),
+        KernelArg::F64(_) => matches!(ty, F64 | B64),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("cannot take a {} argument", arg.type_name()))
+    }
+}
+
+/// PTX spelling of a type, for messages.
+pub fn type_name(ty: ScalarType) -> &'static str {
+    use ScalarType::*;
+    match ty {
+        B8 => "b8",
+        B16 => "b16",
+        B32 => "b32",
+        B64 => "b64",
+        U8 => "u8",
+        U16 => "u16",
+        U32 => "u32",
+        U64 => "u64",
+        S8 => "s8",
+        S16 => "s16",
+        S32 => "s32",
+        S64 => "s64",
+        F16 => "f16",
+        F32 => "f32",
+        F64 => "f64",
+        Pred => "pred",
+    }
+}

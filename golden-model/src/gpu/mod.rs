@@ -1,0 +1,249 @@
+//! The whole simulated GPU behind the [`Host`] API: loaded modules, device memory, the SMs
+//! and the memory hierarchy, and the statistics of every launch.
+
+pub mod functional;
+pub mod launch;
+
+use crate::address_map::ALLOC_ALIGN;
+use crate::config::GpuConfig;
+use crate::error::SimError;
+use crate::exec::GlobalMemory;
+use crate::host::{DevPtr, Dim3, Host, KernelArg, ModuleId};
+use crate::memory::MemoryHierarchy;
+use crate::ptx::{self, ir::Module, ir::StateSpace};
+use crate::stats::{KernelStats, MemFigures};
+use crate::timing::{self, decode::decode_kernel, sm::CtaFootprint, sm::KernelCtx, sm::Sm};
+use std::time::Instant;
+
+/// Functional only, or cycle-level timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Functional,
+    Timing,
+}
+
+struct LoadedModule {
+    module: Module,
+    /// Device address of the module's `.global` image, and its `.const` bank.
+    global_base: u64,
+    consts: Vec<u8>,
+}
+
+/// Called during long launches with (cycles or warp instructions so far, blocks started).
+pub type ProgressFn = Box<dyn FnMut(&str, u64, u64) + Send>;
+
+pub struct Gpu {
+    cfg: GpuConfig,
+    mode: Mode,
+    global: GlobalMemory,
+    modules: Vec<LoadedModule>,
+    sms: Vec<Sm>,
+    mem: Option<MemoryHierarchy>,
+    /// Statistics of every launch, in order.
+    pub launches: Vec<KernelStats>,
+    progress: Option<ProgressFn>,
+}
+
+impl Gpu {
+    pub fn new(cfg: GpuConfig, mode: Mode) -> Gpu {
+        let (sms, mem) = match mode {
+            Mode::Timing => (
+                (0..cfg.sm.count).map(|i| Sm::new(i, &cfg)).collect(),
+                Some(MemoryHierarchy::new(&cfg)),
+            ),
+            Mode::Functional => (Vec::new(), None),
+        };
+        Gpu {
+            cfg,
+            mode,
+            global: GlobalMemory::new(),
+            modules: Vec::new(),
+            sms,
+            mem,
+            launches: Vec::new(),
+            progress: None,
+        }
+    }
+
+    pub fn config(&self) -> &GpuConfig {
+        &self.cfg
+    }
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    pub fn set_progress(&mut self, f: ProgressFn) {
+        self.progress = Some(f);
+    }
+    pub fn module(&self, id: ModuleId) -> Option<&Module> {
+        self.modules.get(id.0).map(|m| &m.module)
+    }
+    /// Bytes of device memory allocated so far.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.global.allocated_bytes()
+    }
+}
+
+impl Host for Gpu {
+    fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
+        let module = ptx::parse_module(file, text)?;
+        let global_base = self.global.alloc(module.global_bytes.max(ALLOC_ALIGN)).0;
+        let mut consts = vec![0u8; module.const_bytes as usize];
+        for sym in &module.symbols {
+            if sym.init.is_empty() {
+                continue;
+            }
+            match sym.space {
+                StateSpace::Global => self
+                    .global
+                    .write(global_base + sym.offset, &sym.init)
+                    .map_err(SimError::HostMemory)?,
+                StateSpace::Const => {
+                    let o = sym.offset as usize;
+                    consts[o..o + sym.init.len()].copy_from_slice(&sym.init);
+                }
+                _ => {}
+            }
+        }
+        self.modules.push(LoadedModule { module, global_base, consts });
+        Ok(ModuleId(self.modules.len() - 1))
+    }
+
+    fn alloc(&mut self, bytes: u64) -> Result<DevPtr, SimError> {
+        const MAX_DEVICE_BYTES: u64 = 16 << 30;
+        if self.global.allocated_bytes() + bytes > MAX_DEVICE_BYTES {
+            return Err(SimError::HostMemory(format!(
+                "allocating {bytes} bytes would exceed the simulated device's {MAX_DEVICE_BYTES} bytes"
+            )));
+        }
+        Ok(self.global.alloc(bytes))
+    }
+
+    fn write_bytes(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), SimError> {
+        self.global.write(dst.0, data).map_err(SimError::HostMemory)
+    }
+
+    fn read_bytes(&mut self, src: DevPtr, out: &mut [u8]) -> Result<(), SimError> {
+        self.global.read(src.0, out).map_err(SimError::HostMemory)
+    }
+
+    fn launch(
+        &mut self,
+        module: ModuleId,
+        kernel_name: &str,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[KernelArg],
+    ) -> Result<(), SimError> {
+        let lm = self
+            .modules
+            .get(module.0)
+            .ok_or_else(|| SimError::Launch(format!("unknown module handle {}", module.0)))?;
+        let kernel = lm.module.kernel(kernel_name).ok_or_else(|| {
+            let names: Vec<&str> = lm.module.kernels.iter().map(|k| k.name.as_str()).collect();
+            SimError::Launch(format!(
+                "no kernel `{kernel_name}` in {} (kernels: {})",
+                lm.module.file,
+                names.join(", ")
+            ))
+        })?;
+        let info = launch::prepare(
+            &lm.module,
+            kernel,
+            grid,
+            block,
+            dynamic_shared,
+            args,
+            lm.consts.clone(),
+            lm.global_base,
+        )?;
+        let footprint = CtaFootprint::of(&self.cfg, kernel, &info);
+        let ctas_per_sm = footprint.ctas_per_sm(&self.cfg);
+        if ctas_per_sm == 0 {
+            let s = &self.cfg.sm;
+            return Err(SimError::Launch(format!(
+                "kernel `{kernel_name}`: one block needs {} threads, {} warps, {} registers ({} per thread) and {} bytes of \
+                 shared memory, but an SM has {} threads, {} warps, {} registers and {} bytes",
+                footprint.threads,
+                footprint.warps,
+                footprint.registers,
+                kernel.regs_per_thread,
+                footprint.shared,
+                s.max_threads,
+                s.max_warps,
+                s.registers,
+                s.shared_bytes
+            )));
+        }
+        let mut stats = KernelStats {
+            kernel: kernel_name.to_string(),
+            mode: match self.mode {
+                Mode::Functional => "functional",
+                Mode::Timing => "timing",
+            },
+            grid: [grid.x, grid.y, grid.z],
+            block: [block.x, block.y, block.z],
+            regs_per_thread: kernel.regs_per_thread,
+            shared_bytes_per_cta: info.shared_bytes,
+            ctas_per_sm,
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let name = kernel_name.to_string();
+        let mut progress = self.progress.take();
+        let mut report = |a: u64, b: u64| {
+            if let Some(p) = progress.as_mut() {
+                p(&name, a, b)
+            }
+        };
+        let result = match self.mode {
+            Mode::Functional => {
+                functional::run_kernel(&self.cfg, &lm.module, kernel, &info, &mut self.global, &mut stats, &mut report)
+            }
+            Mode::Timing => {
+                let decoded = decode_kernel(kernel);
+                let ctx = KernelCtx {
+                    cfg: &self.cfg,
+                    module: &lm.module,
+                    kernel,
+                    launch: &info,
+                    decoded: &decoded,
+                    sb_words: (kernel.num_regs as usize).div_ceil(64).max(1),
+                };
+                let mem = self.mem.as_mut().expect("timing mode has a memory hierarchy");
+                let before = mem.stats();
+                let r = timing::run_kernel(&ctx, &mut self.sms, mem, &mut self.global, Some(&mut report));
+                let after = mem.stats();
+                r.map(|cycles| {
+                    stats.cycles = cycles;
+                    for sm in &self.sms {
+                        let s = &sm.stats;
+                        stats.warp_instructions += s.warp_instructions;
+                        stats.thread_instructions += s.thread_instructions;
+                        stats.divergent_branches += s.divergent_branches;
+                        stats.max_stack_depth = stats.max_stack_depth.max(s.max_stack_depth);
+                        stats.stalls.add(&s.stalls);
+                        stats.mem.shared_accesses += s.mem.shared_accesses;
+                        stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;
+                    }
+                    let d = after.delta(&before);
+                    stats.mem = MemFigures {
+                        l1_accesses: d.l1_accesses,
+                        l1_hits: d.l1_hits,
+                        l2_accesses: d.l2_accesses,
+                        l2_hits: d.l2_hits,
+                        dram_read_bytes: d.dram_read_bytes,
+                        dram_write_bytes: d.dram_write_bytes,
+                        ..stats.mem
+                    };
+                })
+            }
+        };
+        drop(report);
+        self.progress = progress;
+        stats.wall_seconds = started.elapsed().as_secs_f64();
+        result?;
+        self.launches.push(stats);
+        Ok(())
+    }
+}

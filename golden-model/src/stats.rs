@@ -1,0 +1,149 @@
+//! Per-kernel-launch statistics reported by `warpforge run`.
+
+use serde::Serialize;
+
+/// Why a scheduler issued nothing in a cycle (one count per scheduler per cycle).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StallBreakdown {
+    /// No warp assigned to the scheduler.
+    pub idle: u64,
+    /// Warps present but their instruction buffers are empty (fetch / control hazard).
+    pub fetch: u64,
+    /// Warps waiting at a barrier.
+    pub barrier: u64,
+    /// Operand not ready: waiting on a load or atomic from memory.
+    pub memory_data: u64,
+    /// Operand not ready: waiting on an ALU/SFU result.
+    pub alu_data: u64,
+    /// Functional unit busy (initiation interval).
+    pub pipe_busy: u64,
+    /// Load/store unit busy or memory system not accepting (MSHRs, queues).
+    pub lsu_busy: u64,
+}
+
+impl StallBreakdown {
+    pub fn total(&self) -> u64 {
+        self.idle
+            + self.fetch
+            + self.barrier
+            + self.memory_data
+            + self.alu_data
+            + self.pipe_busy
+            + self.lsu_busy
+    }
+    pub fn add(&mut self, o: &StallBreakdown) {
+        self.idle += o.idle;
+        self.fetch += o.fetch;
+        self.barrier += o.barrier;
+        self.memory_data += o.memory_data;
+        self.alu_data += o.alu_data;
+        self.pipe_busy += o.pipe_busy;
+        self.lsu_busy += o.lsu_busy;
+    }
+    /// (name, count) pairs in a fixed order, for tables.
+    pub fn items(&self) -> [(&'static str, u64); 7] {
+        [
+            ("idle", self.idle),
+            ("fetch", self.fetch),
+            ("barrier", self.barrier),
+            ("mem_data", self.memory_data),
+            ("alu_data", self.alu_data),
+            ("pipe_busy", self.pipe_busy),
+            ("lsu_busy", self.lsu_busy),
+        ]
+    }
+}
+
+/// Memory-hierarchy figures of one launch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct MemFigures {
+    pub l1_accesses: u64,
+    pub l1_hits: u64,
+    pub l2_accesses: u64,
+    pub l2_hits: u64,
+    pub dram_read_bytes: u64,
+    pub dram_write_bytes: u64,
+    pub shared_accesses: u64,
+    /// Extra cycles spent on shared-memory bank conflicts.
+    pub shared_conflict_cycles: u64,
+}
+
+impl MemFigures {
+    pub fn l1_hit_rate(&self) -> Option<f64> {
+        ratio(self.l1_hits, self.l1_accesses)
+    }
+    pub fn l2_hit_rate(&self) -> Option<f64> {
+        ratio(self.l2_hits, self.l2_accesses)
+    }
+    pub fn dram_bytes(&self) -> u64 {
+        self.dram_read_bytes + self.dram_write_bytes
+    }
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    if b == 0 {
+        None
+    } else {
+        Some(a as f64 / b as f64)
+    }
+}
+
+/// Statistics of one kernel launch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct KernelStats {
+    pub kernel: String,
+    /// "timing" or "functional".
+    pub mode: &'static str,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub regs_per_thread: u32,
+    pub shared_bytes_per_cta: u64,
+    /// Resident CTAs per SM allowed by the occupancy limits.
+    pub ctas_per_sm: u32,
+    /// Simulated core cycles (0 in functional mode).
+    pub cycles: u64,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+    pub divergent_branches: u64,
+    pub max_stack_depth: u32,
+    pub stalls: StallBreakdown,
+    pub mem: MemFigures,
+    /// Host wall-clock seconds spent simulating this launch.
+    pub wall_seconds: f64,
+}
+
+impl KernelStats {
+    /// Thread instructions per cycle (GPGPU-Sim's IPC convention).
+    pub fn ipc(&self) -> Option<f64> {
+        ratio(self.thread_instructions, self.cycles)
+    }
+    /// Warp instructions per cycle.
+    pub fn warp_ipc(&self) -> Option<f64> {
+        ratio(self.warp_instructions, self.cycles)
+    }
+    /// Average fraction of SIMD lanes doing useful work per issued warp instruction.
+    pub fn simd_utilisation(&self) -> Option<f64> {
+        ratio(self.thread_instructions, self.warp_instructions * 32)
+    }
+
+    /// Accumulate another launch (for per-workload totals).
+    pub fn accumulate(&mut self, o: &KernelStats) {
+        self.cycles += o.cycles;
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.divergent_branches += o.divergent_branches;
+        self.max_stack_depth = self.max_stack_depth.max(o.max_stack_depth);
+        self.regs_per_thread = self.regs_per_thread.max(o.regs_per_thread);
+        self.stalls.add(&o.stalls);
+        let (m, n) = (&mut self.mem, &o.mem);
+        m.l1_accesses += n.l1_accesses;
+        m.l1_hits += n.l1_hits;
+        m.l2_accesses += n.l2_accesses;
+        m.l2_hits += n.l2_hits;
+        m.dram_read_bytes += n.dram_read_bytes;
+        m.dram_write_bytes += n.dram_write_bytes;
+        m.shared_accesses += n.shared_accesses;
+        m.shared_conflict_cycles += n.shared_conflict_cycles;
+        self.wall_seconds += o.wall_seconds;
+    }
+}

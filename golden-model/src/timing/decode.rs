@@ -1,0 +1,75 @@
+//! Per-instruction facts the timing model needs every issue, computed once per kernel:
+//! which register slots an instruction reads and writes (for the scoreboard) and which
+//! functional unit it uses.
+
+use crate::ptx::ir::{AddrBase, InstClass, Kernel, Opcode, Operand, RegId};
+
+/// Maximum register slots an instruction reads (guard + up to 4 sources + address base +
+/// vector store elements).
+const MAX_READS: usize = 8;
+const MAX_WRITES: usize = 4;
+
+/// Decoded scoreboard and pipeline facts of one instruction.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodedInst {
+    pub reads: [RegId; MAX_READS],
+    pub n_reads: u8,
+    pub writes: [RegId; MAX_WRITES],
+    pub n_writes: u8,
+    pub class: InstClass,
+    pub is_barrier: bool,
+}
+
+impl DecodedInst {
+    pub fn reads(&self) -> &[RegId] {
+        &self.reads[..self.n_reads as usize]
+    }
+    pub fn writes(&self) -> &[RegId] {
+        &self.writes[..self.n_writes as usize]
+    }
+}
+
+/// Decode every instruction of a kernel.
+pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
+    k.insts
+        .iter()
+        .map(|inst| {
+            let mut d = DecodedInst {
+                reads: [0; MAX_READS],
+                n_reads: 0,
+                writes: [0; MAX_WRITES],
+                n_writes: 0,
+                class: inst.class,
+                is_barrier: inst.op == Opcode::BarSync,
+            };
+            let mut read = |r: RegId, d: &mut DecodedInst| {
+                if !d.reads().contains(&r) && (d.n_reads as usize) < MAX_READS {
+                    d.reads[d.n_reads as usize] = r;
+                    d.n_reads += 1;
+                }
+            };
+            if let Some(g) = inst.guard {
+                read(g.reg, &mut d);
+            }
+            for s in &inst.srcs {
+                if let Operand::Reg(r) = s {
+                    read(*r, &mut d);
+                }
+            }
+            if let Some(a) = inst.addr {
+                if let AddrBase::Reg(r) = a.base {
+                    read(r, &mut d);
+                }
+            }
+            for s in &inst.dsts {
+                if let Operand::Reg(r) = s {
+                    if !d.writes().contains(r) && (d.n_writes as usize) < MAX_WRITES {
+                        d.writes[d.n_writes as usize] = *r;
+                        d.n_writes += 1;
+                    }
+                }
+            }
+            d
+        })
+        .collect()
+}

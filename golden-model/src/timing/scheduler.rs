@@ -1,0 +1,173 @@
+//! Warp scheduler policies. A scheduler owns the warps whose slot index is congruent to its
+//! own index (even/odd warps with two schedulers, spec reconvergence-dpe.md A15) and each
+//! cycle offers its warps in priority order; the SM issues the first that is ready.
+
+use crate::config::SchedulerPolicy;
+use std::collections::VecDeque;
+
+pub struct Scheduler {
+    policy: SchedulerPolicy,
+    /// Warps in launch (age) order, oldest first.
+    by_age: Vec<usize>,
+    last_issued: Option<usize>,
+    /// Loose round robin: index into `by_age` after the last issued warp.
+    rr: usize,
+    /// Two-level: the active set (scheduled round robin) and the pending FIFO.
+    active: Vec<usize>,
+    pending: VecDeque<usize>,
+    active_size: usize,
+    /// Scratch buffer for the candidate order (reused every cycle, no allocation).
+    pub scratch: Vec<usize>,
+}
+
+impl Scheduler {
+    pub fn new(policy: SchedulerPolicy, two_level_active: u32) -> Scheduler {
+        Scheduler {
+            policy,
+            by_age: Vec::new(),
+            last_issued: None,
+            rr: 0,
+            active: Vec::new(),
+            pending: VecDeque::new(),
+            active_size: two_level_active.max(1) as usize,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.by_age.clear();
+        self.active.clear();
+        self.pending.clear();
+        self.last_issued = None;
+        self.rr = 0;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_age.is_empty()
+    }
+
+    /// A new warp (ages only grow, so appending keeps `by_age` sorted).
+    pub fn add(&mut self, warp: usize, _age: u64) {
+        self.by_age.push(warp);
+        self.pending.push_back(warp);
+        self.refill();
+    }
+
+    pub fn remove(&mut self, warp: usize) {
+        self.by_age.retain(|&w| w != warp);
+        self.active.retain(|&w| w != warp);
+        self.pending.retain(|&w| w != warp);
+        if self.last_issued == Some(warp) {
+            self.last_issued = None;
+        }
+        self.refill();
+    }
+
+    fn refill(&mut self) {
+        while self.active.len() < self.active_size {
+            match self.pending.pop_front() {
+                Some(w) => self.active.push(w),
+                None => break,
+            }
+        }
+    }
+
+    /// Fill `out` with this cycle's candidates, highest priority first.
+    pub fn candidates(&self, out: &mut Vec<usize>) {
+        out.clear();
+        match self.policy {
+            SchedulerPolicy::Gto => {
+                // Greedy: keep issuing from the last warp; then the oldest.
+                if let Some(l) = self.last_issued {
+                    out.push(l);
+                }
+                out.extend(self.by_age.iter().copied().filter(|&w| Some(w) != self.last_issued));
+            }
+            SchedulerPolicy::Lrr => {
+                let n = self.by_age.len();
+                let start = if n == 0 { 0 } else { self.rr % n };
+                out.extend(self.by_age[start..].iter().chain(&self.by_age[..start]).copied());
+            }
+            SchedulerPolicy::TwoLevel => {
+                let n = self.active.len();
+                let start = if n == 0 { 0 } else { self.rr % n };
+                out.extend(self.active[start..].iter().chain(&self.active[..start]).copied());
+            }
+        }
+    }
+
+    /// Warp `warp` issued; `long_latency` marks a long-latency operation or a barrier,
+    /// which demotes the warp to the pending set under the two-level policy.
+    pub fn issued(&mut self, warp: usize, long_latency: bool) {
+        self.last_issued = Some(warp);
+        match self.policy {
+            SchedulerPolicy::Lrr => {
+                if let Some(i) = self.by_age.iter().position(|&w| w == warp) {
+                    self.rr = i + 1;
+                }
+            }
+            SchedulerPolicy::TwoLevel => {
+                if let Some(i) = self.active.iter().position(|&w| w == warp) {
+                    if long_latency && !self.pending.is_empty() {
+                        self.active.remove(i);
+                        self.pending.push_back(warp);
+                        self.refill();
+                        self.rr = i;
+                    } else {
+                        self.rr = i + 1;
+                    }
+                }
+            }
+            SchedulerPolicy::Gto => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(s: &Scheduler) -> Vec<usize> {
+        let mut v = vec![];
+        s.candidates(&mut v);
+        v
+    }
+
+    #[test]
+    fn gto_is_greedy_then_oldest() {
+        let mut s = Scheduler::new(SchedulerPolicy::Gto, 8);
+        for w in [4, 2, 6] {
+            s.add(w, 0);
+        }
+        assert_eq!(order(&s), vec![4, 2, 6]);
+        s.issued(6, false);
+        assert_eq!(order(&s), vec![6, 4, 2]);
+        s.remove(6);
+        assert_eq!(order(&s), vec![4, 2]);
+    }
+
+    #[test]
+    fn lrr_rotates_after_the_issuer() {
+        let mut s = Scheduler::new(SchedulerPolicy::Lrr, 8);
+        for w in [0, 2, 4] {
+            s.add(w, 0);
+        }
+        s.issued(2, false);
+        assert_eq!(order(&s), vec![4, 0, 2]);
+        s.issued(4, false);
+        assert_eq!(order(&s), vec![0, 2, 4]);
+    }
+
+    #[test]
+    fn two_level_demotes_long_latency_warps() {
+        let mut s = Scheduler::new(SchedulerPolicy::TwoLevel, 2);
+        for w in [0, 1, 2, 3] {
+            s.add(w, 0);
+        }
+        assert_eq!(order(&s), vec![0, 1]);
+        s.issued(0, true);
+        assert_eq!(order(&s), vec![1, 2]);
+        s.issued(1, false);
+        assert_eq!(order(&s), vec![2, 1]);
+    }
+}

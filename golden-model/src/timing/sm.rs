@@ -1,0 +1,900 @@
+//! One streaming multiprocessor, cycle by cycle.
+//!
+//! Per cycle: (1) writebacks due this cycle and memory completions release scoreboard
+//! bits; (2) stacks whose top entry lost all its threads pop (one entry per cycle, spec
+//! A12); (3) the load/store unit hands its head request to the memory hierarchy; (4) one
+//! warp's instruction buffer is refilled (fetch); (5) each warp scheduler picks one ready
+//! warp by its policy and issues its next instruction.
+//!
+//! Instructions execute functionally at issue (as in GPGPU-Sim): the branch outcome updates
+//! the warp's SIMT stack in the same cycle, so the next instruction of the warp is known at
+//! t+1, and a control transfer flushes the instruction buffer.
+
+use super::decode::DecodedInst;
+use super::scheduler::Scheduler;
+use crate::config::GpuConfig;
+use crate::error::{FaultKind, GuestFault};
+use crate::exec::{self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, WarpState, WARP_SIZE};
+use crate::memory::MemoryHierarchy;
+use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
+use crate::stats::{KernelStats, StallBreakdown};
+use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind};
+use std::collections::VecDeque;
+
+/// Everything about the running kernel that every SM reads.
+pub struct KernelCtx<'a> {
+    pub cfg: &'a GpuConfig,
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub launch: &'a LaunchInfo,
+    pub decoded: &'a [DecodedInst],
+    /// Register slots per warp rounded up to whole 64-bit scoreboard words.
+    pub sb_words: usize,
+}
+
+/// Per-SM resource needs of one CTA of the kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct CtaFootprint {
+    pub warps: u32,
+    pub threads: u32,
+    pub registers: u32,
+    pub shared: u32,
+}
+
+impl CtaFootprint {
+    pub fn of(cfg: &GpuConfig, kernel: &Kernel, launch: &LaunchInfo) -> CtaFootprint {
+        let unit = cfg.sm.register_alloc_unit.max(1);
+        let regs_per_thread = kernel.regs_per_thread.div_ceil(unit) * unit;
+        let warps = launch.warps_per_cta;
+        let su = cfg.sm.shared_alloc_unit.max(1) as u64;
+        CtaFootprint {
+            warps,
+            threads: launch.threads_per_cta(),
+            registers: regs_per_thread * WARP_SIZE as u32 * warps,
+            shared: (launch.shared_bytes.div_ceil(su) * su) as u32,
+        }
+    }
+
+    /// How many CTAs of this footprint fit on one empty SM (0: the kernel cannot run).
+    pub fn ctas_per_sm(&self, cfg: &GpuConfig) -> u32 {
+        let s = &cfg.sm;
+        let mut n = s.max_ctas;
+        n = n.min(s.max_warps / self.warps.max(1));
+        n = n.min(s.max_threads / self.threads.max(1));
+        if self.registers > 0 {
+            n = n.min(s.registers / self.registers);
+        }
+        if self.shared > 0 {
+            n = n.min(s.shared_bytes / self.shared);
+        }
+        n
+    }
+}
+
+struct WarpSlot {
+    active: bool,
+    cta_slot: usize,
+    /// Launch order on this SM, for oldest-first policies.
+    age: u64,
+    state: WarpState,
+    stack: SimtStackSpe,
+    /// Instructions in the I-buffer, sequential from the stack's TOS PC.
+    ibuf_count: u32,
+    ibuf_ready_at: u64,
+    /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
+    barrier: Option<(u8, u32)>,
+    /// Writebacks and memory requests in flight (the slot is not reused until 0).
+    inflight: u32,
+    finished: bool,
+}
+
+struct CtaSlot {
+    state: CtaState,
+    warp_slots: Vec<usize>,
+    live_warps: u32,
+    /// Warps arrived at each barrier id (PTX has 16).
+    arrived: [u32; 16],
+    /// Expected warps at each barrier id when a thread count was given.
+    expected: [u32; 16],
+    footprint: CtaFootprint,
+}
+
+/// A register release scheduled for a future cycle.
+#[derive(Clone, Copy)]
+struct Writeback {
+    warp: u16,
+    reg: u16,
+}
+
+/// A global/local memory instruction waiting for the memory hierarchy.
+struct PendingMem {
+    warp: u16,
+    regs: [u16; 4],
+    n_regs: u8,
+}
+
+/// The per-SM timing model.
+pub struct Sm {
+    pub id: u32,
+    warps: Vec<WarpSlot>,
+    ctas: Vec<Option<CtaSlot>>,
+    schedulers: Vec<Scheduler>,
+    /// Scoreboard: pending bits per warp (`sb_words` words each); a second set marks
+    /// registers waiting on memory (for the stall breakdown).
+    pending: Vec<u64>,
+    pending_mem: Vec<u64>,
+    sb_words: usize,
+    /// Cycle at which each functional unit accepts its next instruction.
+    sp_free: Vec<u64>,
+    sfu_free: Vec<u64>,
+    dp_free: Vec<u64>,
+    lsu_free: u64,
+    lsu_ii: u64,
+    lsu_queue: VecDeque<(u32, MemAccess)>,
+    wheel: Vec<Vec<Writeback>>,
+    wheel_mask: u64,
+    tokens: Vec<PendingMem>,
+    free_tokens: Vec<u32>,
+    /// Warps whose stack needs an idle-cycle auto-pop.
+    autopop: Vec<usize>,
+    fetch_rr: usize,
+    next_age: u64,
+    // resources in use
+    used_warps: u32,
+    used_threads: u32,
+    used_regs: u32,
+    used_shared: u32,
+    used_ctas: u32,
+    pub stats: KernelStats,
+}
+
+const LSU_QUEUE: usize = 2;
+
+impl Sm {
+    pub fn new(id: u32, cfg: &GpuConfig) -> Sm {
+        let max_latency = [
+            cfg.pipeline.alu_latency,
+            cfg.pipeline.fma_latency,
+            cfg.pipeline.dp_latency,
+            cfg.pipeline.sfu_latency,
+            cfg.pipeline.div_latency,
+            cfg.pipeline.ctrl_latency,
+            cfg.sm.shared_latency + 2 * WARP_SIZE as u32,
+            cfg.l1.hit_latency,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1);
+        let wheel_len = (max_latency as u64 + 2).next_power_of_two();
+        let nsched = cfg.sm.schedulers as usize;
+        Sm {
+            id,
+            warps: Vec::new(),
+            ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
+            schedulers: (0..nsched).map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active)).collect(),
+            pending: Vec::new(),
+            pending_mem: Vec::new(),
+            sb_words: 0,
+            sp_free: vec![0; cfg.pipeline.sp_units as usize],
+            sfu_free: vec![0; cfg.pipeline.sfu_units as usize],
+            dp_free: vec![0; cfg.pipeline.dp_units as usize],
+            lsu_free: 0,
+            lsu_ii: cfg.pipeline.lsu_ii as u64,
+            lsu_queue: VecDeque::with_capacity(LSU_QUEUE),
+            wheel: (0..wheel_len).map(|_| Vec::with_capacity(16)).collect(),
+            wheel_mask: wheel_len - 1,
+            tokens: Vec::new(),
+            free_tokens: Vec::new(),
+            autopop: Vec::new(),
+            fetch_rr: 0,
+            next_age: 0,
+            used_warps: 0,
+            used_threads: 0,
+            used_regs: 0,
+            used_shared: 0,
+            used_ctas: 0,
+            stats: KernelStats::default(),
+        }
+    }
+
+    /// Prepare for a new kernel launch: size per-warp structures for its register count.
+    pub fn begin_kernel(&mut self, k: &KernelCtx) {
+        let max_warps = k.cfg.sm.max_warps as usize;
+        self.sb_words = k.sb_words;
+        self.pending = vec![0; max_warps * k.sb_words];
+        self.pending_mem = vec![0; max_warps * k.sb_words];
+        self.warps.clear();
+        let params = SpeParams { warp_size: WARP_SIZE as u32, depth: k.cfg.sm.stack_depth, pc_w: 32 };
+        for _ in 0..max_warps {
+            self.warps.push(WarpSlot {
+                active: false,
+                cta_slot: 0,
+                age: 0,
+                state: WarpState {
+                    regs: Vec::new(),
+                    local: Vec::new(),
+                    local_bytes: 0,
+                    tid: [[0; 3]; WARP_SIZE],
+                    valid_lanes: 0,
+                    warp_in_cta: 0,
+                    global_warp_id: 0,
+                },
+                stack: SimtStackSpe::new(params),
+                ibuf_count: 0,
+                ibuf_ready_at: 0,
+                barrier: None,
+                inflight: 0,
+                finished: false,
+            });
+        }
+        for s in &mut self.schedulers {
+            s.clear();
+        }
+        self.stats = KernelStats::default();
+    }
+
+    /// Whether one more CTA of this footprint fits now.
+    pub fn can_accept(&self, f: &CtaFootprint, cfg: &GpuConfig) -> bool {
+        let s = &cfg.sm;
+        self.used_ctas < s.max_ctas
+            && self.used_warps + f.warps <= s.max_warps
+            && self.used_threads + f.threads <= s.max_threads
+            && self.used_regs + f.registers <= s.registers
+            && self.used_shared + f.shared <= s.shared_bytes
+    }
+
+    /// Place CTA `linear_id` on this SM.
+    pub fn launch_cta(&mut self, k: &KernelCtx, linear_id: u32, f: CtaFootprint) {
+        let slot = self.ctas.iter().position(|c| c.is_none()).expect("can_accept checked a free CTA slot");
+        let state = CtaState::new(k.launch, linear_id);
+        let mut warp_slots = Vec::with_capacity(f.warps as usize);
+        for w in 0..f.warps {
+            let ws = self
+                .warps
+                .iter()
+                .position(|x| !x.active)
+                .expect("can_accept checked free warp slots");
+            let warp = &mut self.warps[ws];
+            warp.active = true;
+            warp.finished = false;
+            warp.cta_slot = slot;
+            warp.age = self.next_age;
+            self.next_age += 1;
+            warp.state = WarpState::new(k.kernel, k.launch, &state, w);
+            warp.stack.launch(0, warp.state.valid_lanes as u64);
+            warp.ibuf_count = 0;
+            warp.ibuf_ready_at = 0;
+            warp.barrier = None;
+            warp.inflight = 0;
+            let words = self.sb_words;
+            self.pending[ws * words..(ws + 1) * words].fill(0);
+            self.pending_mem[ws * words..(ws + 1) * words].fill(0);
+            let sched = ws % self.schedulers.len();
+            self.schedulers[sched].add(ws, warp.age);
+            warp_slots.push(ws);
+        }
+        self.ctas[slot] = Some(CtaSlot {
+            state,
+            warp_slots,
+            live_warps: f.warps,
+            arrived: [0; 16],
+            expected: [0; 16],
+            footprint: f,
+        });
+        self.used_ctas += 1;
+        self.used_warps += f.warps;
+        self.used_threads += f.threads;
+        self.used_regs += f.registers;
+        self.used_shared += f.shared;
+    }
+
+    /// No CTA resident and nothing in flight.
+    pub fn is_idle(&self) -> bool {
+        self.used_ctas == 0
+    }
+
+    /// Advance one cycle.
+    pub fn cycle(
+        &mut self,
+        now: u64,
+        k: &KernelCtx,
+        global: &mut GlobalMemory,
+        mem: &mut MemoryHierarchy,
+        num_sms: u32,
+    ) -> Result<(), Box<GuestFault>> {
+        if self.used_ctas == 0 {
+            return Ok(());
+        }
+        self.writebacks(now);
+        while let Some(tok) = mem.pop_completed(self.id as usize) {
+            self.complete_token(tok);
+        }
+        self.auto_pops(k)?;
+        self.drive_lsu(now, mem);
+        self.fetch(now, k);
+        for s in 0..self.schedulers.len() {
+            self.schedule(s, now, k, global, num_sms)?;
+        }
+        Ok(())
+    }
+
+    fn writebacks(&mut self, now: u64) {
+        let idx = (now & self.wheel_mask) as usize;
+        if self.wheel[idx].is_empty() {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.wheel[idx]);
+        for wb in list.drain(..) {
+            let w = wb.warp as usize;
+            self.release(w, wb.reg);
+            self.warps[w].inflight -= 1;
+            self.maybe_retire(w);
+        }
+        self.wheel[idx] = list;
+    }
+
+    #[inline]
+    fn release(&mut self, w: usize, reg: u16) {
+        let i = w * self.sb_words + reg as usize / 64;
+        let bit = !(1u64 << (reg % 64));
+        self.pending[i] &= bit;
+        self.pending_mem[i] &= bit;
+    }
+
+    fn complete_token(&mut self, tok: u32) {
+        let p = &self.tokens[tok as usize];
+        let (w, regs, n) = (p.warp as usize, p.regs, p.n_regs as usize);
+        for &r in &regs[..n] {
+            self.release(w, r);
+        }
+        self.free_tokens.push(tok);
+        self.warps[w].inflight -= 1;
+        self.maybe_retire(w);
+    }
+
+    fn auto_pops(&mut self, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
+        let mut i = 0;
+        while i < self.autopop.len() {
+            let w = self.autopop[i];
+            let warp = &mut self.warps[w];
+            if !warp.stack.is_empty() && !warp.stack.tos_valid() {
+                warp.stack.tick(&SpeInputs::default());
+                warp.ibuf_count = 0;
+            }
+            if warp.stack.is_empty() || warp.stack.tos_valid() {
+                self.autopop.swap_remove(i);
+                if self.warps[w].stack.is_empty() {
+                    self.warp_exited(w, k)?;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn drive_lsu(&mut self, now: u64, mem: &mut MemoryHierarchy) {
+        if self.lsu_free > now {
+            return;
+        }
+        if let Some((tok, access)) = self.lsu_queue.front() {
+            match mem.issue(now, self.id as usize, *tok, access) {
+                Ok(info) => {
+                    self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
+                    self.lsu_queue.pop_front();
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn fetch(&mut self, now: u64, k: &KernelCtx) {
+        let n = self.warps.len();
+        let entries = k.cfg.sm.ibuffer_entries;
+        for _ in 0..k.cfg.sm.fetch_width {
+            for i in 0..n {
+                let w = (self.fetch_rr + i) % n;
+                let warp = &mut self.warps[w];
+                if warp.active && warp.ibuf_count == 0 && warp.stack.tos_valid() {
+                    warp.ibuf_count = entries;
+                    warp.ibuf_ready_at = now + k.cfg.sm.fetch_latency as u64;
+                    self.fetch_rr = (w + 1) % n;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Why warp `w` cannot issue now, or `None` if it can.
+    #[inline]
+    fn blocker(&self, w: usize, now: u64, k: &KernelCtx) -> Option<Stall> {
+        let warp = &self.warps[w];
+        if warp.barrier.is_some() {
+            return Some(Stall::Barrier);
+        }
+        if !warp.stack.tos_valid() {
+            return Some(Stall::Fetch);
+        }
+        if warp.ibuf_count == 0 || warp.ibuf_ready_at > now {
+            return Some(Stall::Fetch);
+        }
+        let pc = warp.stack.tos_pc() as usize;
+        let d = &k.decoded[pc];
+        let base = w * self.sb_words;
+        let mut hazard = false;
+        let mut mem_hazard = false;
+        for &r in d.reads().iter().chain(d.writes()) {
+            let i = base + r as usize / 64;
+            let bit = 1u64 << (r % 64);
+            if self.pending[i] & bit != 0 {
+                hazard = true;
+                mem_hazard |= self.pending_mem[i] & bit != 0;
+            }
+        }
+        if hazard {
+            return Some(if mem_hazard { Stall::MemData } else { Stall::AluData });
+        }
+        let unit_free = match d.class {
+            InstClass::Alu | InstClass::Fma | InstClass::Ctrl => min_free(&self.sp_free) <= now,
+            InstClass::Sfu | InstClass::Div => min_free(&self.sfu_free) <= now,
+            InstClass::Dp => min_free(&self.dp_free) <= now,
+            InstClass::Mem => {
+                if self.lsu_queue.len() >= LSU_QUEUE || self.lsu_free > now {
+                    return Some(Stall::Lsu);
+                }
+                true
+            }
+        };
+        if !unit_free {
+            return Some(Stall::Pipe);
+        }
+        None
+    }
+
+    fn schedule(
+        &mut self,
+        s: usize,
+        now: u64,
+        k: &KernelCtx,
+        global: &mut GlobalMemory,
+        num_sms: u32,
+    ) -> Result<(), Box<GuestFault>> {
+        if self.schedulers[s].is_empty() {
+            self.stats.stalls.idle += 1;
+            return Ok(());
+        }
+        let mut worst = Stall::Fetch;
+        let mut chosen = None;
+        // Take the candidate order out to avoid borrowing the scheduler while checking warps.
+        let mut order = std::mem::take(&mut self.schedulers[s].scratch);
+        self.schedulers[s].candidates(&mut order);
+        for &w in &order {
+            match self.blocker(w, now, k) {
+                None => {
+                    chosen = Some(w);
+                    break;
+                }
+                Some(st) => worst = worst.max(st),
+            }
+        }
+        self.schedulers[s].scratch = order;
+        match chosen {
+            None => {
+                let st = &mut self.stats.stalls;
+                match worst {
+                    Stall::Fetch => st.fetch += 1,
+                    Stall::Barrier => st.barrier += 1,
+                    Stall::MemData => st.memory_data += 1,
+                    Stall::AluData => st.alu_data += 1,
+                    Stall::Pipe => st.pipe_busy += 1,
+                    Stall::Lsu => st.lsu_busy += 1,
+                }
+                Ok(())
+            }
+            Some(w) => {
+                let long_latency = self.issue(w, now, k, global, num_sms)?;
+                self.schedulers[s].issued(w, long_latency);
+                Ok(())
+            }
+        }
+    }
+
+    /// Issue warp `w`'s next instruction. Returns whether it was a long-latency operation
+    /// (for the two-level scheduler).
+    fn issue(
+        &mut self,
+        w: usize,
+        now: u64,
+        k: &KernelCtx,
+        global: &mut GlobalMemory,
+        num_sms: u32,
+    ) -> Result<bool, Box<GuestFault>> {
+        let cta_slot = self.warps[w].cta_slot;
+        let pc = self.warps[w].stack.tos_pc();
+        let active = self.warps[w].stack.tos_mask() as u32;
+        let d = k.decoded[pc as usize];
+        let res = {
+            let warp = &mut self.warps[w];
+            let cta = &mut self.ctas[cta_slot].as_mut().expect("active warp has a CTA").state;
+            let mut env = ExecEnv {
+                module: k.module,
+                kernel: k.kernel,
+                launch: k.launch,
+                global,
+                sm_id: self.id,
+                num_sms,
+                cycle: now,
+            };
+            exec::execute(pc, active, &mut warp.state, cta, &mut env).map_err(Box::new)?
+        };
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += active.count_ones() as u64;
+
+        // SIMT stack update.
+        let inp = stack_update(pc, &res.flow);
+        if matches!(res.flow, Flow::Branch { taken, .. } if taken != 0 && taken != active) {
+            self.stats.divergent_branches += 1;
+        }
+        {
+            let warp = &mut self.warps[w];
+            warp.stack.tick(&inp);
+            if warp.stack.err_overflow() || warp.stack.err_pc() {
+                return Err(Box::new(self.stack_fault(w, pc, k)));
+            }
+            self.stats.max_stack_depth = self.stats.max_stack_depth.max(warp.stack.depth());
+            warp.ibuf_count = warp.ibuf_count.saturating_sub(1);
+            if !warp.stack.tos_valid() || warp.stack.tos_pc() != pc + 1 {
+                warp.ibuf_count = 0;
+            }
+        }
+
+        // Destination registers and functional-unit occupancy.
+        let p = &k.cfg.pipeline;
+        let mut long_latency = false;
+        match d.class {
+            InstClass::Mem => {
+                if let Some(acc) = res.mem {
+                    long_latency = self.issue_memory(w, now, k, &d, acc);
+                }
+            }
+            class => {
+                let (units, lat, ii) = match class {
+                    InstClass::Alu => (&mut self.sp_free, p.alu_latency, p.alu_ii),
+                    InstClass::Fma => (&mut self.sp_free, p.fma_latency, p.fma_ii),
+                    InstClass::Ctrl => (&mut self.sp_free, p.ctrl_latency, 1),
+                    InstClass::Sfu => (&mut self.sfu_free, p.sfu_latency, p.sfu_ii),
+                    InstClass::Div => (&mut self.sfu_free, p.div_latency, p.div_ii),
+                    InstClass::Dp => (&mut self.dp_free, p.dp_latency, p.dp_ii),
+                    InstClass::Mem => unreachable!(),
+                };
+                let u = argmin(units);
+                units[u] = now + ii as u64;
+                long_latency = class == InstClass::Div;
+                for &r in d.writes() {
+                    self.reserve(w, r, false);
+                    self.schedule_writeback(w, r, now + lat.max(1) as u64);
+                }
+            }
+        }
+
+        if let Some((id, count)) = res.barrier {
+            long_latency = true;
+            self.arrive_barrier(w, cta_slot, id, count, k, pc)?;
+        }
+        let warp = &self.warps[w];
+        if warp.stack.is_empty() {
+            self.warp_exited(w, k)?;
+        } else if !warp.stack.tos_valid() {
+            self.autopop.push(w);
+        }
+        Ok(long_latency)
+    }
+
+    fn issue_memory(&mut self, w: usize, now: u64, k: &KernelCtx, d: &DecodedInst, acc: MemAccess) -> bool {
+        match acc.space {
+            StateSpace::Global | StateSpace::Local | StateSpace::Generic if acc.mask != 0 => {
+                let mut regs = [0u16; 4];
+                let mut n = 0;
+                if acc.kind != MemKind::Store {
+                    for &r in d.writes() {
+                        regs[n] = r;
+                        n += 1;
+                        self.reserve(w, r, true);
+                    }
+                }
+                let tok = match self.free_tokens.pop() {
+                    Some(t) => {
+                        self.tokens[t as usize] = PendingMem { warp: w as u16, regs, n_regs: n as u8 };
+                        t
+                    }
+                    None => {
+                        self.tokens.push(PendingMem { warp: w as u16, regs, n_regs: n as u8 });
+                        self.tokens.len() as u32 - 1
+                    }
+                };
+                self.warps[w].inflight += 1;
+                self.lsu_queue.push_back((tok, acc));
+                acc.kind != MemKind::Store
+            }
+            _ => {
+                // Shared, const, param (or a fully predicated-off access): inside the SM.
+                let (lat, busy) = if acc.space == StateSpace::Shared && acc.mask != 0 {
+                    let ways = shared_conflict_ways(&acc, k.cfg.sm.shared_banks);
+                    self.stats.mem.shared_accesses += 1;
+                    self.stats.mem.shared_conflict_cycles += ways as u64 - 1;
+                    (k.cfg.sm.shared_latency + ways - 1, ways)
+                } else {
+                    (k.cfg.l1.hit_latency, 1)
+                };
+                self.lsu_free = now + busy as u64;
+                for &r in d.writes() {
+                    self.reserve(w, r, false);
+                    self.schedule_writeback(w, r, now + lat.max(1) as u64);
+                }
+                false
+            }
+        }
+    }
+
+    #[inline]
+    fn reserve(&mut self, w: usize, r: u16, memory: bool) {
+        let i = w * self.sb_words + r as usize / 64;
+        let bit = 1u64 << (r % 64);
+        self.pending[i] |= bit;
+        if memory {
+            self.pending_mem[i] |= bit;
+        }
+    }
+
+    fn schedule_writeback(&mut self, w: usize, reg: u16, at: u64) {
+        self.wheel[(at & self.wheel_mask) as usize].push(Writeback { warp: w as u16, reg });
+        self.warps[w].inflight += 1;
+    }
+
+    fn arrive_barrier(
+        &mut self,
+        w: usize,
+        cta_slot: usize,
+        id: u32,
+        count: Option<u32>,
+        k: &KernelCtx,
+        pc: u32,
+    ) -> Result<(), Box<GuestFault>> {
+        let id = id.min(15) as usize;
+        self.warps[w].barrier = Some((id as u8, pc));
+        let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
+        cta.arrived[id] += 1;
+        if let Some(c) = count {
+            cta.expected[id] = c.div_ceil(WARP_SIZE as u32);
+        }
+        self.check_barriers(cta_slot, k)
+    }
+
+    /// Release every barrier whose expected warps have all arrived (exited warps no longer
+    /// count, as in GPGPU-Sim); report a block whose live warps all wait at barriers that
+    /// can never complete.
+    fn check_barriers(&mut self, cta_slot: usize, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
+        let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
+        let mut released = 0u16;
+        for id in 0..16 {
+            let expected = if cta.expected[id] > 0 { cta.expected[id] } else { cta.live_warps };
+            if cta.arrived[id] > 0 && cta.arrived[id] >= expected {
+                cta.arrived[id] = 0;
+                cta.expected[id] = 0;
+                released |= 1 << id;
+            }
+        }
+        if released != 0 {
+            for &ws in &cta.warp_slots {
+                if let Some((id, _)) = self.warps[ws].barrier {
+                    if released >> id & 1 == 1 {
+                        self.warps[ws].barrier = None;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let waiting: u32 = cta.arrived.iter().sum();
+        if cta.live_warps > 0 && waiting >= cta.live_warps {
+            return Err(Box::new(self.barrier_fault(k, cta_slot)));
+        }
+        Ok(())
+    }
+
+    fn warp_exited(&mut self, w: usize, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
+        let warp = &mut self.warps[w];
+        if warp.finished {
+            return Ok(());
+        }
+        warp.finished = true;
+        let cta_slot = warp.cta_slot;
+        let sched = w % self.schedulers.len();
+        self.schedulers[sched].remove(w);
+        let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
+        cta.live_warps -= 1;
+        if cta.live_warps > 0 && cta.arrived.iter().any(|&a| a > 0) {
+            self.check_barriers(cta_slot, k)?;
+        }
+        self.maybe_retire(w);
+        Ok(())
+    }
+
+    /// Free the warp slot (and its CTA when it was the last) once nothing is in flight.
+    fn maybe_retire(&mut self, w: usize) {
+        let warp = &mut self.warps[w];
+        if !warp.finished || warp.inflight > 0 || !warp.active {
+            return;
+        }
+        warp.active = false;
+        let cta_slot = warp.cta_slot;
+        let done = {
+            let cta = self.ctas[cta_slot].as_ref().expect("warp has a CTA");
+            cta.live_warps == 0 && cta.warp_slots.iter().all(|&ws| !self.warps[ws].active)
+        };
+        if done {
+            let cta = self.ctas[cta_slot].take().expect("checked");
+            let f = cta.footprint;
+            self.used_ctas -= 1;
+            self.used_warps -= f.warps;
+            self.used_threads -= f.threads;
+            self.used_regs -= f.registers;
+            self.used_shared -= f.shared;
+        }
+    }
+
+    fn stack_fault(&self, w: usize, pc: u32, k: &KernelCtx) -> GuestFault {
+        let warp = &self.warps[w];
+        let detail = if warp.stack.err_overflow() {
+            format!(
+                "SIMT stack overflow: a divergent branch needs more than sm.stack_depth = {} entries",
+                warp.stack.params().depth
+            )
+        } else {
+            "SIMT stack PC mismatch".to_string()
+        };
+        self.fault(FaultKind::ReconvergenceStack, w, pc, k, detail)
+    }
+
+    fn barrier_fault(&self, k: &KernelCtx, cta_slot: usize) -> GuestFault {
+        let cta = self.ctas[cta_slot].as_ref().expect("warp has a CTA");
+        let ids: Vec<String> = cta
+            .arrived
+            .iter()
+            .enumerate()
+            .filter(|(_, &a)| a > 0)
+            .map(|(i, a)| format!("{a} warp(s) at barrier {i}"))
+            .collect();
+        // Name the first waiting warp and the bar.sync it waits at.
+        let (w, pc) = cta
+            .warp_slots
+            .iter()
+            .find_map(|&ws| self.warps[ws].barrier.map(|(_, pc)| (ws, pc)))
+            .unwrap_or((cta.warp_slots[0], 0));
+        self.fault(
+            FaultKind::BarrierDeadlock,
+            w,
+            pc,
+            k,
+            format!(
+                "every live warp of the block waits at a barrier that cannot complete ({}; {} live warp(s))",
+                ids.join(", "),
+                cta.live_warps
+            ),
+        )
+    }
+
+    fn fault(&self, kind: FaultKind, w: usize, pc: u32, k: &KernelCtx, detail: String) -> GuestFault {
+        let warp = &self.warps[w];
+        let cta = &self.ctas[warp.cta_slot].as_ref().expect("warp has a CTA").state;
+        let lane = warp.state.valid_lanes.trailing_zeros().min(31) as usize;
+        let line = k.kernel.insts.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+        GuestFault {
+            kind,
+            kernel: k.kernel.name.clone(),
+            file: k.module.file.clone(),
+            pc,
+            line,
+            warp: warp.state.global_warp_id,
+            cta: cta.ctaid,
+            thread: warp.state.tid[lane],
+            detail,
+        }
+    }
+}
+
+/// The stack-unit inputs of an issued instruction.
+pub fn stack_update(pc: u32, flow: &Flow) -> SpeInputs {
+    let (kind, taken, target, rpc) = match *flow {
+        Flow::Seq => (UpdKind::Seq, 0, 0, 0),
+        Flow::Branch { taken, target, rpc } => (UpdKind::Branch, taken, target, rpc),
+        Flow::Jump { target } => (UpdKind::Jump, 0, target, 0),
+        Flow::Exit { exiting } => (UpdKind::Exit, exiting, 0, 0),
+    };
+    SpeInputs {
+        upd_valid: true,
+        upd_pc: pc,
+        upd_kind: kind as u8,
+        upd_taken: taken as u64,
+        upd_target: target,
+        upd_next: pc + 1,
+        upd_rpc: rpc,
+        ..Default::default()
+    }
+}
+
+/// Stall reasons ordered by how close the warp was to issuing (the highest is reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stall {
+    Fetch,
+    Barrier,
+    MemData,
+    AluData,
+    Pipe,
+    Lsu,
+}
+
+#[inline]
+fn min_free(units: &[u64]) -> u64 {
+    units.iter().copied().min().unwrap_or(0)
+}
+
+#[inline]
+fn argmin(units: &[u64]) -> usize {
+    let mut best = 0;
+    for (i, &u) in units.iter().enumerate() {
+        if u < units[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// The number of serialized shared-memory passes of one warp access: the largest number of
+/// distinct 4-byte words any bank must deliver (accesses to the same word broadcast).
+pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
+    let mut words: [u64; WARP_SIZE * 2] = [u64::MAX; WARP_SIZE * 2];
+    let mut n = 0;
+    let mut m = acc.mask;
+    while m != 0 {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let first = acc.addrs[lane] / 4;
+        let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
+        for word in first..=last.min(first + 1) {
+            if !words[..n].contains(&word) && n < words.len() {
+                words[n] = word;
+                n += 1;
+            }
+        }
+    }
+    let mut per_bank = [0u32; 64];
+    let mut ways = 1;
+    for &word in &words[..n] {
+        let b = (word % banks as u64) as usize % 64;
+        per_bank[b] += 1;
+        ways = ways.max(per_bank[b]);
+    }
+    ways
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(addrs: impl Fn(usize) -> u64, bytes: u32) -> MemAccess {
+        let mut a = MemAccess { space: StateSpace::Shared, kind: MemKind::Load, bytes, mask: u32::MAX, ..Default::default() };
+        for l in 0..WARP_SIZE {
+            a.addrs[l] = addrs(l);
+        }
+        a
+    }
+
+    #[test]
+    fn shared_bank_conflicts() {
+        assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 4, 4), 32), 1);
+        assert_eq!(shared_conflict_ways(&access(|_| 64, 4), 32), 1, "broadcast");
+        assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 8, 4), 32), 2);
+        assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 128, 4), 32), 32);
+        assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 8, 8), 32), 2, "64-bit words");
+    }
+}
