@@ -1,1 +1,305 @@
-fn main() {}
+//! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
+
+mod bench;
+mod launch_file;
+mod report;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use report::RunResult;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use warpforge_model::config::{GpuConfig, PRESETS};
+use warpforge_model::error::SimError;
+use warpforge_model::gpu::{Gpu, Mode};
+use warpforge_model::host::Host;
+use warpforge_workloads::{self as workloads, Size};
+
+#[derive(Parser)]
+#[command(name = "warpforge", version, about = "Cycle-level SIMT GPU golden model: runs CUDA kernels as PTX")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List the built-in workloads and GPU presets.
+    List,
+    /// Run workloads (default: all, on gtx480, verified against CPU references) or a PTX kernel.
+    Run(RunArgs),
+    /// Measure simulation speed (cycles/s, warp instructions/s) and peak memory per workload.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    /// Workload name, or `all`.
+    #[arg(long, default_value = "all", conflicts_with = "ptx")]
+    workload: String,
+    /// A PTX file to run instead of a workload (needs --launch).
+    #[arg(long, requires = "launch")]
+    ptx: Option<PathBuf>,
+    /// Launch file (TOML) describing the kernel, grid, block and parameters.
+    #[arg(long, requires = "ptx")]
+    launch: Option<PathBuf>,
+    /// GPU preset.
+    #[arg(long, default_value = "gtx480")]
+    config: String,
+    /// Input size: tiny, small or default.
+    #[arg(long, default_value = "default")]
+    size: Size,
+    /// Seed of the workloads' input generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Override a configuration key, e.g. --set sm.count=4 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Write all statistics as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Functional simulation only (no timing): fast, reports instruction counts.
+    #[arg(long)]
+    functional: bool,
+    /// Worker threads for running several workloads at once (results do not depend on it).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Do not print the tables.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Exit codes: 0 success, 1 a workload failed verification or the guest faulted,
+/// 2 bad input (PTX, launch file, configuration, command line).
+const EXIT_FAIL: u8 = 1;
+const EXIT_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::List => list(),
+        Cmd::Run(a) => run(&a),
+        Cmd::Bench(a) => bench::bench(&a),
+    };
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let code = match e.downcast_ref::<SimError>() {
+                Some(SimError::Fault(_)) => EXIT_FAIL,
+                _ => EXIT_INPUT,
+            };
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn list() -> Result<u8> {
+    let rows: Vec<Vec<String>> = workloads::all()
+        .iter()
+        .map(|w| vec![w.name().to_string(), w.category().to_string(), w.description().to_string()])
+        .collect();
+    print!("{}", report::table(&["workload", "category", "description"], &rows));
+    println!();
+    let rows: Vec<Vec<String>> = PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let c = GpuConfig::preset(name, &[]).expect("shipped presets are valid");
+            vec![
+                name.to_string(),
+                format!(
+                    "{} SMs, {} threads/SM, {} regs/SM, {} KB shared, L1 {} KB, L2 {} KB, {:.1} GB/s, {:?} scheduler",
+                    c.sm.count,
+                    c.sm.max_threads,
+                    c.sm.registers,
+                    c.sm.shared_bytes / 1024,
+                    c.l1.size_bytes / 1024,
+                    c.l2.size_bytes / 1024,
+                    c.dram_bandwidth_gbs(),
+                    c.sm.scheduler
+                ),
+                c.source.clone(),
+            ]
+        })
+        .collect();
+    print!("{}", report::table(&["preset", "summary", "source"], &rows));
+    Ok(0)
+}
+
+fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}")
+            .expect("valid template"),
+    );
+    pb
+}
+
+pub fn run(a: &RunArgs) -> Result<u8> {
+    let cfg = GpuConfig::preset(&a.config, &a.overrides)?;
+    let mode = if a.functional { Mode::Functional } else { Mode::Timing };
+    let results = if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
+        vec![run_ptx(&cfg, mode, ptx, launch)?]
+    } else {
+        let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
+            workloads::all().to_vec()
+        } else {
+            vec![workloads::by_name(&a.workload).ok_or_else(|| {
+                let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
+                anyhow::anyhow!("unknown workload `{}` (available: all, {})", a.workload, names.join(", "))
+            })?]
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(a.threads.unwrap_or(0))
+            .build()
+            .context("cannot start worker threads")?;
+        let pb = progress_bar(selected.len() as u64, a.quiet);
+        let status = Arc::new(Mutex::new(Vec::<String>::new()));
+        let results: Vec<RunResult> = pool.install(|| {
+            selected
+                .par_iter()
+                .map(|w| {
+                    let r = run_workload(&cfg, mode, *w, a.size, a.seed, &pb, &status);
+                    pb.inc(1);
+                    r
+                })
+                .collect()
+        });
+        pb.finish_and_clear();
+        results
+    };
+    if !a.quiet {
+        println!(
+            "warpforge: {} on {} ({} mode{})",
+            if a.ptx.is_some() { "user kernel".to_string() } else { format!("size {}", a.size) },
+            cfg.name,
+            if a.functional { "functional" } else { "timing" },
+            if a.overrides.is_empty() { String::new() } else { format!(", {}", a.overrides.join(" ")) }
+        );
+        println!();
+        print!("{}", report::kernel_table(&results, !a.functional));
+        if !a.functional {
+            println!("\nStall breakdown (share of scheduler issue slots):");
+            print!("{}", report::stall_table(&results));
+        }
+    }
+    let mut code = 0;
+    for r in &results {
+        if let Some(e) = &r.error {
+            eprintln!("{}: {e}", r.workload);
+            code = EXIT_FAIL;
+        } else if r.verified == Some(false) {
+            eprintln!("{}: verification FAILED: {}", r.workload, r.detail);
+            code = EXIT_FAIL;
+        }
+    }
+    if let Some(path) = &a.json {
+        let doc = serde_json::json!({
+            "config": cfg.name,
+            "overrides": a.overrides,
+            "mode": if a.functional { "functional" } else { "timing" },
+            "size": a.size.to_string(),
+            "seed": a.seed,
+            "results": results,
+            "peak_rss_bytes": peak_rss_bytes(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !a.quiet && code == 0 && a.ptx.is_none() {
+        println!("\nall {} workload(s) verified", results.len());
+    }
+    Ok(code)
+}
+
+fn run_workload(
+    cfg: &GpuConfig,
+    mode: Mode,
+    w: &'static dyn workloads::Workload,
+    size: Size,
+    seed: u64,
+    pb: &ProgressBar,
+    status: &Arc<Mutex<Vec<String>>>,
+) -> RunResult {
+    let mut gpu = Gpu::new(cfg.clone(), mode);
+    let name = w.name();
+    {
+        let pb = pb.clone();
+        let status = status.clone();
+        gpu.set_progress(Box::new(move |kernel, n, _| {
+            let mut s = status.lock().expect("progress lock");
+            s.retain(|x| !x.starts_with(name));
+            s.push(format!("{name}/{kernel} {}", human(n)));
+            pb.set_message(s.join("  "));
+        }));
+    }
+    let outcome = w.run(&mut gpu, size, seed);
+    status.lock().expect("progress lock").retain(|x| !x.starts_with(name));
+    let launches = std::mem::take(&mut gpu.launches);
+    match outcome {
+        Ok(v) => RunResult { workload: name.into(), verified: Some(v.passed), detail: v.detail, launches, error: None },
+        Err(e) => RunResult {
+            workload: name.into(),
+            verified: Some(false),
+            detail: String::new(),
+            launches,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &PathBuf, launch: &PathBuf) -> Result<RunResult> {
+    let text = std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
+    let lf = launch_file::load(launch)?;
+    let mut gpu = Gpu::new(cfg.clone(), mode);
+    let file = ptx.display().to_string();
+    let module = gpu.load_module(&file, &text)?;
+    let origin = launch.display().to_string();
+    let (args, outputs) = lf.materialise(&mut gpu, &origin)?;
+    let grid = lf.grid().with_context(|| origin.clone())?;
+    let block = lf.block().with_context(|| origin.clone())?;
+    let r = gpu.launch(module, &lf.file.kernel, grid, block, lf.file.shared_bytes, &args);
+    let error = match r {
+        Ok(()) => None,
+        Err(e @ SimError::Fault(_)) => Some(e.to_string()),
+        Err(e) => return Err(anyhow::Error::new(e).context(origin)),
+    };
+    if error.is_none() {
+        for o in outputs {
+            let mut data = vec![0u8; o.bytes as usize];
+            gpu.read_bytes(o.ptr, &mut data)?;
+            std::fs::write(&o.path, &data).with_context(|| format!("cannot write {}", o.path.display()))?;
+        }
+    }
+    Ok(RunResult {
+        workload: ptx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or(file),
+        verified: None,
+        detail: String::new(),
+        launches: std::mem::take(&mut gpu.launches),
+        error,
+    })
+}
+
+fn human(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.0}K", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Peak resident memory of this process (Linux VmHWM), if available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,127 @@
+//! `warpforge bench`: simulation speed and peak memory per workload.
+//!
+//! Each workload runs in its own child process (`warpforge run --threads 1`) so that its peak
+//! resident memory is its own; the child reports the simulated cycles, warp instructions and
+//! the host seconds spent inside kernel launches (input generation and the CPU reference
+//! check are not counted).
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::Command;
+use warpforge_workloads::{self as workloads, Size};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Workload name, or `all`.
+    #[arg(long, default_value = "all")]
+    workload: String,
+    #[arg(long, default_value = "gtx480")]
+    config: String,
+    #[arg(long, default_value = "default")]
+    size: Size,
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// Write the measurements as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct Measurement {
+    workload: String,
+    cycles: u64,
+    warp_instructions: u64,
+    sim_seconds: f64,
+    cycles_per_second: f64,
+    warp_instructions_per_second: f64,
+    peak_rss_mib: f64,
+    verified: bool,
+}
+
+pub fn bench(a: &BenchArgs) -> Result<u8> {
+    let names: Vec<String> = if a.workload == "all" {
+        workloads::all().iter().map(|w| w.name().to_string()).collect()
+    } else {
+        vec![a.workload.clone()]
+    };
+    let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
+    let tmp = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let mut rows = Vec::new();
+    let mut ms = Vec::new();
+    for name in &names {
+        let json = tmp.join(format!("{name}.json"));
+        let mut cmd = Command::new(&exe);
+        cmd.args(["run", "--quiet", "--threads", "1", "--workload", name, "--config", &a.config])
+            .args(["--size", &a.size.to_string()])
+            .arg("--json")
+            .arg(&json);
+        for o in &a.overrides {
+            cmd.args(["--set", o]);
+        }
+        let status = cmd.status().with_context(|| format!("cannot run {}", exe.display()))?;
+        if !status.success() && !json.exists() {
+            bail!("workload {name} failed to run");
+        }
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+        let result = &doc["results"][0];
+        let launches = result["launches"].as_array().cloned().unwrap_or_default();
+        let sum = |k: &str| launches.iter().map(|l| l[k].as_f64().unwrap_or(0.0)).sum::<f64>();
+        let (cycles, insts, secs) = (sum("cycles"), sum("warp_instructions"), sum("wall_seconds"));
+        let m = Measurement {
+            workload: name.clone(),
+            cycles: cycles as u64,
+            warp_instructions: insts as u64,
+            sim_seconds: secs,
+            cycles_per_second: cycles / secs.max(1e-9),
+            warp_instructions_per_second: insts / secs.max(1e-9),
+            peak_rss_mib: doc["peak_rss_bytes"].as_f64().unwrap_or(0.0) / (1 << 20) as f64,
+            verified: result["verified"].as_bool().unwrap_or(false) && result["error"].is_null(),
+        };
+        eprintln!("{name}: {:.0} cycles/s", m.cycles_per_second);
+        rows.push(vec![
+            m.workload.clone(),
+            String::new(),
+            m.cycles.to_string(),
+            m.warp_instructions.to_string(),
+            format!("{:.2}", m.sim_seconds),
+            format!("{:.0}", m.cycles_per_second),
+            format!("{:.0}", m.warp_instructions_per_second),
+            format!("{:.1}", m.peak_rss_mib),
+            if m.verified { "yes".into() } else { "NO".into() },
+        ]);
+        ms.push(m);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let mut cps: Vec<f64> = ms.iter().map(|m| m.cycles_per_second).collect();
+    cps.sort_by(|a, b| a.total_cmp(b));
+    let median = if cps.is_empty() {
+        0.0
+    } else if cps.len() % 2 == 1 {
+        cps[cps.len() / 2]
+    } else {
+        (cps[cps.len() / 2 - 1] + cps[cps.len() / 2]) / 2.0
+    };
+    let peak = ms.iter().map(|m| m.peak_rss_mib).fold(0.0, f64::max);
+    print!(
+        "{}",
+        crate::report::table(
+            &["workload", "", "cycles", "warp_insts", "sim_s", "cycles/s", "warp_insts/s", "peak_MiB", "verified"],
+            &rows
+        )
+    );
+    println!(
+        "\nmedian {:.0} simulated cycles/s ({} SMs, {} size); peak memory {:.1} MiB",
+        median,
+        warpforge_model::config::GpuConfig::preset(&a.config, &a.overrides)?.sm.count,
+        a.size,
+        peak
+    );
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "median_cycles_per_second": median, "peak_rss_mib": peak, "workloads": ms});
+        std::fs::write(p, serde_json::to_string_pretty(&doc)?)?;
+    }
+    Ok(if ms.iter().all(|m| m.verified) { 0 } else { 1 })
+}
