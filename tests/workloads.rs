@@ -1,0 +1,77 @@
+//! Every workload, at tiny size, verifies against its CPU reference in both the functional
+//! and the cycle-level timing model, and the two models execute the same instructions.
+
+use warpforge_model::config::GpuConfig;
+use warpforge_model::gpu::{Gpu, Mode};
+use warpforge_workloads::{all, Size};
+
+fn run(name: &str, mode: Mode, cfg: &GpuConfig) -> Gpu {
+    let w = warpforge_workloads::by_name(name).unwrap();
+    let mut gpu = Gpu::new(cfg.clone(), mode);
+    let v = w
+        .run(&mut gpu, Size::Tiny, 7)
+        .unwrap_or_else(|e| panic!("{name} ({mode:?}): {e}"));
+    assert!(v.passed, "{name} ({mode:?}) failed verification: {}", v.detail);
+    assert!(v.checked > 0, "{name} compared no values");
+    gpu
+}
+
+#[test]
+fn every_workload_verifies_in_functional_and_timing_mode() {
+    let cfg = GpuConfig::preset("gtx480", &[]).unwrap();
+    assert!(all().len() >= 12);
+    for w in all() {
+        let f = run(w.name(), Mode::Functional, &cfg);
+        let t = run(w.name(), Mode::Timing, &cfg);
+        assert_eq!(f.launches.len(), t.launches.len(), "{}", w.name());
+        for (a, b) in f.launches.iter().zip(&t.launches) {
+            // Same program, same inputs: the same dynamic instruction stream.
+            assert_eq!(a.warp_instructions, b.warp_instructions, "{} {}", w.name(), a.kernel);
+            assert_eq!(a.thread_instructions, b.thread_instructions, "{} {}", w.name(), a.kernel);
+            assert_eq!(a.max_stack_depth, b.max_stack_depth, "{} {}", w.name(), a.kernel);
+            assert!(b.cycles > 0, "{} {}", w.name(), a.kernel);
+            assert!(b.warp_instructions > 0);
+        }
+    }
+}
+
+#[test]
+fn workloads_verify_on_the_fx5800_preset_and_other_schedulers() {
+    for (preset, sets) in [
+        ("fx5800", vec![]),
+        ("gtx480", vec!["sm.scheduler=lrr".to_string()]),
+        ("gtx480", vec!["sm.scheduler=two_level".to_string(), "sm.count=2".to_string()]),
+    ] {
+        let cfg = GpuConfig::preset(preset, &sets).unwrap();
+        for name in ["bfs", "reduction", "sgemm", "histogram"] {
+            run(name, Mode::Timing, &cfg);
+        }
+    }
+}
+
+#[test]
+fn divergent_workloads_diverge_and_regular_ones_do_not() {
+    let cfg = GpuConfig::preset("gtx480", &[]).unwrap();
+    let bfs = run("bfs", Mode::Timing, &cfg);
+    let div: u64 = bfs.launches.iter().map(|l| l.divergent_branches).sum();
+    assert!(div > 0, "bfs has divergent branches");
+    assert!(bfs.launches.iter().any(|l| l.max_stack_depth >= 2));
+    let util = |g: &Gpu| {
+        let t: u64 = g.launches.iter().map(|l| l.thread_instructions).sum();
+        let w: u64 = g.launches.iter().map(|l| l.warp_instructions).sum();
+        t as f64 / (w as f64 * 32.0)
+    };
+    let mandel = run("mandelbrot", Mode::Timing, &cfg);
+    let vecadd = run("vecadd", Mode::Timing, &cfg);
+    assert!(util(&mandel) < util(&vecadd), "mandelbrot diverges more than vecadd");
+}
+
+#[test]
+fn fewer_sms_take_more_cycles() {
+    let one = GpuConfig::preset("gtx480", &["sm.count=1".into()]).unwrap();
+    let many = GpuConfig::preset("gtx480", &[]).unwrap();
+    let cycles = |g: &Gpu| g.launches.iter().map(|l| l.cycles).sum::<u64>();
+    let a = run("sgemm", Mode::Timing, &one);
+    let b = run("sgemm", Mode::Timing, &many);
+    assert!(cycles(&a) > cycles(&b), "{} vs {}", cycles(&a), cycles(&b));
+}
