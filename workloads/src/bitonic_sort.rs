@@ -58,6 +58,7 @@ pub(crate) fn schedule(n: usize) -> Vec<Step> {
     s
 }
 
+#[cfg(test)]
 fn cmp_swap(keys: &mut [u32], a: usize, b: usize, up: bool) {
     if (keys[a] > keys[b]) == up {
         keys.swap(a, b);
@@ -66,6 +67,7 @@ fn cmp_swap(keys: &mut [u32], a: usize, b: usize, up: bool) {
 
 /// Executes the three kernels' compare-exchange steps on the CPU (each thread's pair in
 /// turn; pairs of one step are disjoint so the order within a step does not matter).
+#[cfg(test)]
 pub(crate) fn emulate(keys: &mut [u32]) {
     let n = keys.len();
     let pair = |t: usize, j: usize| 2 * t - (t & (j - 1));

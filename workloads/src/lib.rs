@@ -402,7 +402,15 @@ mod host_program_tests {
                     "{}: tiny launch {l:?} has > 4 CTAs",
                     w.name()
                 );
+                assert!(l.block.count() <= 256, "{}: {l:?}", w.name());
             }
+            // Tiny exercises every kernel of the module.
+            let mut launched: Vec<&str> = launches.iter().map(|l| l.kernel.as_str()).collect();
+            launched.sort();
+            launched.dedup();
+            let mut entries: Vec<String> = mock::entry_signatures(w.ptx()).into_keys().collect();
+            entries.sort();
+            assert_eq!(launched, entries, "{}", w.name());
         }
     }
 

@@ -16,7 +16,7 @@ const BLOCK: (u32, u32) = (16, 16);
 
 /// (width, height, max_iter).
 pub(crate) fn params(size: Size) -> (usize, usize, i32) {
-    size.pick((32, 32, 64), (128, 80, 64), (320, 240, 128))
+    size.pick((32, 32, 32), (128, 80, 64), (256, 192, 100))
 }
 
 /// The view window (x0, y0, dx, dy): the whole set, shifted slightly by the seed.

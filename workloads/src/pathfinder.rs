@@ -18,7 +18,7 @@ pub(crate) const PYRAMID: usize = 20;
 
 /// (cols, rows).
 pub(crate) fn params(size: Size) -> (usize, usize) {
-    size.pick((400, 31), (4000, 61), (16 * 1024, 101))
+    size.pick((400, 31), (4000, 61), (16 * 1024, 81))
 }
 
 /// Wall costs 0..9 (as Rodinia's `rand() % 10`), row-major rows x cols.
