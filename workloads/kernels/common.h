@@ -20,13 +20,13 @@
 #define NCTAID_X ((int)__nvvm_read_ptx_sreg_nctaid_x())
 #define NCTAID_Y ((int)__nvvm_read_ptx_sreg_nctaid_y())
 
-// Floating point: clang compiles CUDA with -ffp-contract=fast, which fuses any a*b+c into
-// fma.rn.f32 and ignores `#pragma clang fp contract`. Kernels whose CPU reference must
-// reproduce the exact rounding therefore write every multiply-add either as FMA (always
-// fused, one rounding) or with FMUL (mul.rn.f32, never fused). The Rust references use
-// f32::mul_add for FMA and a plain `*` for FMUL.
+// Floating point: clang compiles CUDA with -ffp-contract=fast, which fuses any float
+// multiply feeding an add into fma.rn.f32 (the backend also lowers __nvvm_mul_rn_f to a
+// plain fmul first, and `#pragma clang fp contract` is ignored). Kernels whose CPU
+// reference must reproduce every rounding therefore write multiply-adds as explicit FMA
+// (f32::mul_add in Rust) and use a plain `*` only where the product feeds an FMA's addend
+// or a comparison, where it cannot be fused.
 #define FMA(a, b, c) __builtin_fmaf((a), (b), (c))
-#define FMUL(a, b) __nvvm_mul_rn_f((a), (b))
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -1,6 +1,7 @@
 // Escape-time Mandelbrot set: per-pixel iteration counts differ wildly, so warps diverge
-// and lanes wait on the slowest one. Multiplies use FMUL (no fusing) so the CPU reference
-// reproduces every rounding and the counts match exactly.
+// and lanes wait on the slowest one. The arithmetic is written with explicit FMAs (plain
+// products only feed FMA addends) so clang cannot fuse differently from the CPU reference
+// and the counts match exactly.
 #include "common.h"
 
 KERNEL mandelbrot(int *RESTRICT iters, int width, int height, float x0, float y0, float dx,
@@ -9,18 +10,18 @@ KERNEL mandelbrot(int *RESTRICT iters, int width, int height, float x0, float y0
   int py = CTAID_Y * NTID_Y + TID_Y;
   if (px >= width || py >= height)
     return;
-  float cx = x0 + FMUL((float)px, dx);
-  float cy = y0 + FMUL((float)py, dy);
+  float cx = FMA((float)px, dx, x0);
+  float cy = FMA((float)py, dy, y0);
   float x = 0.0f, y = 0.0f;
   int i = 0;
   while (i < max_iter) {
-    float xx = FMUL(x, x);
-    float yy = FMUL(y, y);
-    if (xx + yy > 4.0f)
+    float xx = x * x;
+    float yy = y * y;
+    if (FMA(y, y, xx) > 4.0f) // |z|^2
       break;
-    float xy = FMUL(x, y);
-    y = (xy + xy) + cy;
-    x = (xx - yy) + cx;
+    float xn = FMA(x, x, -yy) + cx; // x^2 - y^2 + cx
+    y = FMA(x + x, y, cy);          // 2xy + cy
+    x = xn;
     i++;
   }
   iters[py * width + px] = i;

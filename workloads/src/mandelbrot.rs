@@ -27,8 +27,8 @@ pub(crate) fn window(width: usize, height: usize, seed: u64) -> (f32, f32, f32, 
     (x0, y0, 3.0 / width as f32, 2.4 / height as f32)
 }
 
-/// Iteration counts with the kernel's exact float operations (separately rounded multiplies
-/// and adds, in the same order), so counts must match exactly.
+/// Iteration counts with the kernel's exact float operations (the same explicit fmas and
+/// separately rounded products), so counts must match exactly.
 pub(crate) fn reference(
     width: usize,
     height: usize,
@@ -39,18 +39,18 @@ pub(crate) fn reference(
     let mut out = Vec::with_capacity(width * height);
     for py in 0..height {
         for px in 0..width {
-            let cx = x0 + px as f32 * dx;
-            let cy = y0 + py as f32 * dy;
+            let cx = (px as f32).mul_add(dx, x0);
+            let cy = (py as f32).mul_add(dy, y0);
             let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
             while i < max_iter {
                 let xx = x * x;
                 let yy = y * y;
-                if xx + yy > 4.0 {
+                if y.mul_add(y, xx) > 4.0 {
                     break;
                 }
-                let xy = x * y;
-                y = (xy + xy) + cy;
-                x = (xx - yy) + cx;
+                let xn = x.mul_add(x, -yy) + cx;
+                y = (x + x).mul_add(y, cy);
+                x = xn;
                 i += 1;
             }
             out.push(i);
