@@ -193,3 +193,22 @@ mod tests {
         assert_ne!(inputs(100, 1), inputs(100, 2));
     }
 }
+
+#[cfg(test)]
+mod depth_report {
+    /// `cargo test -p warpforge-workloads bfs_depths -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn bfs_depths() {
+        for size in crate::Size::ALL {
+            let (rp, e) = super::inputs(super::nodes(size), 1);
+            let cost = super::reference(&rp, &e);
+            let depth = cost.iter().max().unwrap();
+            let unreached = cost.iter().filter(|&&c| c < 0).count();
+            println!(
+                "bfs {size}: depth {depth}, {unreached} unreachable, {} edges",
+                e.len()
+            );
+        }
+    }
+}

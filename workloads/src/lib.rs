@@ -414,6 +414,40 @@ mod host_program_tests {
         }
     }
 
+    /// `cargo test -p warpforge-workloads launch_summary -- --ignored --nocapture` prints
+    /// each workload's launches per size (used for the README table).
+    #[test]
+    #[ignore]
+    fn launch_summary() {
+        for w in all() {
+            for size in Size::ALL {
+                let (_, launches) = run_mock(*w, size);
+                let mut kinds: Vec<(String, u64, u64, usize)> = Vec::new();
+                for l in &launches {
+                    let (g, b) = (l.grid.count(), l.block.count());
+                    match kinds.iter_mut().find(|k| k.0 == l.kernel) {
+                        Some(k) => {
+                            k.1 = k.1.max(g);
+                            k.3 += 1
+                        }
+                        None => kinds.push((l.kernel.clone(), g, b, 1)),
+                    }
+                }
+                let ctas: u64 = launches.iter().map(|l| l.grid.count()).sum();
+                let parts: Vec<String> = kinds
+                    .iter()
+                    .map(|(k, g, b, n)| format!("{k} x{n} (max grid {g}, block {b})"))
+                    .collect();
+                println!(
+                    "{} {size}: {} launches, {ctas} CTAs total: {}",
+                    w.name(),
+                    launches.len(),
+                    parts.join(", ")
+                );
+            }
+        }
+    }
+
     #[test]
     fn small_and_default_runs_are_valid_and_default_fills_15_sms() {
         for w in all() {
@@ -426,5 +460,42 @@ mod host_program_tests {
                 w.name()
             );
         }
+    }
+}
+
+/// The checked-in PTX must be what `gen-ptx.sh` produces from the checked-in sources
+/// (skipped where clang-14 is not installed; users never need it).
+#[cfg(test)]
+mod ptx_freshness {
+    #[test]
+    fn checked_in_ptx_matches_sources() {
+        use std::process::Command;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        if Command::new("clang-14").arg("--version").output().is_err() {
+            eprintln!("clang-14 not installed: skipping the PTX freshness check");
+            return;
+        }
+        let out_dir = std::env::temp_dir().join(format!("warpforge-ptx-{}", std::process::id()));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        for w in super::all() {
+            let src = dir.join("kernels").join(format!("{}.cu", w.name()));
+            let out = out_dir.join(format!("{}.ptx", w.name()));
+            let status = Command::new("clang-14")
+                .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_70"])
+                .args(["-nocudainc", "-nocudalib", "-O2", "-S"])
+                .arg(&src)
+                .arg("-o")
+                .arg(&out)
+                .status()
+                .unwrap();
+            assert!(status.success(), "clang-14 failed on {}", src.display());
+            let fresh = std::fs::read_to_string(&out).unwrap();
+            assert!(
+                fresh == w.ptx(),
+                "{} is stale: run workloads/gen-ptx.sh",
+                w.ptx_file()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&out_dir);
     }
 }
