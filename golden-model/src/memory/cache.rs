@@ -108,7 +108,13 @@ impl TagArray {
     /// Allocate `line_addr` in `set` (must not be present) with the given sectors, evicting
     /// the LRU way; the new line is most recently used. Returns its index and the evicted
     /// line, if a valid one was replaced.
-    pub fn insert(&mut self, set: usize, line_addr: u64, valid: u32, dirty: u32) -> (LineIdx, Option<Victim>) {
+    pub fn insert(
+        &mut self,
+        set: usize,
+        line_addr: u64,
+        valid: u32,
+        dirty: u32,
+    ) -> (LineIdx, Option<Victim>) {
         debug_assert!(self.probe(set, line_addr).is_none());
         let i = self.victim_way(set);
         let victim = (self.tags[i] != INVALID).then(|| Victim {
@@ -157,7 +163,11 @@ impl<W: Copy> MshrTable<W> {
         assert!(entries > 0 && entries <= MshrIdx::MAX as usize && max_merge > 0);
         MshrTable {
             entries: (0..entries)
-                .map(|_| MshrEntry { line_addr: 0, busy: false, waiters: Vec::with_capacity(max_merge) })
+                .map(|_| MshrEntry {
+                    line_addr: 0,
+                    busy: false,
+                    waiters: Vec::with_capacity(max_merge),
+                })
                 .collect(),
             max_merge,
             used: 0,
@@ -194,13 +204,20 @@ impl<W: Copy> MshrTable<W> {
 
     pub fn merge(&mut self, idx: MshrIdx, w: W) {
         let e = &mut self.entries[idx as usize];
-        assert!(e.busy && e.waiters.len() < self.max_merge, "MSHR merge over capacity");
+        assert!(
+            e.busy && e.waiters.len() < self.max_merge,
+            "MSHR merge over capacity"
+        );
         e.waiters.push(w);
     }
 
     /// Allocate an entry for `line_addr` (caller checked `!is_full()` and `find` is None).
     pub fn allocate(&mut self, line_addr: u64, w: W) -> MshrIdx {
-        let i = self.entries.iter().position(|e| !e.busy).expect("MSHR table full");
+        let i = self
+            .entries
+            .iter()
+            .position(|e| !e.busy)
+            .expect("MSHR table full");
         let e = &mut self.entries[i];
         e.busy = true;
         e.line_addr = line_addr;
@@ -259,7 +276,14 @@ mod tests {
         let (_, v) = t.insert(0, line(16), 0xf, 0);
         assert_eq!(v.unwrap().line_addr, line(8));
         let (_, v) = t.insert(0, line(20), 0xf, 0);
-        assert_eq!(v, Some(Victim { line_addr: line(12), valid: 0xf, dirty: 0b0011 }));
+        assert_eq!(
+            v,
+            Some(Victim {
+                line_addr: line(12),
+                valid: 0xf,
+                dirty: 0b0011
+            })
+        );
     }
 
     #[test]

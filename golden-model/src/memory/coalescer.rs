@@ -68,7 +68,11 @@ impl Coalesced {
             }
         }
         // Cannot overflow: at most 2 lines per lane.
-        self.tx[self.n] = Transaction { line_addr, sectors, lanes: 1 };
+        self.tx[self.n] = Transaction {
+            line_addr,
+            sectors,
+            lanes: 1,
+        };
         self.n += 1;
     }
 }
@@ -88,7 +92,10 @@ fn sector_mask(lo: u64, hi: u64) -> u32 {
 pub fn coalesce(access: &MemAccess, line_bytes: u32) -> Coalesced {
     debug_assert!(line_bytes.is_power_of_two() && (32..=1024).contains(&line_bytes));
     let line = line_bytes as u64;
-    let mut out = Coalesced { n: 0, tx: [Transaction::default(); MAX_TRANSACTIONS] };
+    let mut out = Coalesced {
+        n: 0,
+        tx: [Transaction::default(); MAX_TRANSACTIONS],
+    };
     let size = access.bytes.max(1) as u64;
     let mut mask = access.mask;
     while mask != 0 {
@@ -136,7 +143,14 @@ mod tests {
     fn fully_coalesced_is_one_transaction() {
         let c = coalesce(&access(4, |l| 0x1000 + 4 * l as u64), 128);
         assert_eq!(c.len(), 1);
-        assert_eq!(c.as_slice()[0], Transaction { line_addr: 0x1000, sectors: 0b1111, lanes: 32 });
+        assert_eq!(
+            c.as_slice()[0],
+            Transaction {
+                line_addr: 0x1000,
+                sectors: 0b1111,
+                lanes: 32
+            }
+        );
         assert_eq!(c.as_slice()[0].sector_bytes(), 128);
     }
 
@@ -155,8 +169,22 @@ mod tests {
     fn misaligned_spans_two_lines() {
         let c = coalesce(&access(4, |l| 0x1040 + 4 * l as u64), 128);
         assert_eq!(c.len(), 2);
-        assert_eq!(c.as_slice()[0], Transaction { line_addr: 0x1000, sectors: 0b1100, lanes: 16 });
-        assert_eq!(c.as_slice()[1], Transaction { line_addr: 0x1080, sectors: 0b0011, lanes: 16 });
+        assert_eq!(
+            c.as_slice()[0],
+            Transaction {
+                line_addr: 0x1000,
+                sectors: 0b1100,
+                lanes: 16
+            }
+        );
+        assert_eq!(
+            c.as_slice()[1],
+            Transaction {
+                line_addr: 0x1080,
+                sectors: 0b0011,
+                lanes: 16
+            }
+        );
     }
 
     #[test]
@@ -177,7 +205,10 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c.as_slice()[1].line_addr, 0x3000 + 2 * 4096);
         let b = coalesce(&access(4, |_| 0x40), 128);
-        assert_eq!((b.len(), b.as_slice()[0].sectors, b.as_slice()[0].lanes), (1, 0b0100, 32));
+        assert_eq!(
+            (b.len(), b.as_slice()[0].sectors, b.as_slice()[0].lanes),
+            (1, 0b0100, 32)
+        );
         let mut z = a;
         z.mask = 0;
         assert!(coalesce(&z, 128).is_empty());

@@ -77,7 +77,15 @@ pub struct DramReq {
 
 impl DramReq {
     pub fn new(write: bool, bytes: u32, bank: u16, row: u32, owner: u16, tag: u16) -> DramReq {
-        DramReq { write, bytes, bank, row, owner, tag, activated: false }
+        DramReq {
+            write,
+            bytes,
+            bank,
+            row,
+            owner,
+            tag,
+            activated: false,
+        }
     }
 }
 
@@ -132,7 +140,15 @@ impl Channel {
             row_bytes: d.row_bytes as u64,
             nbanks: d.banks as u64,
             queue: Vec::with_capacity(cap),
-            banks: vec![Bank { open: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0 }; d.banks as usize],
+            banks: vec![
+                Bank {
+                    open: NO_ROW,
+                    act_ready: 0,
+                    col_ready: 0,
+                    pre_ready: 0
+                };
+                d.banks as usize
+            ],
             next_act: 0,
             next_col: 0,
             bus_free: 0,
@@ -230,7 +246,12 @@ impl Channel {
                 if now < b.pre_ready {
                     continue;
                 }
-                if self.fr_fcfs && self.queue.iter().any(|q| q.bank == r.bank && q.row == b.open) {
+                if self.fr_fcfs
+                    && self
+                        .queue
+                        .iter()
+                        .any(|q| q.bank == r.bank && q.row == b.open)
+                {
                     continue;
                 }
                 let bank = &mut self.banks[r.bank as usize];
@@ -297,7 +318,14 @@ mod tests {
         let r = run(&mut c, 0);
         let miss_closed = t.t_rcd + t.t_cl + 4;
         assert_eq!(r, vec![(1, miss_closed)]);
-        assert_eq!((c.counters.activates, c.counters.row_misses, c.counters.read_bytes), (1, 1, 128));
+        assert_eq!(
+            (
+                c.counters.activates,
+                c.counters.row_misses,
+                c.counters.read_bytes
+            ),
+            (1, 1, 128)
+        );
         // Row hit on the now open row.
         let s = 1000;
         c.push(DramReq::new(false, 128, 0, 7, 0, 2));

@@ -53,7 +53,13 @@ impl AddrMap {
             interleave: cfg.dram.interleave_bytes as u64,
             channels,
             banks,
-            subs: if banks % channels == 0 { banks / channels } else { 0 },
+            // (written without `%` so clippy does not ask for `is_multiple_of`, newer than
+            // the workspace MSRV)
+            subs: if banks / channels * channels == banks {
+                banks / channels
+            } else {
+                0
+            },
             line_bytes: cfg.l2.line_bytes as u64,
             row_bytes: cfg.dram.row_bytes as u64,
             dram_banks: cfg.dram.banks as u64,
@@ -83,7 +89,11 @@ impl AddrMap {
     /// Line number inside the bank (set-index key).
     pub fn bank_key(&self, addr: u64) -> u64 {
         let c = addr / self.interleave;
-        let per = if self.subs == 0 { self.banks } else { self.channels * self.subs };
+        let per = if self.subs == 0 {
+            self.banks
+        } else {
+            self.channels * self.subs
+        };
         ((c / per) * self.interleave + addr % self.interleave) / self.line_bytes
     }
 
@@ -92,7 +102,10 @@ impl AddrMap {
         let c = addr / self.interleave;
         let local = (c / self.channels) * self.interleave + addr % self.interleave;
         let page = local / self.row_bytes;
-        ((page % self.dram_banks) as u16, (page / self.dram_banks) as u32)
+        (
+            (page % self.dram_banks) as u16,
+            (page / self.dram_banks) as u32,
+        )
     }
 }
 
@@ -138,13 +151,20 @@ impl L2Bank {
             input: VecDeque::with_capacity(q + 1),
             replies: VecDeque::with_capacity(q + c.mshrs as usize * c.mshr_merge as usize),
             to_dram: VecDeque::with_capacity(2 * cfg.dram.queue as usize + 8),
-            full: if sectors >= 32 { u32::MAX } else { (1 << sectors) - 1 },
+            full: if sectors >= 32 {
+                u32::MAX
+            } else {
+                (1 << sectors) - 1
+            },
         }
     }
 
     /// Anything queued or outstanding in this bank?
     pub fn busy(&self) -> bool {
-        !self.input.is_empty() || !self.replies.is_empty() || !self.to_dram.is_empty() || self.mshr.used() > 0
+        !self.input.is_empty()
+            || !self.replies.is_empty()
+            || !self.to_dram.is_empty()
+            || self.mshr.used() > 0
     }
 
     fn writeback(&mut self, v: Victim, map: &AddrMap, stats: &mut MemStats) -> bool {
@@ -153,7 +173,8 @@ impl L2Bank {
         }
         let (b, row) = map.dram_bank_row(v.line_addr);
         let bytes = v.dirty.count_ones() * SECTOR_BYTES;
-        self.to_dram.push_back(DramReq::new(true, bytes, b, row, self.id, 0));
+        self.to_dram
+            .push_back(DramReq::new(true, bytes, b, row, self.id, 0));
         stats.l2_writebacks += 1;
         true
     }
@@ -169,7 +190,9 @@ impl L2Bank {
         dram_cap: usize,
         stats: &mut MemStats,
     ) -> (Step, u32) {
-        let Some(&(ready, p)) = self.input.front() else { return (Step::Idle, 0) };
+        let Some(&(ready, p)) = self.input.front() else {
+            return (Step::Idle, 0);
+        };
         if ready > now {
             return (Step::Idle, 0);
         }
@@ -227,7 +250,8 @@ impl L2Bank {
                 self.fetch[m as usize] = fetch;
                 let (b, row) = map.dram_bank_row(p.line_addr);
                 let bytes = fetch.count_ones() * SECTOR_BYTES;
-                self.to_dram.push_back(DramReq::new(false, bytes, b, row, self.id, m));
+                self.to_dram
+                    .push_back(DramReq::new(false, bytes, b, row, self.id, m));
                 created += 1;
             }
             _ => {
@@ -243,7 +267,13 @@ impl L2Bank {
 
     /// DRAM data for MSHR `m` arrived: fill the line, queue replies for every waiter.
     /// Returns the number of queue items created (replies + writebacks).
-    pub fn fill(&mut self, m: MshrIdx, map: &AddrMap, scratch: &mut Vec<Packet>, stats: &mut MemStats) -> u32 {
+    pub fn fill(
+        &mut self,
+        m: MshrIdx,
+        map: &AddrMap,
+        scratch: &mut Vec<Packet>,
+        stats: &mut MemStats,
+    ) -> u32 {
         let line_addr = self.mshr.line_of(m);
         let fetch = self.fetch[m as usize];
         let set = self.tags.set_of(map.bank_key(line_addr));

@@ -171,8 +171,14 @@ impl MemoryHierarchy {
         let nbanks = cfg.l2.banks as usize;
         let l1 = &cfg.l1;
         let line_bytes = l1.line_bytes;
-        assert!(line_bytes <= 1024, "l1.line_bytes above 1024 is not supported");
-        assert_eq!(cfg.l2.line_bytes, line_bytes, "L1 and L2 line sizes must match");
+        assert!(
+            line_bytes <= 1024,
+            "l1.line_bytes above 1024 is not supported"
+        );
+        assert_eq!(
+            cfg.l2.line_bytes, line_bytes,
+            "L1 and L2 line sizes must match"
+        );
         let l1_sets = (l1.size_bytes / (l1.assoc * l1.line_bytes)) as usize;
         let inject_cap = cfg.icnt.queue as usize;
         let sms = (0..nsm)
@@ -192,7 +198,11 @@ impl MemoryHierarchy {
         MemoryHierarchy {
             line_bytes,
             line_shift: line_bytes.trailing_zeros(),
-            full_sectors: if sectors >= 32 { u32::MAX } else { (1 << sectors) - 1 },
+            full_sectors: if sectors >= 32 {
+                u32::MAX
+            } else {
+                (1 << sectors) - 1
+            },
             l1_hit_latency: l1.hit_latency as u64,
             l2_latency: cfg.l2.hit_latency as u64,
             inject_cap,
@@ -208,7 +218,9 @@ impl MemoryHierarchy {
             sms,
             banks,
             bank_channel,
-            channels: (0..cfg.dram.channels).map(|_| Channel::new(&cfg.dram)).collect(),
+            channels: (0..cfg.dram.channels)
+                .map(|_| Channel::new(&cfg.dram))
+                .collect(),
             events: BinaryHeap::with_capacity(1024),
             seq: 0,
             pending_instrs: 0,
@@ -271,22 +283,39 @@ impl MemoryHierarchy {
     }
 
     fn packet(&self, kind: PacketKind, sm: usize, line_addr: u64, sectors: u32, id: u32) -> Packet {
-        Packet { kind, sm: sm as u16, bank: self.map.bank(line_addr) as u16, line_addr, sectors, id }
+        Packet {
+            kind,
+            sm: sm as u16,
+            bank: self.map.bank(line_addr) as u16,
+            line_addr,
+            sectors,
+            id,
+        }
     }
 
     /// Try to start one warp memory instruction of SM `sm` (space Global or Local; any other
     /// space is treated as Global). All-or-nothing: either every transaction is accepted this
     /// cycle (`Ok`) or none is and the SM retries later (`Err`).
-    pub fn issue(&mut self, now: u64, sm: usize, token: u32, access: &MemAccess) -> Result<IssueInfo, MemStall> {
+    pub fn issue(
+        &mut self,
+        now: u64,
+        sm: usize,
+        token: u32,
+        access: &MemAccess,
+    ) -> Result<IssueInfo, MemStall> {
         let co = coalesce(access, self.line_bytes);
         let n = co.len() as u32;
         if co.is_empty() {
             self.stats.instructions += 1;
             self.sms[sm].completed.push_back(token);
-            return Ok(IssueInfo { transactions: 0, l1_hits: 0 });
+            return Ok(IssueInfo {
+                transactions: 0,
+                l1_hits: 0,
+            });
         }
         let s = &self.sms[sm];
-        let queue_room = |new: usize| s.inject.is_empty() || s.inject.len() + new <= self.inject_cap;
+        let queue_room =
+            |new: usize| s.inject.is_empty() || s.inject.len() + new <= self.inject_cap;
         match access.kind {
             MemKind::Load => {
                 // feasibility (no mutation)
@@ -316,7 +345,15 @@ impl MemoryHierarchy {
                     return Err(MemStall::MissQueueFull);
                 }
                 // commit
-                let slot = self.alloc_instr(sm, Instr { token, remaining: n, issued: now, kind: MemKind::Load });
+                let slot = self.alloc_instr(
+                    sm,
+                    Instr {
+                        token,
+                        remaining: n,
+                        issued: now,
+                        kind: MemKind::Load,
+                    },
+                );
                 let mut hits = 0;
                 for t in co.iter() {
                     self.stats.l1_load_accesses += 1;
@@ -327,7 +364,13 @@ impl MemoryHierarchy {
                             s.l1.touch(i);
                             hits += 1;
                             self.stats.l1_load_hits += 1;
-                            self.schedule(now + self.l1_hit_latency, Event::TxDone { sm: sm as u16, slot });
+                            self.schedule(
+                                now + self.l1_hit_latency,
+                                Event::TxDone {
+                                    sm: sm as u16,
+                                    slot,
+                                },
+                            );
                             continue;
                         }
                     }
@@ -337,18 +380,28 @@ impl MemoryHierarchy {
                         self.stats.l1_mshr_merges += 1;
                     } else if !s.mshr.is_full() {
                         let m = s.mshr.allocate(t.line_addr, slot);
-                        let p = self.packet(PacketKind::Load, sm, t.line_addr, self.full_sectors, m as u32);
+                        let p = self.packet(
+                            PacketKind::Load,
+                            sm,
+                            t.line_addr,
+                            self.full_sectors,
+                            m as u32,
+                        );
                         self.sms[sm].inject.push_back(p);
                         self.injected += 1;
                     } else {
-                        let p = self.packet(PacketKind::LoadBypass, sm, t.line_addr, t.sectors, slot);
+                        let p =
+                            self.packet(PacketKind::LoadBypass, sm, t.line_addr, t.sectors, slot);
                         self.sms[sm].inject.push_back(p);
                         self.injected += 1;
                     }
                 }
                 self.stats.instructions += 1;
                 self.stats.transactions += n as u64;
-                Ok(IssueInfo { transactions: n, l1_hits: hits })
+                Ok(IssueInfo {
+                    transactions: n,
+                    l1_hits: hits,
+                })
             }
             MemKind::Store | MemKind::Atomic => {
                 if !queue_room(co.len()) {
@@ -356,7 +409,15 @@ impl MemoryHierarchy {
                     return Err(MemStall::MissQueueFull);
                 }
                 let kind = access.kind;
-                let slot = self.alloc_instr(sm, Instr { token, remaining: n, issued: now, kind });
+                let slot = self.alloc_instr(
+                    sm,
+                    Instr {
+                        token,
+                        remaining: n,
+                        issued: now,
+                        kind,
+                    },
+                );
                 let local = access.space == StateSpace::Local;
                 for t in co.iter() {
                     let pk = if kind == MemKind::Store {
@@ -382,7 +443,10 @@ impl MemoryHierarchy {
                 }
                 self.stats.instructions += 1;
                 self.stats.transactions += n as u64;
-                Ok(IssueInfo { transactions: n, l1_hits: 0 })
+                Ok(IssueInfo {
+                    transactions: n,
+                    l1_hits: 0,
+                })
             }
         }
     }
@@ -485,7 +549,8 @@ impl MemoryHierarchy {
                 }
                 Event::L2Fill { bank, mshr } => {
                     let mut w = std::mem::take(&mut self.scratch_l2);
-                    let created = self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
+                    let created =
+                        self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
                     self.scratch_l2 = w;
                     // the DRAM read (counted while queued) is replaced by what the fill created
                     self.l2_items = self.l2_items - 1 + created as u64;
@@ -500,7 +565,13 @@ impl MemoryHierarchy {
             if !bank.busy() {
                 continue;
             }
-            let (step, created) = bank.step(now, &self.map, self.reply_cap, self.dram_cap, &mut self.stats);
+            let (step, created) = bank.step(
+                now,
+                &self.map,
+                self.reply_cap,
+                self.dram_cap,
+                &mut self.stats,
+            );
             if step == l2::Step::Done {
                 // the request is consumed; a load miss keeps one item for its DRAM read
                 self.l2_items = self.l2_items - 1 + created as u64;
@@ -514,8 +585,14 @@ impl MemoryHierarchy {
                     self.stats.icnt_reply_bytes += bytes as u64;
                     let t = self.xbar.send_reply(now, b, p.sm as usize, bytes);
                     let e = match p.kind {
-                        PacketKind::Load => Event::L1Fill { sm: p.sm, mshr: p.id as MshrIdx },
-                        _ => Event::TxDone { sm: p.sm, slot: p.id },
+                        PacketKind::Load => Event::L1Fill {
+                            sm: p.sm,
+                            mshr: p.id as MshrIdx,
+                        },
+                        _ => Event::TxDone {
+                            sm: p.sm,
+                            slot: p.id,
+                        },
                     };
                     self.schedule(t, e);
                 }
@@ -541,7 +618,9 @@ impl MemoryHierarchy {
         let start = (now % n as u64) as usize;
         for k in 0..n {
             let sm = (start + k) % n;
-            let Some(&p) = self.sms[sm].inject.front() else { continue };
+            let Some(&p) = self.sms[sm].inject.front() else {
+                continue;
+            };
             if !self.xbar.sm_can_send(now, sm) {
                 continue;
             }
@@ -559,7 +638,13 @@ impl MemoryHierarchy {
             self.banks[bank].input.push_back((t + self.l2_latency, p));
             self.l2_items += 1;
             if p.kind == PacketKind::Store {
-                self.schedule(t, Event::TxDone { sm: sm as u16, slot: p.id });
+                self.schedule(
+                    t,
+                    Event::TxDone {
+                        sm: sm as u16,
+                        slot: p.id,
+                    },
+                );
             }
         }
     }

@@ -99,7 +99,10 @@ impl MemStats {
 
     /// Average latency of loads/atomics in core cycles (0 when none completed).
     pub fn avg_load_latency(&self) -> f64 {
-        Self::ratio(self.load_latency_sum, self.loads_completed + self.atomics_completed)
+        Self::ratio(
+            self.load_latency_sum,
+            self.loads_completed + self.atomics_completed,
+        )
     }
 
     pub fn l1_hit_rate(&self) -> f64 {
@@ -112,7 +115,10 @@ impl MemStats {
 
     /// Fraction of DRAM column accesses that hit an open row.
     pub fn row_buffer_hit_rate(&self) -> f64 {
-        Self::ratio(self.dram_row_hits, self.dram_row_hits + self.dram_row_misses)
+        Self::ratio(
+            self.dram_row_hits,
+            self.dram_row_hits + self.dram_row_misses,
+        )
     }
 }
 
@@ -122,12 +128,21 @@ mod tests {
 
     #[test]
     fn delta_and_rates() {
-        let a = MemStats { l1_load_accesses: 4, l1_load_hits: 1, dram_row_hits: 3, dram_row_misses: 1, ..Default::default() };
+        let a = MemStats {
+            l1_load_accesses: 4,
+            l1_load_hits: 1,
+            dram_row_hits: 3,
+            dram_row_misses: 1,
+            ..Default::default()
+        };
         let mut b = a;
         b.l1_load_accesses += 6;
         b.l1_load_hits += 5;
         let d = b.delta(&a);
-        assert_eq!((d.l1_load_accesses, d.l1_load_hits, d.dram_row_hits), (6, 5, 0));
+        assert_eq!(
+            (d.l1_load_accesses, d.l1_load_hits, d.dram_row_hits),
+            (6, 5, 0)
+        );
         assert!((d.l1_hit_rate() - 5.0 / 6.0).abs() < 1e-12);
         assert!((a.row_buffer_hit_rate() - 0.75).abs() < 1e-12);
         assert_eq!(MemStats::default().avg_load_latency(), 0.0);

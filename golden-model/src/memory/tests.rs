@@ -8,8 +8,20 @@ fn cfg(overrides: &[&str]) -> GpuConfig {
     GpuConfig::preset("gtx480", &ov).unwrap()
 }
 
-fn acc(space: StateSpace, kind: MemKind, bytes: u32, mask: u32, f: impl Fn(usize) -> u64) -> MemAccess {
-    let mut a = MemAccess { space, kind, bytes, mask, addrs: [0; WARP_SIZE] };
+fn acc(
+    space: StateSpace,
+    kind: MemKind,
+    bytes: u32,
+    mask: u32,
+    f: impl Fn(usize) -> u64,
+) -> MemAccess {
+    let mut a = MemAccess {
+        space,
+        kind,
+        bytes,
+        mask,
+        addrs: [0; WARP_SIZE],
+    };
     for (l, x) in a.addrs.iter_mut().enumerate() {
         *x = f(l);
     }
@@ -18,7 +30,9 @@ fn acc(space: StateSpace, kind: MemKind, bytes: u32, mask: u32, f: impl Fn(usize
 
 /// Fully coalesced 32 x 4 B global load of the line at `base`.
 fn line_load(base: u64) -> MemAccess {
-    acc(StateSpace::Global, MemKind::Load, 4, u32::MAX, |l| base + 4 * l as u64)
+    acc(StateSpace::Global, MemKind::Load, 4, u32::MAX, |l| {
+        base + 4 * l as u64
+    })
 }
 
 /// One lane, 4 bytes.
@@ -36,7 +50,12 @@ struct Sim {
 
 impl Sim {
     fn new(c: &GpuConfig) -> Sim {
-        Sim { m: MemoryHierarchy::new(c), now: 0, done: Vec::new(), nsm: c.sm.count as usize }
+        Sim {
+            m: MemoryHierarchy::new(c),
+            now: 0,
+            done: Vec::new(),
+            nsm: c.sm.count as usize,
+        }
     }
     fn step(&mut self) {
         self.now += 1;
@@ -58,7 +77,10 @@ impl Sim {
         }
     }
     fn finished(&self, sm: usize, token: u32) -> Option<u64> {
-        self.done.iter().find(|d| d.0 == sm && d.1 == token).map(|d| d.2)
+        self.done
+            .iter()
+            .find(|d| d.0 == sm && d.1 == token)
+            .map(|d| d.2)
     }
     /// Issue at the current cycle, run to idle, return the latency.
     fn latency(&mut self, sm: usize, token: u32, a: &MemAccess) -> u64 {
@@ -76,7 +98,10 @@ fn cold_miss_expected(m: &MemoryHierarchy, c: &GpuConfig, t0: u64) -> u64 {
     let deliver = t0 + 1 + lat + ser(8);
     let r = deliver + c.l2.hit_latency as u64;
     let a = m.dram_cycles_at(r) + 1;
-    let e = a + c.dram.t_rcd as u64 + c.dram.t_cl as u64 + c.l2.line_bytes.div_ceil(c.dram.bytes_per_cycle) as u64;
+    let e = a
+        + c.dram.t_rcd as u64
+        + c.dram.t_cl as u64
+        + c.l2.line_bytes.div_ceil(c.dram.bytes_per_cycle) as u64;
     let mut cc = r;
     while m.dram_cycles_at(cc) < e {
         cc += 1;
@@ -95,11 +120,20 @@ fn cold_miss_then_l1_hit_then_l2_hit() {
     let expected = cold_miss_expected(&s.m, &c, t0);
     let l = s.latency(0, 1, &line_load(0x10000));
     assert_eq!(l, expected);
-    assert!((250..=290).contains(&l), "gtx480 cold miss ~265 cycles, got {l}");
+    assert!(
+        (250..=290).contains(&l),
+        "gtx480 cold miss ~265 cycles, got {l}"
+    );
     assert!(!s.m.busy());
     // Second load to the same line: L1 hit, exactly hit_latency.
     let info = s.m.issue(s.now, 0, 2, &line_load(0x10000)).unwrap();
-    assert_eq!(info, IssueInfo { transactions: 1, l1_hits: 1 });
+    assert_eq!(
+        info,
+        IssueInfo {
+            transactions: 1,
+            l1_hits: 1
+        }
+    );
     let t0 = s.now;
     s.drain();
     assert_eq!(s.finished(0, 2).unwrap() - t0, c.l1.hit_latency as u64);
@@ -107,9 +141,15 @@ fn cold_miss_then_l1_hit_then_l2_hit() {
     let l2 = s.latency(3, 3, &line_load(0x10000));
     assert_eq!(l2, 1 + 8 + 1 + 120 + 8 + 5);
     let st = s.m.stats();
-    assert_eq!((st.l1_load_accesses, st.l1_load_hits, st.l1_load_misses), (3, 1, 2));
+    assert_eq!(
+        (st.l1_load_accesses, st.l1_load_hits, st.l1_load_misses),
+        (3, 1, 2)
+    );
     assert_eq!((st.l2_accesses, st.l2_hits, st.l2_misses), (2, 1, 1));
-    assert_eq!((st.dram_reads, st.dram_read_bytes, st.dram_activates), (1, 128, 1));
+    assert_eq!(
+        (st.dram_reads, st.dram_read_bytes, st.dram_activates),
+        (1, 128, 1)
+    );
     assert_eq!(st.loads_completed, 3);
     assert_eq!(st.load_latency_sum, l + 20 + l2);
     assert_eq!((st.icnt_req_packets, st.icnt_req_bytes), (2, 16));
@@ -123,11 +163,17 @@ fn row_hit_is_faster_than_row_miss() {
     // A: channel 0, sub 0, DRAM bank 0, row 0 (chunk 0).
     let a = s.latency(0, 1, &line_load(0));
     // B: chunk 12 -> L2 bank 0 again, channel-local 512: same DRAM row (open).
-    assert_eq!((s.m.map.bank(12 * 256), s.m.map.dram_bank_row(12 * 256)), (0, (0, 0)));
+    assert_eq!(
+        (s.m.map.bank(12 * 256), s.m.map.dram_bank_row(12 * 256)),
+        (0, (0, 0))
+    );
     let b = s.latency(0, 2, &line_load(12 * 256));
     // C: channel-local page 16 -> DRAM bank 0, row 1 (conflict with the open row 0).
     let caddr = 6 * 256 * 8 * 16;
-    assert_eq!((s.m.map.bank(caddr), s.m.map.dram_bank_row(caddr)), (0, (0, 1)));
+    assert_eq!(
+        (s.m.map.bank(caddr), s.m.map.dram_bank_row(caddr)),
+        (0, (0, 1))
+    );
     let cl = s.latency(0, 3, &line_load(caddr));
     assert!(b < a && a < cl, "hit {b} closed {a} conflict {cl}");
     // Differences in DRAM clocks converted to core clocks (+-1 for phase).
@@ -135,7 +181,10 @@ fn row_hit_is_faster_than_row_miss() {
     assert!(((a - b) as f64 - to_core(c.dram.t_rcd)).abs() <= 1.0);
     assert!(((cl - b) as f64 - to_core(c.dram.t_rp + c.dram.t_rcd)).abs() <= 1.0);
     let st = s.m.stats();
-    assert_eq!((st.dram_row_hits, st.dram_row_misses, st.dram_precharges), (1, 2, 1));
+    assert_eq!(
+        (st.dram_row_hits, st.dram_row_misses, st.dram_precharges),
+        (1, 2, 1)
+    );
     assert!((st.row_buffer_hit_rate() - 1.0 / 3.0).abs() < 1e-9);
 }
 
@@ -145,20 +194,41 @@ fn mshr_merge_and_full_stalls() {
     let mut s = Sim::new(&c);
     s.step();
     // Two lines miss: 2 MSHRs.
-    let two = acc(StateSpace::Global, MemKind::Load, 4, 0b11, |l| 0x8000 + 4096 * l as u64);
-    assert_eq!(s.issue(0, 1, &two).unwrap(), IssueInfo { transactions: 2, l1_hits: 0 });
+    let two = acc(StateSpace::Global, MemKind::Load, 4, 0b11, |l| {
+        0x8000 + 4096 * l as u64
+    });
+    assert_eq!(
+        s.issue(0, 1, &two).unwrap(),
+        IssueInfo {
+            transactions: 2,
+            l1_hits: 0
+        }
+    );
     // A third line: no MSHR.
-    assert_eq!(s.issue(0, 2, &line_load(0x20000)), Err(MemStall::L1MshrFull));
+    assert_eq!(
+        s.issue(0, 2, &line_load(0x20000)),
+        Err(MemStall::L1MshrFull)
+    );
     // Merge into line 0x8000: allowed once (merge limit 2 counts the first request).
     assert!(s.issue(0, 3, &line_load(0x8000)).is_ok());
-    assert_eq!(s.issue(0, 4, &line_load(0x8000)), Err(MemStall::L1MshrMergeFull));
+    assert_eq!(
+        s.issue(0, 4, &line_load(0x8000)),
+        Err(MemStall::L1MshrMergeFull)
+    );
     // Other SMs are unaffected.
     assert!(s.issue(1, 5, &line_load(0x20000)).is_ok());
     s.drain();
     // The merged request completes with line 0x8000, no later than token 1 (two lines).
     assert!(s.finished(0, 3).unwrap() <= s.finished(0, 1).unwrap());
     let st = s.m.stats();
-    assert_eq!((st.stall_l1_mshr_full, st.stall_l1_merge_full, st.l1_mshr_merges), (1, 1, 1));
+    assert_eq!(
+        (
+            st.stall_l1_mshr_full,
+            st.stall_l1_merge_full,
+            st.l1_mshr_merges
+        ),
+        (1, 1, 1)
+    );
     // After the fill, a retry hits.
     assert_eq!(s.issue(0, 4, &line_load(0x8000)).unwrap().l1_hits, 1);
     assert_eq!(s.issue(0, 2, &line_load(0x20000)).unwrap().l1_hits, 0);
@@ -171,10 +241,17 @@ fn injection_queue_full_stall_and_oversized_instruction() {
     let c = cfg(&["icnt.queue=4"]);
     let mut s = Sim::new(&c);
     s.step();
-    let stride = |k: u64| acc(StateSpace::Global, MemKind::Store, 4, u32::MAX, move |l| k + 128 * l as u64);
+    let stride = |k: u64| {
+        acc(StateSpace::Global, MemKind::Store, 4, u32::MAX, move |l| {
+            k + 128 * l as u64
+        })
+    };
     // 32 packets into an empty 4-entry queue: accepted (no instruction can starve).
     assert_eq!(s.issue(0, 1, &stride(0)).unwrap().transactions, 32);
-    assert_eq!(s.issue(0, 2, &one(MemKind::Store, StateSpace::Global, 0x9000)), Err(MemStall::MissQueueFull));
+    assert_eq!(
+        s.issue(0, 2, &one(MemKind::Store, StateSpace::Global, 0x9000)),
+        Err(MemStall::MissQueueFull)
+    );
     assert_eq!(s.m.stats().stall_miss_queue_full, 1);
     s.drain();
     assert!(s.finished(0, 1).is_some());
@@ -182,7 +259,9 @@ fn injection_queue_full_stall_and_oversized_instruction() {
     let c = cfg(&["l1.mshrs=4"]);
     let mut s = Sim::new(&c);
     s.step();
-    let ld = acc(StateSpace::Global, MemKind::Load, 4, u32::MAX, |l| 0x40000 + 128 * l as u64);
+    let ld = acc(StateSpace::Global, MemKind::Load, 4, u32::MAX, |l| {
+        0x40000 + 128 * l as u64
+    });
     assert_eq!(s.issue(0, 7, &ld).unwrap().transactions, 32);
     s.drain();
     assert!(s.finished(0, 7).is_some());
@@ -195,7 +274,9 @@ fn stores_complete_at_l2_acceptance_and_global_store_evicts() {
     let mut s = Sim::new(&c);
     s.latency(0, 1, &line_load(0x1000));
     // Global store hitting L1: write-through, completes when delivered to L2 (1 + 8 + ser).
-    let st = acc(StateSpace::Global, MemKind::Store, 4, u32::MAX, |l| 0x1000 + 4 * l as u64);
+    let st = acc(StateSpace::Global, MemKind::Store, 4, u32::MAX, |l| {
+        0x1000 + 4 * l as u64
+    });
     let l = s.latency(0, 2, &st);
     assert_eq!(l, 1 + 8 + (8u32 + 128).div_ceil(32) as u64);
     // Write-evict: the next load misses L1 (and hits L2, where the store allocated/dirtied).
@@ -203,7 +284,9 @@ fn stores_complete_at_l2_acceptance_and_global_store_evicts() {
     assert_eq!(info.l1_hits, 0);
     s.drain();
     // Local store hit keeps the line.
-    let lo = acc(StateSpace::Local, MemKind::Load, 4, u32::MAX, |l| 0x2000 + 4 * l as u64);
+    let lo = acc(StateSpace::Local, MemKind::Load, 4, u32::MAX, |l| {
+        0x2000 + 4 * l as u64
+    });
     s.latency(0, 4, &lo);
     let mut lst = lo;
     lst.kind = MemKind::Store;
@@ -211,7 +294,14 @@ fn stores_complete_at_l2_acceptance_and_global_store_evicts() {
     assert_eq!(s.m.issue(s.now, 0, 6, &lo).unwrap().l1_hits, 1);
     s.drain();
     let stt = s.m.stats();
-    assert_eq!((stt.stores_completed, stt.l1_store_accesses, stt.l1_store_hits), (2, 2, 2));
+    assert_eq!(
+        (
+            stt.stores_completed,
+            stt.l1_store_accesses,
+            stt.l1_store_hits
+        ),
+        (2, 2, 2)
+    );
     assert!(!s.m.busy());
 }
 
@@ -222,16 +312,30 @@ fn dirty_l2_eviction_writes_dram() {
     let mut s = Sim::new(&c);
     s.latency(0, 1, &one(MemKind::Store, StateSpace::Global, 0x0));
     s.latency(0, 2, &one(MemKind::Store, StateSpace::Global, 0x4));
-    assert_eq!(s.m.stats().dram_write_bytes, 0, "write-back: nothing written yet");
+    assert_eq!(
+        s.m.stats().dram_write_bytes,
+        0,
+        "write-back: nothing written yet"
+    );
     // Same bank (chunk 12), different line: evicts the dirty line (1 dirty sector).
     assert_eq!(s.m.map.bank(12 * 256), 0);
-    s.latency(0, 3, &one(MemKind::Store, StateSpace::Global, 12 * 256 + 64));
+    s.latency(
+        0,
+        3,
+        &one(MemKind::Store, StateSpace::Global, 12 * 256 + 64),
+    );
     let st = s.m.stats();
-    assert_eq!((st.l2_writebacks, st.dram_writes, st.dram_write_bytes), (1, 1, 32));
+    assert_eq!(
+        (st.l2_writebacks, st.dram_writes, st.dram_write_bytes),
+        (1, 1, 32)
+    );
     // A load that misses and evicts the second dirty line: read 128 B, write 32 B more.
     s.latency(0, 4, &line_load(24 * 256));
     let st = s.m.stats();
-    assert_eq!((st.dram_read_bytes, st.dram_write_bytes, st.l2_writebacks), (128, 64, 2));
+    assert_eq!(
+        (st.dram_read_bytes, st.dram_write_bytes, st.l2_writebacks),
+        (128, 64, 2)
+    );
     // Partial line from a store: a load of its other sectors fetches only those.
     s.latency(0, 5, &one(MemKind::Store, StateSpace::Global, 36 * 256));
     s.latency(1, 6, &line_load(36 * 256));
@@ -254,7 +358,14 @@ fn atomics_bypass_l1_and_dirty_l2() {
     let l2 = s.latency(0, 2, &at);
     assert_eq!(l2, 1 + 8 + 2 + 120 + 8 + 2);
     let st = s.m.stats();
-    assert_eq!((st.atomics_completed, st.atomic_transactions, st.l1_load_accesses), (2, 2, 0));
+    assert_eq!(
+        (
+            st.atomics_completed,
+            st.atomic_transactions,
+            st.l1_load_accesses
+        ),
+        (2, 2, 0)
+    );
     assert_eq!((st.l2_hits, st.l2_misses), (1, 1));
 }
 
@@ -264,7 +375,13 @@ fn empty_mask_completes_immediately() {
     let mut s = Sim::new(&c);
     let mut a = line_load(0);
     a.mask = 0;
-    assert_eq!(s.issue(2, 9, &a).unwrap(), IssueInfo { transactions: 0, l1_hits: 0 });
+    assert_eq!(
+        s.issue(2, 9, &a).unwrap(),
+        IssueInfo {
+            transactions: 0,
+            l1_hits: 0
+        }
+    );
     assert_eq!(s.m.pop_completed(2), Some(9));
     assert!(!s.m.busy());
 }
@@ -279,12 +396,11 @@ fn stream(c: &GpuConfig, per_sm: u32) -> (MemStats, u64, Vec<(usize, u32, u64)>)
     let total = per_sm as usize * nsm as usize;
     while s.done.len() < total {
         s.step();
-        for sm in 0..nsm as usize {
-            if next[sm] < per_sm {
-                let k = next[sm] as u64;
-                let a = line_load((k * nsm + sm as u64) * 128);
-                if s.issue(sm, next[sm], &a).is_ok() {
-                    next[sm] += 1;
+        for (sm, k) in next.iter_mut().enumerate() {
+            if *k < per_sm {
+                let a = line_load((*k as u64 * nsm + sm as u64) * 128);
+                if s.issue(sm, *k, &a).is_ok() {
+                    *k += 1;
                 }
             }
         }
@@ -304,10 +420,16 @@ fn streaming_misses_saturate_dram_bandwidth() {
     let (st, cycles, _) = stream(&c, 400);
     let lines = 400 * 15;
     assert_eq!(st.dram_read_bytes, lines * 128);
-    let peak = c.dram.channels as f64 * c.dram.bytes_per_cycle as f64 * c.clocks.dram_mhz / c.clocks.core_mhz;
+    let peak = c.dram.channels as f64 * c.dram.bytes_per_cycle as f64 * c.clocks.dram_mhz
+        / c.clocks.core_mhz;
     let got = st.dram_read_bytes as f64 / cycles as f64;
     let eff = got / peak;
-    eprintln!("DRAM {got:.1} B/cycle of {peak:.1} ({:.1}%), row hit {:.3}, avg lat {:.1}", eff * 100.0, st.row_buffer_hit_rate(), st.avg_load_latency());
+    eprintln!(
+        "DRAM {got:.1} B/cycle of {peak:.1} ({:.1}%), row hit {:.3}, avg lat {:.1}",
+        eff * 100.0,
+        st.row_buffer_hit_rate(),
+        st.avg_load_latency()
+    );
     assert!(eff <= 1.0 + 1e-9, "faster than the bus: {eff}");
     assert!(eff > 0.8, "DRAM efficiency {eff}");
     assert!(st.row_buffer_hit_rate() > 0.8);
@@ -318,7 +440,8 @@ fn streaming_with_more_mshrs_approaches_peak() {
     // With enough misses in flight (Little's law) the DRAM bus, not the L1 MSHRs, limits.
     let c = cfg(&["l1.mshrs=64"]);
     let (st, cycles, _) = stream(&c, 400);
-    let peak = c.dram.channels as f64 * c.dram.bytes_per_cycle as f64 * c.clocks.dram_mhz / c.clocks.core_mhz;
+    let peak = c.dram.channels as f64 * c.dram.bytes_per_cycle as f64 * c.clocks.dram_mhz
+        / c.clocks.core_mhz;
     let eff = st.dram_read_bytes as f64 / cycles as f64 / peak;
     eprintln!("64 MSHRs: DRAM efficiency {:.1}%", eff * 100.0);
     assert!(eff > 0.9 && eff <= 1.0, "DRAM efficiency {eff}");
