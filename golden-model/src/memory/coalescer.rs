@@ -60,6 +60,13 @@ impl Coalesced {
     }
 
     fn add(&mut self, line_addr: u64, sectors: u32) {
+        // Fast path: consecutive lanes usually touch the line added last.
+        if self.n > 0 && self.tx[self.n - 1].line_addr == line_addr {
+            let t = &mut self.tx[self.n - 1];
+            t.sectors |= sectors;
+            t.lanes += 1;
+            return;
+        }
         for t in &mut self.tx[..self.n] {
             if t.line_addr == line_addr {
                 t.sectors |= sectors;
@@ -90,12 +97,25 @@ fn sector_mask(lo: u64, hi: u64) -> u32 {
 /// two between 32 and 1024 (at most 32 sectors per line). Lanes not in `access.mask` are
 /// ignored; a lane with `bytes == 0` counts as touching one byte.
 pub fn coalesce(access: &MemAccess, line_bytes: u32) -> Coalesced {
+    let mut out = Coalesced::default();
+    coalesce_into(access, line_bytes, &mut out);
+    out
+}
+
+impl Default for Coalesced {
+    fn default() -> Self {
+        Coalesced {
+            n: 0,
+            tx: [Transaction::default(); MAX_TRANSACTIONS],
+        }
+    }
+}
+
+/// [`coalesce`] into an existing buffer (no copy of the result).
+pub fn coalesce_into(access: &MemAccess, line_bytes: u32, out: &mut Coalesced) {
     debug_assert!(line_bytes.is_power_of_two() && (32..=1024).contains(&line_bytes));
     let line = line_bytes as u64;
-    let mut out = Coalesced {
-        n: 0,
-        tx: [Transaction::default(); MAX_TRANSACTIONS],
-    };
+    out.n = 0;
     let size = access.bytes.max(1) as u64;
     let mut mask = access.mask;
     while mask != 0 {
@@ -104,6 +124,11 @@ pub fn coalesce(access: &MemAccess, line_bytes: u32) -> Coalesced {
         let first = access.addrs[lane];
         let last = first.saturating_add(size - 1);
         let mut line_addr = first & !(line - 1);
+        if last - line_addr < line {
+            // common case: the lane stays inside one line
+            out.add(line_addr, sector_mask(first - line_addr, last - line_addr));
+            continue;
+        }
         // A lane touches at most 2 lines while bytes <= line_bytes (always true for PTX:
         // at most 16 bytes per lane); larger spans are clipped to two lines.
         for _ in 0..2 {
@@ -116,7 +141,6 @@ pub fn coalesce(access: &MemAccess, line_bytes: u32) -> Coalesced {
             line_addr += line;
         }
     }
-    out
 }
 
 #[cfg(test)]

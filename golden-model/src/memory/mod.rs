@@ -71,7 +71,7 @@ use crate::exec::{MemAccess, MemKind};
 use crate::ptx::ir::StateSpace;
 
 use cache::{MshrIdx, MshrTable, TagArray};
-use coalescer::{coalesce, SECTOR_BYTES};
+use coalescer::{coalesce_into, SECTOR_BYTES};
 use dram::Channel;
 use icnt::{Crossbar, Packet, PacketKind};
 use l2::{AddrMap, L2Bank};
@@ -123,6 +123,23 @@ struct SmMem {
     instrs: Vec<Instr>,
     free_slots: Vec<u32>,
     completed: VecDeque<u32>,
+    /// The last rejected access and its transactions (always `Some` between calls).
+    retry: Option<Box<Retry>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Retry {
+    valid: bool,
+    access: MemAccess,
+    co: coalescer::Coalesced,
+}
+
+fn same_access(a: &MemAccess, b: &MemAccess) -> bool {
+    a.mask == b.mask
+        && a.bytes == b.bytes
+        && a.kind == b.kind
+        && a.space == b.space
+        && a.addrs == b.addrs
 }
 
 /// The memory hierarchy of the whole GPU (all SMs' L1s, the network, L2 and DRAM).
@@ -189,6 +206,7 @@ impl MemoryHierarchy {
                 instrs: Vec::with_capacity(64),
                 free_slots: Vec::with_capacity(64),
                 completed: VecDeque::with_capacity(64),
+                retry: Some(Box::default()),
             })
             .collect();
         let map = AddrMap::new(cfg);
@@ -235,7 +253,10 @@ impl MemoryHierarchy {
 
     /// DRAM cycles due by the end of core cycle `t`.
     pub fn dram_cycles_at(&self, t: u64) -> u64 {
-        ((t as u128 * self.dram_khz as u128) / self.core_khz as u128) as u64
+        match t.checked_mul(self.dram_khz) {
+            Some(x) => x / self.core_khz,
+            None => ((t as u128 * self.dram_khz as u128) / self.core_khz as u128) as u64,
+        }
     }
 
     fn schedule(&mut self, t: u64, e: Event) {
@@ -303,7 +324,27 @@ impl MemoryHierarchy {
         token: u32,
         access: &MemAccess,
     ) -> Result<IssueInfo, MemStall> {
-        let co = coalesce(access, self.line_bytes);
+        // A rejected instruction is usually retried unchanged every cycle: keep its
+        // coalescing result (boxed, so taking it out and back is a pointer move).
+        let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
+        if !(retry.valid && same_access(&retry.access, access)) {
+            retry.access = *access;
+            coalesce_into(access, self.line_bytes, &mut retry.co);
+        }
+        let r = self.issue_coalesced(now, sm, token, access, &retry.co);
+        retry.valid = r.is_err();
+        self.sms[sm].retry = Some(retry);
+        r
+    }
+
+    fn issue_coalesced(
+        &mut self,
+        now: u64,
+        sm: usize,
+        token: u32,
+        access: &MemAccess,
+        co: &coalescer::Coalesced,
+    ) -> Result<IssueInfo, MemStall> {
         let n = co.len() as u32;
         if co.is_empty() {
             self.stats.instructions += 1;

@@ -457,3 +457,35 @@ fn deterministic() {
     assert_eq!(a.2, b.2);
     assert!(a.0.loads_completed == 900);
 }
+
+/// Throughput of the model itself (not a pass/fail test): `cargo test -p warpforge-model
+/// memory_speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn memory_speed() {
+    let c = cfg(&[]);
+    let t = std::time::Instant::now();
+    let (st, cycles, done) = stream(&c, 4000);
+    let secs = t.elapsed().as_secs_f64();
+    let total = done.iter().map(|d| d.2).max().unwrap();
+    eprintln!(
+        "{} loads, {total} cycles ({cycles} steady) in {secs:.3}s: {:.0} cycles/s",
+        st.loads_completed,
+        total as f64 / secs
+    );
+}
+
+#[test]
+#[ignore]
+fn memory_speed_idle() {
+    let c = cfg(&[]);
+    let mut m = MemoryHierarchy::new(&c);
+    let t = std::time::Instant::now();
+    for now in 0..10_000_000 {
+        m.cycle(now);
+    }
+    eprintln!(
+        "idle: {:.1} ns/cycle",
+        t.elapsed().as_secs_f64() * 1e9 / 1e7
+    );
+}
