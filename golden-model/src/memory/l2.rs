@@ -150,7 +150,7 @@ impl L2Bank {
             fetch: vec![0; c.mshrs as usize],
             input: VecDeque::with_capacity(q + 1),
             replies: VecDeque::with_capacity(q + c.mshrs as usize * c.mshr_merge as usize),
-            to_dram: VecDeque::with_capacity(2 * cfg.dram.queue as usize + 8),
+            to_dram: VecDeque::with_capacity(cfg.dram.queue as usize + c.mshrs as usize + 1),
             full: if sectors >= 32 {
                 u32::MAX
             } else {

@@ -370,6 +370,24 @@ fn atomics_bypass_l1_and_dirty_l2() {
 }
 
 #[test]
+fn fx5800_preset_runs_and_bad_line_sizes_are_rejected() {
+    let c = GpuConfig::preset("fx5800", &[]).unwrap();
+    let mut s = Sim::new(&c);
+    s.step();
+    let expected = cold_miss_expected(&s.m, &c, s.now);
+    // 64 B lines: a 128 B warp access is 2 transactions on 2 L2 banks, both cold.
+    let l = s.latency(0, 1, &line_load(0x4000));
+    assert!(l >= expected, "{l} < {expected}");
+    let st = s.m.stats();
+    assert_eq!(
+        (st.transactions, st.l2_misses, st.dram_read_bytes),
+        (2, 2, 128)
+    );
+    let e = GpuConfig::preset("gtx480", &["l1.line_bytes=64".into()]).unwrap_err();
+    assert!(e.to_string().contains("l1.line_bytes"), "{e}");
+}
+
+#[test]
 fn empty_mask_completes_immediately() {
     let c = cfg(&[]);
     let mut s = Sim::new(&c);
