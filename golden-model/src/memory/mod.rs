@@ -49,12 +49,25 @@
 //! c       = min { c : D(c) >= e }
 //! done    = c + dram.ctrl_latency + icnt.latency + ceil((8 + line_bytes) / icnt.bytes_per_cycle)
 //! ```
-//! On gtx480 that is ~265 core cycles; an L2 hit is `1 + 9 + 120 + 13 = 143`.
-//! Stores complete when their last packet is delivered to its L2 bank.
+//! On gtx480 that is 265 core cycles (±1 with the DRAM clock phase): 10 to reach the L2
+//! bank, 120 L2 pipeline, 28 DRAM clocks (~22 core) for ACT-tRCD-READ-tCL-burst, 100
+//! controller, 13 back. An L2 hit is `1 + 9 + 120 + 13 = 143`, an L1 hit `l1.hit_latency`.
+//! Stores complete when their last packet is delivered to its L2 bank (`1 + 8 + ser`).
 //!
 //! # Determinism and speed
 //! No hash maps; events are ordered by (cycle, sequence number). Queues are preallocated;
-//! `cycle` returns at once when nothing is in flight.
+//! `cycle` returns at once when nothing is in flight and only visits the SM queues / L2
+//! banks when they hold something. A rejected instruction's coalescing is reused on retry.
+//!
+//! # Limitations (not modelled)
+//! - `l1.banks`, L1 port conflicts and the L1 tag-lookup bandwidth (the SM charges
+//!   `transactions * lsu_ii` LSU cycles); the SM reply port never back-pressures L2.
+//! - Clock domains other than core and DRAM: `icnt_mhz` and `l2_mhz` are taken equal to
+//!   `core_mhz` (true for both presets).
+//! - No write acknowledgements, no coherence (atomics do not invalidate L1; a fill may
+//!   re-insert a line a store evicted while the fill was in flight).
+//! - DRAM: no refresh, tWR/tWTR/tRTP/tFAW, read/write turnaround or bank groups; the
+//!   controller latency is charged on the return path only.
 
 pub mod cache;
 pub mod coalescer;
