@@ -272,17 +272,28 @@ impl GpuConfig {
                     "must be a multiple of assoc * line_bytes",
                 );
             }
-            // The L2 is checked per bank below.
+            // L2: the per-bank set count is checked below (768 KB / 12 banks is 64 sets each,
+            // but 768 sets in total is not a power of two).
             let sets = c.size_bytes / (c.assoc * c.line_bytes);
             if name == "l1" && (sets == 0 || !sets.is_power_of_two()) {
-                return bad(
-                    &format!("{name}.size_bytes"),
-                    "must give a power-of-two number of sets",
-                );
+                return bad(&format!("{name}.size_bytes"), "must give a power-of-two number of sets");
             }
             if c.mshrs == 0 || c.mshr_merge == 0 {
                 return bad(&format!("{name}.mshrs"), "must be positive");
             }
+            // memory model limits: MSHR ids are 16-bit, sector masks 32-bit (32 B sectors)
+            if c.mshrs > 4096 {
+                return bad(&format!("{name}.mshrs"), "must be at most 4096");
+            }
+            if c.line_bytes > 1024 {
+                return bad(&format!("{name}.line_bytes"), "must be at most 1024");
+            }
+        }
+        if self.l1.line_bytes != self.l2.line_bytes {
+            return bad("l1.line_bytes", "must equal l2.line_bytes (the memory model moves whole lines)");
+        }
+        if self.l2.banks > 4096 || self.dram.channels > 4096 {
+            return bad("l2.banks/dram.channels", "must be at most 4096");
         }
         if self.l2.banks == 0 || self.l2.size_bytes % self.l2.banks != 0 {
             return bad("l2.banks", "must be positive and divide l2.size_bytes");

@@ -1,1 +1,708 @@
-//! Memory hierarchy timing model. (Placeholder: lands next.)
+//! Timing model of the memory hierarchy: coalescer, per-SM L1, SM <-> L2 crossbar, L2 banks
+//! (memory sub-partitions) and DRAM channels. Timing only: the functional model has already
+//! moved the data; this model decides when each warp memory instruction completes.
+//!
+//! Modules, one job each: [`coalescer`] (lanes -> line transactions), [`cache`] (tag array
+//! with LRU, MSHR table), [`icnt`] (port bandwidth + latency, packet format), [`l2`] (address
+//! map, L2 bank), [`dram`] (channel controller), [`stats`] (counters).
+//!
+//! # Calling convention
+//! Per core cycle `t`: `cycle(t)` first, then for each SM `pop_completed` until `None` and
+//! `issue(t, ..)` for new instructions. An event due at `t` is processed by `cycle(t)`, so an
+//! L1 hit issued at `t` is popped after `cycle(t + l1.hit_latency)`: its latency is exactly
+//! `hit_latency`. Cycles may be skipped while `busy()` is false.
+//!
+//! # L1 (per SM, Fermi-like)
+//! - Global and local loads allocate on miss. A miss merges into an outstanding MSHR for the
+//!   same line (up to `l1.mshr_merge` requests per entry) or takes a new entry. The fetch
+//!   granularity is the whole line (seed 001 [L392]: an L1 miss sends a full-block fill
+//!   request); the transaction's touched sectors decide a hit (all touched sectors valid).
+//! - Global stores: write-through, write-no-allocate, write-evict on hit. Local stores:
+//!   write-through, no allocate, a hit updates the line (it stays valid). No write-back L1.
+//! - Atomics bypass L1 (no lookup, no invalidate) and are performed at L2.
+//! - `issue` is all-or-nothing: it fails with [`MemStall::L1MshrMergeFull`] if a missing line's
+//!   MSHR has no merge slot, [`MemStall::L1MshrFull`] if there are not enough free MSHRs for
+//!   the new missing lines, [`MemStall::MissQueueFull`] if the SM's injection queue
+//!   (`icnt.queue` packets) has no room for all new packets. Exceptions so that no
+//!   instruction can be rejected forever: an empty injection queue accepts any number of
+//!   packets, and an instruction needing more new MSHRs than the table holds is accepted when
+//!   the table is empty, its excess misses going to L2 without L1 allocation (only possible
+//!   with misaligned lane accesses or `l1.mshrs < 32`).
+//! - An instruction with no active lane completes at once (`transactions == 0`).
+//!
+//! # Network, L2, DRAM
+//! See [`icnt`], [`l2`], [`dram`]. Requests are 8 B (+ data for stores and atomics),
+//! replies 8 B + the requested sectors. An L2 bank's input queue holds at most
+//! `icnt.queue + l2.hit_latency` requests (in flight or in the L2 pipeline); an SM whose head
+//! packet targets a full bank waits (head-of-line). DRAM runs at `clocks.dram_mhz`: the DRAM
+//! cycles due by core cycle `t` are `D(t) = floor(t * dram_khz / core_khz)` (integer kHz),
+//! and `cycle(t)` ticks DRAM cycles `D(t-1)+1 ..= D(t)`. A read whose last data beat is at
+//! DRAM cycle `e` returns in the first core cycle `c` with `D(c) >= e`; the L2 fill happens
+//! `dram.ctrl_latency` core cycles later.
+//!
+//! # Cold-miss load latency (idle system, 1 transaction, issued at `t0`)
+//! ```text
+//! deliver = t0 + 1 + icnt.latency + ceil(8 / icnt.bytes_per_cycle)       (depart next cycle)
+//! R       = deliver + l2.hit_latency                                     (L2 tag lookup: miss)
+//! a       = D(R) + 1                                                      (ACT, DRAM clock)
+//! e       = a + tRCD + tCL + ceil(line_bytes / dram.bytes_per_cycle)     (last data beat)
+//! c       = min { c : D(c) >= e }
+//! done    = c + dram.ctrl_latency + icnt.latency + ceil((8 + line_bytes) / icnt.bytes_per_cycle)
+//! ```
+//! On gtx480 that is 265 core cycles (±1 with the DRAM clock phase): 10 to reach the L2
+//! bank, 120 L2 pipeline, 28 DRAM clocks (~22 core) for ACT-tRCD-READ-tCL-burst, 100
+//! controller, 13 back. An L2 hit is `1 + 9 + 120 + 13 = 143`, an L1 hit `l1.hit_latency`.
+//! Stores complete when their last packet is delivered to its L2 bank (`1 + 8 + ser`).
+//!
+//! # Determinism and speed
+//! No hash maps; events are ordered by (cycle, sequence number). Queues are preallocated;
+//! `cycle` returns at once when nothing is in flight and only visits the SM queues / L2
+//! banks when they hold something. A rejected instruction's coalescing is reused on retry.
+//!
+//! # Limitations (not modelled)
+//! - `l1.banks`, L1 port conflicts and the L1 tag-lookup bandwidth (the SM charges
+//!   `transactions * lsu_ii` LSU cycles); the SM reply port never back-pressures L2.
+//! - Clock domains other than core and DRAM: `icnt_mhz` and `l2_mhz` are taken equal to
+//!   `core_mhz` (true for both presets).
+//! - No write acknowledgements, no coherence (atomics do not invalidate L1; a fill may
+//!   re-insert a line a store evicted while the fill was in flight).
+//! - DRAM: no refresh, tWR/tWTR/tRTP/tFAW, read/write turnaround or bank groups; the
+//!   controller latency is charged on the return path only.
+
+pub mod cache;
+pub mod coalescer;
+pub mod dram;
+pub mod icnt;
+pub mod l2;
+pub mod stats;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::config::GpuConfig;
+use crate::exec::{MemAccess, MemKind};
+use crate::ptx::ir::StateSpace;
+
+use cache::{MshrIdx, MshrTable, TagArray};
+use coalescer::{coalesce_into, SECTOR_BYTES};
+use dram::Channel;
+use icnt::{Crossbar, Packet, PacketKind};
+use l2::{AddrMap, L2Bank};
+pub use stats::MemStats;
+
+/// What `issue` accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IssueInfo {
+    /// Line transactions generated (the LSU is busy `transactions * lsu_ii` cycles).
+    pub transactions: u32,
+    /// Of those, L1 hits.
+    pub l1_hits: u32,
+}
+
+/// Why `issue` refused an instruction (nothing was changed; retry later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemStall {
+    /// Not enough free L1 MSHR entries for the instruction's new missing lines.
+    L1MshrFull,
+    /// A missing line's L1 MSHR entry has no merge slot left.
+    L1MshrMergeFull,
+    /// The SM's injection queue to the network has no room for the instruction's packets.
+    MissQueueFull,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// One transaction of instruction `slot` of SM `sm` is done.
+    TxDone { sm: u16, slot: u32 },
+    /// A fill reply reached L1 MSHR `mshr` of SM `sm`.
+    L1Fill { sm: u16, mshr: MshrIdx },
+    /// DRAM data for MSHR `mshr` of L2 bank `bank` reaches the bank.
+    L2Fill { bank: u16, mshr: MshrIdx },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Instr {
+    token: u32,
+    remaining: u32,
+    issued: u64,
+    kind: MemKind,
+}
+
+#[derive(Debug, Clone)]
+struct SmMem {
+    l1: TagArray,
+    mshr: MshrTable<u32>,
+    inject: VecDeque<Packet>,
+    instrs: Vec<Instr>,
+    free_slots: Vec<u32>,
+    completed: VecDeque<u32>,
+    /// The last rejected access and its transactions (always `Some` between calls).
+    retry: Option<Box<Retry>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Retry {
+    valid: bool,
+    access: MemAccess,
+    co: coalescer::Coalesced,
+}
+
+fn same_access(a: &MemAccess, b: &MemAccess) -> bool {
+    a.mask == b.mask
+        && a.bytes == b.bytes
+        && a.kind == b.kind
+        && a.space == b.space
+        && a.addrs == b.addrs
+}
+
+/// The memory hierarchy of the whole GPU (all SMs' L1s, the network, L2 and DRAM).
+#[derive(Debug, Clone)]
+pub struct MemoryHierarchy {
+    line_bytes: u32,
+    line_shift: u32,
+    full_sectors: u32,
+    l1_hit_latency: u64,
+    l2_latency: u64,
+    inject_cap: usize,
+    bank_in_cap: usize,
+    reply_cap: usize,
+    dram_cap: usize,
+    ctrl_latency: u64,
+    core_khz: u64,
+    dram_khz: u64,
+    dram_now: u64,
+    map: AddrMap,
+    xbar: Crossbar,
+    sms: Vec<SmMem>,
+    banks: Vec<L2Bank>,
+    bank_channel: Vec<u16>,
+    channels: Vec<Channel>,
+    events: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    seq: u64,
+    /// Warp instructions accepted and not completed.
+    pending_instrs: u64,
+    /// Packets in SM injection queues.
+    injected: u64,
+    /// Items in L2 banks' queues (input, replies, to_dram) plus busy L2 MSHRs' fetches.
+    l2_items: u64,
+    stats: MemStats,
+    scratch_done: Vec<(u16, u16)>,
+    scratch_l1: Vec<u32>,
+    scratch_l2: Vec<Packet>,
+}
+
+fn khz(mhz: f64) -> u64 {
+    ((mhz * 1000.0).round() as u64).max(1)
+}
+
+impl MemoryHierarchy {
+    pub fn new(cfg: &GpuConfig) -> MemoryHierarchy {
+        let nsm = cfg.sm.count as usize;
+        let nbanks = cfg.l2.banks as usize;
+        let l1 = &cfg.l1;
+        let line_bytes = l1.line_bytes;
+        assert!(
+            line_bytes <= 1024,
+            "l1.line_bytes above 1024 is not supported"
+        );
+        assert_eq!(
+            cfg.l2.line_bytes, line_bytes,
+            "L1 and L2 line sizes must match"
+        );
+        let l1_sets = (l1.size_bytes / (l1.assoc * l1.line_bytes)) as usize;
+        let inject_cap = cfg.icnt.queue as usize;
+        let sms = (0..nsm)
+            .map(|_| SmMem {
+                l1: TagArray::new(l1_sets, l1.assoc as usize),
+                mshr: MshrTable::new(l1.mshrs as usize, l1.mshr_merge as usize),
+                inject: VecDeque::with_capacity(inject_cap.max(coalescer::MAX_TRANSACTIONS)),
+                instrs: Vec::with_capacity(64),
+                free_slots: Vec::with_capacity(64),
+                completed: VecDeque::with_capacity(64),
+                retry: Some(Box::default()),
+            })
+            .collect();
+        let map = AddrMap::new(cfg);
+        let banks: Vec<L2Bank> = (0..nbanks).map(|b| L2Bank::new(b as u16, cfg)).collect();
+        let bank_channel = (0..nbanks).map(|b| map.channel_of_bank(b) as u16).collect();
+        let sectors = line_bytes / SECTOR_BYTES;
+        MemoryHierarchy {
+            line_bytes,
+            line_shift: line_bytes.trailing_zeros(),
+            full_sectors: if sectors >= 32 {
+                u32::MAX
+            } else {
+                (1 << sectors) - 1
+            },
+            l1_hit_latency: l1.hit_latency as u64,
+            l2_latency: cfg.l2.hit_latency as u64,
+            inject_cap,
+            bank_in_cap: cfg.icnt.queue as usize + cfg.l2.hit_latency as usize,
+            reply_cap: cfg.icnt.queue as usize,
+            dram_cap: cfg.dram.queue as usize,
+            ctrl_latency: cfg.dram.ctrl_latency as u64,
+            core_khz: khz(cfg.clocks.core_mhz),
+            dram_khz: khz(cfg.clocks.dram_mhz),
+            dram_now: 0,
+            map,
+            xbar: Crossbar::new(nsm, nbanks, cfg.icnt.latency, cfg.icnt.bytes_per_cycle),
+            sms,
+            banks,
+            bank_channel,
+            channels: (0..cfg.dram.channels)
+                .map(|_| Channel::new(&cfg.dram))
+                .collect(),
+            events: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            pending_instrs: 0,
+            injected: 0,
+            l2_items: 0,
+            stats: MemStats::default(),
+            scratch_done: Vec::with_capacity(16),
+            scratch_l1: Vec::with_capacity(l1.mshr_merge as usize),
+            scratch_l2: Vec::with_capacity(cfg.l2.mshr_merge as usize),
+        }
+    }
+
+    /// DRAM cycles due by the end of core cycle `t`.
+    pub fn dram_cycles_at(&self, t: u64) -> u64 {
+        match t.checked_mul(self.dram_khz) {
+            Some(x) => x / self.core_khz,
+            None => ((t as u128 * self.dram_khz as u128) / self.core_khz as u128) as u64,
+        }
+    }
+
+    fn schedule(&mut self, t: u64, e: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((t, self.seq, e)));
+    }
+
+    fn alloc_instr(&mut self, sm: usize, ins: Instr) -> u32 {
+        self.pending_instrs += 1;
+        let s = &mut self.sms[sm];
+        match s.free_slots.pop() {
+            Some(i) => {
+                s.instrs[i as usize] = ins;
+                i
+            }
+            None => {
+                s.instrs.push(ins);
+                (s.instrs.len() - 1) as u32
+            }
+        }
+    }
+
+    fn tx_done(&mut self, now: u64, sm: usize, slot: u32) {
+        let s = &mut self.sms[sm];
+        let ins = &mut s.instrs[slot as usize];
+        ins.remaining -= 1;
+        if ins.remaining > 0 {
+            return;
+        }
+        let ins = *ins;
+        s.free_slots.push(slot);
+        s.completed.push_back(ins.token);
+        self.pending_instrs -= 1;
+        match ins.kind {
+            MemKind::Load => {
+                self.stats.loads_completed += 1;
+                self.stats.load_latency_sum += now - ins.issued;
+            }
+            MemKind::Atomic => {
+                self.stats.atomics_completed += 1;
+                self.stats.load_latency_sum += now - ins.issued;
+            }
+            MemKind::Store => self.stats.stores_completed += 1,
+        }
+    }
+
+    fn packet(&self, kind: PacketKind, sm: usize, line_addr: u64, sectors: u32, id: u32) -> Packet {
+        Packet {
+            kind,
+            sm: sm as u16,
+            bank: self.map.bank(line_addr) as u16,
+            line_addr,
+            sectors,
+            id,
+        }
+    }
+
+    /// Try to start one warp memory instruction of SM `sm` (space Global or Local; any other
+    /// space is treated as Global). All-or-nothing: either every transaction is accepted this
+    /// cycle (`Ok`) or none is and the SM retries later (`Err`).
+    pub fn issue(
+        &mut self,
+        now: u64,
+        sm: usize,
+        token: u32,
+        access: &MemAccess,
+    ) -> Result<IssueInfo, MemStall> {
+        // A rejected instruction is usually retried unchanged every cycle: keep its
+        // coalescing result (boxed, so taking it out and back is a pointer move).
+        let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
+        if !(retry.valid && same_access(&retry.access, access)) {
+            retry.access = *access;
+            coalesce_into(access, self.line_bytes, &mut retry.co);
+        }
+        let r = self.issue_coalesced(now, sm, token, access, &retry.co);
+        retry.valid = r.is_err();
+        self.sms[sm].retry = Some(retry);
+        r
+    }
+
+    fn issue_coalesced(
+        &mut self,
+        now: u64,
+        sm: usize,
+        token: u32,
+        access: &MemAccess,
+        co: &coalescer::Coalesced,
+    ) -> Result<IssueInfo, MemStall> {
+        let n = co.len() as u32;
+        if co.is_empty() {
+            self.stats.instructions += 1;
+            self.sms[sm].completed.push_back(token);
+            return Ok(IssueInfo {
+                transactions: 0,
+                l1_hits: 0,
+            });
+        }
+        let s = &self.sms[sm];
+        let queue_room =
+            |new: usize| s.inject.is_empty() || s.inject.len() + new <= self.inject_cap;
+        match access.kind {
+            MemKind::Load => {
+                // feasibility (no mutation)
+                let mut new_lines = 0usize;
+                for t in co.iter() {
+                    let set = s.l1.set_of(t.line_addr >> self.line_shift);
+                    if let Some(i) = s.l1.probe(set, t.line_addr) {
+                        if s.l1.valid_sectors(i) & t.sectors == t.sectors {
+                            continue;
+                        }
+                    }
+                    match s.mshr.find(t.line_addr) {
+                        Some(m) if !s.mshr.can_merge(m) => {
+                            self.stats.stall_l1_merge_full += 1;
+                            return Err(MemStall::L1MshrMergeFull);
+                        }
+                        Some(_) => {}
+                        None => new_lines += 1,
+                    }
+                }
+                if new_lines > s.mshr.free() && s.mshr.used() > 0 {
+                    self.stats.stall_l1_mshr_full += 1;
+                    return Err(MemStall::L1MshrFull);
+                }
+                if !queue_room(new_lines) {
+                    self.stats.stall_miss_queue_full += 1;
+                    return Err(MemStall::MissQueueFull);
+                }
+                // commit
+                let slot = self.alloc_instr(
+                    sm,
+                    Instr {
+                        token,
+                        remaining: n,
+                        issued: now,
+                        kind: MemKind::Load,
+                    },
+                );
+                let mut hits = 0;
+                for t in co.iter() {
+                    self.stats.l1_load_accesses += 1;
+                    let s = &mut self.sms[sm];
+                    let set = s.l1.set_of(t.line_addr >> self.line_shift);
+                    if let Some(i) = s.l1.probe(set, t.line_addr) {
+                        if s.l1.valid_sectors(i) & t.sectors == t.sectors {
+                            s.l1.touch(i);
+                            hits += 1;
+                            self.stats.l1_load_hits += 1;
+                            self.schedule(
+                                now + self.l1_hit_latency,
+                                Event::TxDone {
+                                    sm: sm as u16,
+                                    slot,
+                                },
+                            );
+                            continue;
+                        }
+                    }
+                    self.stats.l1_load_misses += 1;
+                    if let Some(m) = s.mshr.find(t.line_addr) {
+                        s.mshr.merge(m, slot);
+                        self.stats.l1_mshr_merges += 1;
+                    } else if !s.mshr.is_full() {
+                        let m = s.mshr.allocate(t.line_addr, slot);
+                        let p = self.packet(
+                            PacketKind::Load,
+                            sm,
+                            t.line_addr,
+                            self.full_sectors,
+                            m as u32,
+                        );
+                        self.sms[sm].inject.push_back(p);
+                        self.injected += 1;
+                    } else {
+                        let p =
+                            self.packet(PacketKind::LoadBypass, sm, t.line_addr, t.sectors, slot);
+                        self.sms[sm].inject.push_back(p);
+                        self.injected += 1;
+                    }
+                }
+                self.stats.instructions += 1;
+                self.stats.transactions += n as u64;
+                Ok(IssueInfo {
+                    transactions: n,
+                    l1_hits: hits,
+                })
+            }
+            MemKind::Store | MemKind::Atomic => {
+                if !queue_room(co.len()) {
+                    self.stats.stall_miss_queue_full += 1;
+                    return Err(MemStall::MissQueueFull);
+                }
+                let kind = access.kind;
+                let slot = self.alloc_instr(
+                    sm,
+                    Instr {
+                        token,
+                        remaining: n,
+                        issued: now,
+                        kind,
+                    },
+                );
+                let local = access.space == StateSpace::Local;
+                for t in co.iter() {
+                    let pk = if kind == MemKind::Store {
+                        self.stats.l1_store_accesses += 1;
+                        let s = &mut self.sms[sm];
+                        let set = s.l1.set_of(t.line_addr >> self.line_shift);
+                        if let Some(i) = s.l1.probe(set, t.line_addr) {
+                            self.stats.l1_store_hits += 1;
+                            if local {
+                                s.l1.touch(i);
+                            } else {
+                                s.l1.invalidate(i);
+                            }
+                        }
+                        PacketKind::Store
+                    } else {
+                        self.stats.atomic_transactions += 1;
+                        PacketKind::Atomic
+                    };
+                    let p = self.packet(pk, sm, t.line_addr, t.sectors, slot);
+                    self.sms[sm].inject.push_back(p);
+                    self.injected += 1;
+                }
+                self.stats.instructions += 1;
+                self.stats.transactions += n as u64;
+                Ok(IssueInfo {
+                    transactions: n,
+                    l1_hits: 0,
+                })
+            }
+        }
+    }
+
+    /// Anything still in flight anywhere?
+    pub fn busy(&self) -> bool {
+        self.pending_instrs > 0
+            || !self.events.is_empty()
+            || self.injected > 0
+            || self.l2_items > 0
+            || self.channels.iter().any(|c| c.busy())
+    }
+
+    /// Pop the token of a warp instruction that has completed (loads/atomics: all data back;
+    /// stores: all transactions accepted by L2). Call until `None` each cycle.
+    pub fn pop_completed(&mut self, sm: usize) -> Option<u32> {
+        self.sms[sm].completed.pop_front()
+    }
+
+    /// Cumulative statistics.
+    pub fn stats(&self) -> MemStats {
+        let mut s = self.stats;
+        for c in &self.channels {
+            let d = &c.counters;
+            s.dram_reads += d.reads;
+            s.dram_writes += d.writes;
+            s.dram_read_bytes += d.read_bytes;
+            s.dram_write_bytes += d.write_bytes;
+            s.dram_row_hits += d.row_hits;
+            s.dram_row_misses += d.row_misses;
+            s.dram_activates += d.activates;
+            s.dram_precharges += d.precharges;
+        }
+        s
+    }
+
+    /// Advance one core cycle.
+    pub fn cycle(&mut self, now: u64) {
+        let target = self.dram_cycles_at(now);
+        if !self.busy() {
+            self.dram_now = self.dram_now.max(target);
+            return;
+        }
+        self.dram(now, target);
+        self.process_events(now);
+        if self.l2_items > 0 {
+            self.l2_banks(now);
+        }
+        if self.injected > 0 {
+            self.inject(now);
+        }
+    }
+
+    fn dram(&mut self, now: u64, target: u64) {
+        let from = self.dram_now + 1;
+        self.dram_now = self.dram_now.max(target);
+        let mut done = std::mem::take(&mut self.scratch_done);
+        for ch in self.channels.iter_mut() {
+            if !ch.busy() {
+                continue;
+            }
+            for d in from..=target {
+                ch.tick(d, &mut done);
+            }
+        }
+        for &(bank, mshr) in &done {
+            self.schedule(now + self.ctrl_latency, Event::L2Fill { bank, mshr });
+        }
+        done.clear();
+        self.scratch_done = done;
+    }
+
+    fn process_events(&mut self, now: u64) {
+        while let Some(&Reverse((t, _, e))) = self.events.peek() {
+            if t > now {
+                break;
+            }
+            self.events.pop();
+            match e {
+                Event::TxDone { sm, slot } => self.tx_done(now, sm as usize, slot),
+                Event::L1Fill { sm, mshr } => {
+                    let sm = sm as usize;
+                    let mut w = std::mem::take(&mut self.scratch_l1);
+                    w.clear();
+                    let s = &mut self.sms[sm];
+                    let line = s.mshr.line_of(mshr);
+                    let set = s.l1.set_of(line >> self.line_shift);
+                    match s.l1.probe(set, line) {
+                        Some(i) => s.l1.update(i, self.full_sectors, 0),
+                        None => {
+                            // L1 is write-through: victims are never dirty.
+                            s.l1.insert(set, line, self.full_sectors, 0);
+                        }
+                    }
+                    s.mshr.release(mshr, &mut w);
+                    for &slot in &w {
+                        self.tx_done(now, sm, slot);
+                    }
+                    self.scratch_l1 = w;
+                }
+                Event::L2Fill { bank, mshr } => {
+                    let mut w = std::mem::take(&mut self.scratch_l2);
+                    let created =
+                        self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
+                    self.scratch_l2 = w;
+                    // the DRAM read (counted while queued) is replaced by what the fill created
+                    self.l2_items = self.l2_items - 1 + created as u64;
+                }
+            }
+        }
+    }
+
+    fn l2_banks(&mut self, now: u64) {
+        for b in 0..self.banks.len() {
+            let bank = &mut self.banks[b];
+            if !bank.busy() {
+                continue;
+            }
+            let (step, created) = bank.step(
+                now,
+                &self.map,
+                self.reply_cap,
+                self.dram_cap,
+                &mut self.stats,
+            );
+            if step == l2::Step::Done {
+                // the request is consumed; a load miss keeps one item for its DRAM read
+                self.l2_items = self.l2_items - 1 + created as u64;
+            }
+            // reply port
+            if self.xbar.bank_can_send(now, b) {
+                if let Some(p) = bank.replies.pop_front() {
+                    self.l2_items -= 1;
+                    let bytes = p.reply_bytes();
+                    self.stats.icnt_reply_packets += 1;
+                    self.stats.icnt_reply_bytes += bytes as u64;
+                    let t = self.xbar.send_reply(now, b, p.sm as usize, bytes);
+                    let e = match p.kind {
+                        PacketKind::Load => Event::L1Fill {
+                            sm: p.sm,
+                            mshr: p.id as MshrIdx,
+                        },
+                        _ => Event::TxDone {
+                            sm: p.sm,
+                            slot: p.id,
+                        },
+                    };
+                    self.schedule(t, e);
+                }
+            }
+            // DRAM request queue -> channel
+            let bank = &mut self.banks[b];
+            if let Some(&r) = bank.to_dram.front() {
+                let ch = &mut self.channels[self.bank_channel[b] as usize];
+                if ch.can_accept() {
+                    bank.to_dram.pop_front();
+                    ch.push(r);
+                    if r.write {
+                        // writes leave the L2 accounting here; reads stay until their fill
+                        self.l2_items -= 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn inject(&mut self, now: u64) {
+        let n = self.sms.len();
+        let start = (now % n as u64) as usize;
+        for k in 0..n {
+            let sm = (start + k) % n;
+            let Some(&p) = self.sms[sm].inject.front() else {
+                continue;
+            };
+            if !self.xbar.sm_can_send(now, sm) {
+                continue;
+            }
+            let bank = p.bank as usize;
+            if self.banks[bank].input.len() >= self.bank_in_cap {
+                self.stats.icnt_stall_cycles += 1;
+                continue;
+            }
+            self.sms[sm].inject.pop_front();
+            self.injected -= 1;
+            let bytes = p.request_bytes();
+            self.stats.icnt_req_packets += 1;
+            self.stats.icnt_req_bytes += bytes as u64;
+            let t = self.xbar.send_request(now, sm, bank, bytes);
+            self.banks[bank].input.push_back((t + self.l2_latency, p));
+            self.l2_items += 1;
+            if p.kind == PacketKind::Store {
+                self.schedule(
+                    t,
+                    Event::TxDone {
+                        sm: sm as u16,
+                        slot: p.id,
+                    },
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,320 @@
+//! Set-associative tag array with true LRU, and an MSHR table with request merging.
+//! Used for both the per-SM L1 and the L2 banks. Timing-only: no data is stored.
+//!
+//! - Lines are identified by their line address (byte address aligned to the line size);
+//!   the set is chosen by the caller from a *set key* (`set_of(key) = key % sets`), so the
+//!   L2 can index with the bank-local line number (the bank-select bits removed) while the L1
+//!   indexes with the global line number.
+//! - Each line keeps a valid-sector mask and a dirty-sector mask (32-byte sectors), so
+//!   partial writes can allocate without fetching (write-validate, GPGPU-Sim's
+//!   `lazy_fetch_on_read`) and reads of sectors not present miss.
+//! - LRU: a per-line stamp from a per-array counter; the victim is the first invalid way,
+//!   else the way with the smallest stamp (ties impossible). Deterministic.
+
+/// Location of a line in the tag array (flat index set * assoc + way).
+pub type LineIdx = usize;
+
+const INVALID: u64 = u64::MAX;
+
+/// A line evicted to make room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Victim {
+    pub line_addr: u64,
+    pub valid: u32,
+    pub dirty: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct TagArray {
+    sets: usize,
+    assoc: usize,
+    tags: Vec<u64>,
+    valid: Vec<u32>,
+    dirty: Vec<u32>,
+    stamp: Vec<u64>,
+    clock: u64,
+}
+
+impl TagArray {
+    /// `sets` must be a power of two.
+    pub fn new(sets: usize, assoc: usize) -> TagArray {
+        assert!(sets.is_power_of_two() && assoc > 0);
+        let n = sets * assoc;
+        TagArray {
+            sets,
+            assoc,
+            tags: vec![INVALID; n],
+            valid: vec![0; n],
+            dirty: vec![0; n],
+            stamp: vec![0; n],
+            clock: 0,
+        }
+    }
+
+    pub fn sets(&self) -> usize {
+        self.sets
+    }
+
+    pub fn assoc(&self) -> usize {
+        self.assoc
+    }
+
+    /// Set of a set key (global or bank-local line number).
+    pub fn set_of(&self, key: u64) -> usize {
+        (key as usize) & (self.sets - 1)
+    }
+
+    /// Find a line (valid tag) in `set`. Does not update LRU.
+    pub fn probe(&self, set: usize, line_addr: u64) -> Option<LineIdx> {
+        let base = set * self.assoc;
+        (base..base + self.assoc).find(|&i| self.tags[i] == line_addr)
+    }
+
+    /// Mark a line most recently used.
+    pub fn touch(&mut self, idx: LineIdx) {
+        self.clock += 1;
+        self.stamp[idx] = self.clock;
+    }
+
+    pub fn valid_sectors(&self, idx: LineIdx) -> u32 {
+        self.valid[idx]
+    }
+
+    pub fn dirty_sectors(&self, idx: LineIdx) -> u32 {
+        self.dirty[idx]
+    }
+
+    /// Add valid sectors (fill) and dirty sectors (write) to a present line.
+    pub fn update(&mut self, idx: LineIdx, valid: u32, dirty: u32) {
+        self.valid[idx] |= valid | dirty;
+        self.dirty[idx] |= dirty;
+    }
+
+    /// The way LRU would evict from `set` (first invalid way, else least recently used).
+    pub fn victim_way(&self, set: usize) -> LineIdx {
+        let base = set * self.assoc;
+        let mut best = base;
+        for i in base..base + self.assoc {
+            if self.tags[i] == INVALID {
+                return i;
+            }
+            if self.stamp[i] < self.stamp[best] {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Allocate `line_addr` in `set` (must not be present) with the given sectors, evicting
+    /// the LRU way; the new line is most recently used. Returns its index and the evicted
+    /// line, if a valid one was replaced.
+    pub fn insert(
+        &mut self,
+        set: usize,
+        line_addr: u64,
+        valid: u32,
+        dirty: u32,
+    ) -> (LineIdx, Option<Victim>) {
+        debug_assert!(self.probe(set, line_addr).is_none());
+        let i = self.victim_way(set);
+        let victim = (self.tags[i] != INVALID).then(|| Victim {
+            line_addr: self.tags[i],
+            valid: self.valid[i],
+            dirty: self.dirty[i],
+        });
+        self.tags[i] = line_addr;
+        self.valid[i] = valid | dirty;
+        self.dirty[i] = dirty;
+        self.touch(i);
+        (i, victim)
+    }
+
+    /// Drop a line (write-evict).
+    pub fn invalidate(&mut self, idx: LineIdx) {
+        self.tags[idx] = INVALID;
+        self.valid[idx] = 0;
+        self.dirty[idx] = 0;
+        self.stamp[idx] = 0;
+    }
+}
+
+/// Index of an MSHR entry.
+pub type MshrIdx = u16;
+
+#[derive(Debug, Clone)]
+struct MshrEntry<W> {
+    line_addr: u64,
+    busy: bool,
+    waiters: Vec<W>,
+}
+
+/// Miss status holding registers: one entry per outstanding line, each holding up to
+/// `max_merge` requests (the first miss plus merged ones). Lookup is a scan of the busy
+/// entries (tables are small: 32 on Fermi). Entries are allocated lowest free index first.
+#[derive(Debug, Clone)]
+pub struct MshrTable<W> {
+    entries: Vec<MshrEntry<W>>,
+    max_merge: usize,
+    used: usize,
+}
+
+impl<W: Copy> MshrTable<W> {
+    pub fn new(entries: usize, max_merge: usize) -> MshrTable<W> {
+        assert!(entries > 0 && entries <= MshrIdx::MAX as usize && max_merge > 0);
+        MshrTable {
+            entries: (0..entries)
+                .map(|_| MshrEntry {
+                    line_addr: 0,
+                    busy: false,
+                    waiters: Vec::with_capacity(max_merge),
+                })
+                .collect(),
+            max_merge,
+            used: 0,
+        }
+    }
+
+    pub fn find(&self, line_addr: u64) -> Option<MshrIdx> {
+        if self.used == 0 {
+            return None;
+        }
+        self.entries
+            .iter()
+            .position(|e| e.busy && e.line_addr == line_addr)
+            .map(|i| i as MshrIdx)
+    }
+
+    /// Entries in use.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    pub fn free(&self) -> usize {
+        self.entries.len() - self.used
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.used == self.entries.len()
+    }
+
+    /// Can one more request merge into entry `idx`?
+    pub fn can_merge(&self, idx: MshrIdx) -> bool {
+        self.entries[idx as usize].waiters.len() < self.max_merge
+    }
+
+    pub fn merge(&mut self, idx: MshrIdx, w: W) {
+        let e = &mut self.entries[idx as usize];
+        assert!(
+            e.busy && e.waiters.len() < self.max_merge,
+            "MSHR merge over capacity"
+        );
+        e.waiters.push(w);
+    }
+
+    /// Allocate an entry for `line_addr` (caller checked `!is_full()` and `find` is None).
+    pub fn allocate(&mut self, line_addr: u64, w: W) -> MshrIdx {
+        let i = self
+            .entries
+            .iter()
+            .position(|e| !e.busy)
+            .expect("MSHR table full");
+        let e = &mut self.entries[i];
+        e.busy = true;
+        e.line_addr = line_addr;
+        e.waiters.clear();
+        e.waiters.push(w);
+        self.used += 1;
+        i as MshrIdx
+    }
+
+    pub fn line_of(&self, idx: MshrIdx) -> u64 {
+        self.entries[idx as usize].line_addr
+    }
+
+    /// Free entry `idx`, appending its waiters (in arrival order) to `out`.
+    pub fn release(&mut self, idx: MshrIdx, out: &mut Vec<W>) {
+        let e = &mut self.entries[idx as usize];
+        assert!(e.busy, "release of a free MSHR");
+        e.busy = false;
+        out.extend_from_slice(&e.waiters);
+        e.waiters.clear();
+        self.used -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_indexing_and_lru_replacement() {
+        // 4 sets x 2 ways, 128 B lines: lines 0, 4, 8 (x128) map to set 0.
+        let mut t = TagArray::new(4, 2);
+        let line = |n: u64| n * 128;
+        assert_eq!(t.set_of(5), 1);
+        assert_eq!(t.set_of(8), 0);
+        let (a, v) = t.insert(0, line(0), 0xf, 0);
+        assert!(v.is_none());
+        let (_b, v) = t.insert(0, line(4), 0xf, 0);
+        assert!(v.is_none());
+        // A line in another set does not disturb set 0.
+        t.insert(1, line(1), 0xf, 0);
+        // Touch line 0 so line 4 becomes LRU.
+        t.touch(a);
+        let (_, v) = t.insert(0, line(8), 0xf, 0);
+        assert_eq!(v.unwrap().line_addr, line(4));
+        assert!(t.probe(0, line(0)).is_some());
+        assert!(t.probe(0, line(4)).is_none());
+        assert!(t.probe(1, line(1)).is_some());
+        // Now line 0 is LRU (line 8 just inserted).
+        let (_, v) = t.insert(0, line(12), 0xf, 0b0011);
+        assert_eq!(v.unwrap().line_addr, line(0));
+        let i = t.probe(0, line(12)).unwrap();
+        assert_eq!((t.valid_sectors(i), t.dirty_sectors(i)), (0xf, 0b0011));
+        // Evicting a dirty line reports its dirty sectors.
+        t.touch(i);
+        let (_, v) = t.insert(0, line(16), 0xf, 0);
+        assert_eq!(v.unwrap().line_addr, line(8));
+        let (_, v) = t.insert(0, line(20), 0xf, 0);
+        assert_eq!(
+            v,
+            Some(Victim {
+                line_addr: line(12),
+                valid: 0xf,
+                dirty: 0b0011
+            })
+        );
+    }
+
+    #[test]
+    fn invalidated_way_is_reused_first() {
+        let mut t = TagArray::new(1, 2);
+        let (a, _) = t.insert(0, 0, 1, 0);
+        t.insert(0, 128, 1, 0);
+        t.invalidate(a);
+        let (c, v) = t.insert(0, 256, 1, 0);
+        assert_eq!((c, v), (a, None));
+    }
+
+    #[test]
+    fn mshr_merge_and_full() {
+        let mut m: MshrTable<u32> = MshrTable::new(2, 3);
+        assert_eq!(m.find(0x80), None);
+        let i = m.allocate(0x80, 1);
+        assert_eq!(m.find(0x80), Some(i));
+        assert!(m.can_merge(i));
+        m.merge(i, 2);
+        m.merge(i, 3);
+        assert!(!m.can_merge(i), "merge limit counts the first request");
+        let j = m.allocate(0x100, 9);
+        assert!(m.is_full());
+        assert_eq!(m.free(), 0);
+        let mut out = Vec::new();
+        m.release(i, &mut out);
+        assert_eq!(out, vec![1, 2, 3]);
+        assert_eq!(m.find(0x80), None);
+        assert!(!m.is_full());
+        assert_eq!(m.allocate(0x180, 4), i, "lowest free entry reused");
+        assert_eq!(m.line_of(j), 0x100);
+    }
+}
