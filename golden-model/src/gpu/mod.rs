@@ -228,8 +228,8 @@ impl Host for Gpu {
                     }
                     let d = after.delta(&before);
                     stats.mem = MemFigures {
-                        l1_accesses: d.l1_accesses,
-                        l1_hits: d.l1_hits,
+                        l1_accesses: d.l1_load_accesses,
+                        l1_hits: d.l1_load_hits,
                         l2_accesses: d.l2_accesses,
                         l2_hits: d.l2_hits,
                         dram_read_bytes: d.dram_read_bytes,

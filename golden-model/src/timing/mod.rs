@@ -50,12 +50,14 @@ pub fn run_kernel(
                 }
             }
         }
+        // The memory hierarchy advances first, so that completions due at `now` are seen by
+        // the SMs this cycle (its calling convention).
+        mem.cycle(now);
         let mut all_idle = true;
         for sm in sms.iter_mut() {
-            sm.cycle(now, k, global, mem, num_sms).map_err(|f| SimError::Fault(f))?;
+            sm.cycle(now, k, global, mem, num_sms).map_err(SimError::Fault)?;
             all_idle &= sm.is_idle();
         }
-        mem.cycle(now);
         now += 1;
         if all_idle && next_cta >= total_ctas && !mem.busy() {
             break;
