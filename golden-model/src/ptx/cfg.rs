@@ -191,3 +191,182 @@ fn post_dominators(blocks: &[Block]) -> Vec<Option<usize>> {
     ipdom.truncate(exit);
     ipdom
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ptx::ir::{Kernel, Opcode, END_PC};
+    use crate::ptx::parse_module;
+
+    /// Wraps a kernel body with declarations and parses it.
+    fn kernel(body: &str) -> Kernel {
+        let src = format!(
+            ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 k_p0)\n{{\n\
+             .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n{body}\n}}\n"
+        );
+        parse_module("t.ptx", &src)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .kernels
+            .remove(0)
+    }
+
+    /// (pc, target, rpc) of every branch.
+    fn branches(k: &Kernel) -> Vec<(u32, u32, u32)> {
+        k.insts
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.op == Opcode::Bra)
+            .map(|(pc, i)| (pc as u32, i.target.unwrap(), i.rpc.unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn if_else() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra ELSE;
+             add.s32 %r2, %r1, 1;
+             bra.uni END;
+             ELSE: add.s32 %r2, %r1, 2;
+             END: st.global.u32 [%rd1], %r2;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(1, 4, 5), (3, 5, 5)]);
+    }
+
+    #[test]
+    fn if_only() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra SKIP;
+             add.s32 %r1, %r1, 1;
+             SKIP: st.global.u32 [%rd1], %r1;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(1, 3, 3)]);
+    }
+
+    #[test]
+    fn nested() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra OUTER_ELSE;
+             setp.eq.s32 %p2, %r2, 0;
+             @%p2 bra INNER_ELSE;
+             add.s32 %r3, %r1, 1;
+             bra.uni INNER_END;
+             INNER_ELSE: sub.s32 %r3, %r1, 1;
+             INNER_END: mul.lo.s32 %r3, %r3, 3;
+             bra.uni END;
+             OUTER_ELSE: xor.b32 %r3, %r1, 5;
+             END: st.global.u32 [%rd1], %r3;
+             ret;",
+        );
+        assert_eq!(
+            branches(&k),
+            vec![(1, 9, 10), (3, 6, 7), (5, 7, 7), (8, 10, 10)]
+        );
+    }
+
+    #[test]
+    fn loop_with_break() {
+        let k = kernel(
+            "mov.u32 %r1, 0;
+             LOOP: setp.ge.s32 %p1, %r1, 10;
+             @%p1 bra DONE;
+             setp.lt.s32 %p2, %r2, 0;
+             @%p2 bra DONE;
+             add.s32 %r1, %r1, 1;
+             bra.uni LOOP;
+             DONE: st.global.u32 [%rd1], %r1;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(2, 7, 7), (4, 7, 7), (6, 1, 1)]);
+    }
+
+    #[test]
+    fn loop_with_divergent_exit() {
+        let k = kernel(
+            "mov.u32 %r1, 0;
+             LOOP: add.s32 %r1, %r1, 1;
+             setp.lt.s32 %p1, %r1, %r2;
+             @%p1 bra LOOP;
+             st.global.u32 [%rd1], %r1;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(3, 1, 4)]);
+    }
+
+    #[test]
+    fn early_return() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra BODY;
+             ret;
+             BODY: st.global.u32 [%rd1], %r1;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(1, 3, END_PC)]);
+    }
+
+    #[test]
+    fn multiple_ret_blocks_and_guarded_ret() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra A;
+             setp.eq.s32 %p2, %r1, 1;
+             @%p2 bra B;
+             st.global.u32 [%rd1], %r1;
+             ret;
+             A: st.global.u32 [%rd1], %r2;
+             ret;
+             B: @%p3 ret;
+             st.global.u32 [%rd1], %r3;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(1, 6, END_PC), (3, 8, END_PC)]);
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra X;
+             @%p2 ret;
+             add.s32 %r1, %r1, 1;
+             X: st.global.u32 [%rd1], %r1;
+             ret;",
+        );
+        assert_eq!(branches(&k), vec![(1, 4, END_PC)]);
+    }
+
+    #[test]
+    fn infinite_loops_do_not_hang() {
+        let k = kernel(
+            "setp.eq.s32 %p1, %r1, 0;
+             @%p1 bra SPIN;
+             st.global.u32 [%rd1], %r1;
+             ret;
+             SPIN: add.s32 %r1, %r1, 1;
+             bra.uni SPIN;",
+        );
+        let b = branches(&k);
+        assert_eq!(b[1], (5, 4, END_PC));
+        // The other path reaches the exit through pc 2.
+        assert_eq!(b[0], (1, 4, 2));
+        let k = kernel("L: bra.uni L;");
+        assert_eq!(branches(&k), vec![(0, 0, END_PC)]);
+        let k = kernel("L: @%p1 bra L;");
+        assert_eq!(branches(&k), vec![(0, 0, 1)]);
+        assert_eq!(k.insts.len(), 2, "implicit ret appended");
+    }
+
+    #[test]
+    fn clang_if_else_rpcs() {
+        let m = parse_module(
+            "control.ptx",
+            include_str!("../../tests/ptx-corpus/control.ptx"),
+        )
+        .unwrap();
+        let k = m.kernel("_Z7if_elsePiPKii").unwrap();
+        assert_eq!(
+            branches(k),
+            vec![(6, 30, 30), (20, 22, 27), (21, 26, 26), (25, 27, 27)]
+        );
+    }
+}
