@@ -284,3 +284,234 @@ impl RegClass {
         self == RegClass::Pred
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx::ir::{Opcode, RegId};
+    use crate::ptx::lower::VirtualKernel;
+    use crate::ptx::parse_virtual;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    const CORPUS: &[&str] = &[
+        include_str!("../../tests/ptx-corpus/control.ptx"),
+        include_str!("../../tests/ptx-corpus/memory.ptx"),
+        include_str!("../../tests/ptx-corpus/arith.ptx"),
+        include_str!("../../tests/ptx-corpus/warp.ptx"),
+        include_str!("../../tests/ptx-corpus/misc.ptx"),
+    ];
+
+    /// Independent instruction-level liveness (sets, no blocks): live-out of every PC.
+    fn inst_live_out(insts: &[Instruction]) -> Vec<HashSet<RegId>> {
+        let n = insts.len();
+        let succs = |i: usize| -> Vec<usize> {
+            let inst = &insts[i];
+            let mut s = Vec::new();
+            match inst.op {
+                Opcode::Bra => {
+                    s.push(inst.target.unwrap() as usize);
+                    if inst.guard.is_some() {
+                        s.push(i + 1);
+                    }
+                }
+                Opcode::Ret | Opcode::Exit => {
+                    if inst.guard.is_some() {
+                        s.push(i + 1);
+                    }
+                }
+                _ => s.push(i + 1),
+            }
+            s.retain(|&x| x < n);
+            s
+        };
+        let mut live_in: Vec<HashSet<RegId>> = vec![HashSet::new(); n];
+        let mut live_out: Vec<HashSet<RegId>> = vec![HashSet::new(); n];
+        loop {
+            let mut changed = false;
+            for i in (0..n).rev() {
+                let out: HashSet<RegId> =
+                    succs(i).iter().flat_map(|&s| live_in[s].iter().copied()).collect();
+                let mut inn = out.clone();
+                if insts[i].guard.is_none() {
+                    for d in defs(&insts[i]) {
+                        inn.remove(&d);
+                    }
+                }
+                inn.extend(uses(&insts[i]));
+                if inn != live_in[i] || out != live_out[i] {
+                    live_in[i] = inn;
+                    live_out[i] = out;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Registers live on entry behave as defined (to 0) before PC 0.
+        let entry = live_in.first().cloned().unwrap_or_default();
+        live_out.insert(0, entry);
+        live_out
+    }
+
+    /// Checks that no two simultaneously live (or co-defined) virtual registers overlap.
+    /// Returns (virtual data registers used, physical data registers).
+    fn check(vk: &VirtualKernel) -> (usize, u32) {
+        let mut k = vk.kernel.clone();
+        let virt = k.insts.clone();
+        let cfg = Cfg::build(&k.insts);
+        let a = allocate(&mut k.insts, &vk.vregs, &cfg).unwrap();
+        let range = |v: RegId| -> (bool, u32, u32) {
+            let p = a.phys[v as usize].expect("allocated");
+            match vk.vregs[v as usize].class {
+                RegClass::Pred => (true, p, p + 1),
+                RegClass::R32 => (false, p, p + 1),
+                RegClass::R64 => {
+                    assert_eq!(p % 2, 0, "64-bit pair must be aligned");
+                    (false, p, p + 2)
+                }
+            }
+        };
+        let clash = |x: RegId, y: RegId| {
+            let (px, ax, bx) = range(x);
+            let (py, ay, by) = range(y);
+            px == py && ax < by && ay < bx
+        };
+        let lo = inst_live_out(&virt);
+        // lo[0] = live on entry, lo[pc+1] = live-out of pc.
+        for (pc, live) in lo.iter().enumerate() {
+            let mut set: Vec<RegId> = live.iter().copied().collect();
+            if pc > 0 {
+                set.extend(defs(&virt[pc - 1]));
+            }
+            set.sort();
+            set.dedup();
+            for (i, &x) in set.iter().enumerate() {
+                for &y in &set[i + 1..] {
+                    assert!(
+                        !clash(x, y),
+                        "{}: `{}` and `{}` interfere after pc {} but share a register",
+                        vk.kernel.name,
+                        vk.vregs[x as usize].name,
+                        vk.vregs[y as usize].name,
+                        pc as i64 - 1
+                    );
+                }
+            }
+        }
+        // The rewritten instructions use the slots the allocation reports.
+        for (v, p) in virt.iter().zip(&k.insts) {
+            for (a0, b0) in defs(v).zip(defs(p)) {
+                assert_eq!(a.slot[a0 as usize], Some(b0));
+            }
+            assert!(uses(p).all(|r| r < a.num_regs));
+            assert!(defs(p).all(|r| r < a.num_regs));
+        }
+        let nvirt = vk
+            .vregs
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| r.class != RegClass::Pred && a.phys[*i].is_some())
+            .count();
+        (nvirt, a.regs_per_thread)
+    }
+
+    #[test]
+    fn corpus_allocations_are_valid() {
+        for src in CORPUS {
+            let l = parse_virtual("c.ptx", src).unwrap();
+            for vk in &l.kernels {
+                check(vk);
+            }
+        }
+    }
+
+    #[test]
+    fn short_lived_temporaries_share_registers() {
+        let l = parse_virtual("arith.ptx", CORPUS[2]).unwrap();
+        let vk = l
+            .kernels
+            .iter()
+            .find(|k| k.kernel.name == "_Z11temporariesPfPKf")
+            .unwrap();
+        let (virt, phys) = check(vk);
+        assert!(virt > 150, "{virt} virtual registers");
+        assert!(phys * 8 < virt as u32, "{phys} physical for {virt} virtual");
+    }
+
+    #[test]
+    fn guarded_def_does_not_kill_and_undefined_reads_are_live_in() {
+        // %r1 is defined under a guard, so its old value (from mov) must survive to the add:
+        // %r2's definition in between may not take %r1's register. %r9 is never written.
+        let src = ".version 7.0\n.target sm_70\n.address_size 64\n.entry k()\n{\n\
+                   .reg .pred %p<2>; .reg .b32 %r<10>;\n\
+                   mov.u32 %r1, 5;\n setp.eq.s32 %p1, %r1, 0;\n @%p1 mov.u32 %r1, 7;\n\
+                   mov.u32 %r2, 1;\n add.s32 %r3, %r1, %r2;\n add.s32 %r4, %r3, %r9;\n\
+                   st.global.u32 [%r4], %r3;\n ret;\n}\n";
+        let l = parse_virtual("g.ptx", src).unwrap();
+        let vk = &l.kernels[0];
+        check(vk);
+        let mut k = vk.kernel.clone();
+        let cfg = Cfg::build(&k.insts);
+        let a = allocate(&mut k.insts, &vk.vregs, &cfg).unwrap();
+        let id = |n: &str| vk.vregs.iter().position(|v| v.name == n).unwrap();
+        assert_ne!(a.phys[id("%r1")], a.phys[id("%r2")]);
+        assert_ne!(a.phys[id("%r9")], a.phys[id("%r3")]);
+        assert_eq!(a.preds_per_thread, 1);
+        assert_eq!(a.num_regs as u32, a.regs_per_thread + 1);
+    }
+
+    /// A random branchy kernel over a small register pool.
+    fn random_kernel(ops: &[(u8, u8, u8, u8)], nlabels: u8) -> String {
+        let mut s = String::from(
+            ".version 7.0\n.target sm_70\n.address_size 64\n.entry k()\n{\n\
+             .reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<6>;\n",
+        );
+        let n = ops.len();
+        for (i, &(kind, a, b, c)) in ops.iter().enumerate() {
+            for l in 0..nlabels {
+                if (l as usize * n) / nlabels as usize == i {
+                    s.push_str(&format!("L{l}:\n"));
+                }
+            }
+            let (a, b, c) = (a % 8, b % 8, c % 8);
+            let (pa, da, db) = (a % 4, a % 6, b % 6);
+            let g = if c < 3 { format!("@%p{} ", c) } else { String::new() };
+            let line = match kind % 11 {
+                0 => format!("{g}add.s32 %r{a}, %r{b}, %r{c};"),
+                1 => format!("{g}add.s64 %rd{da}, %rd{db}, {c};"),
+                2 => format!("setp.lt.s32 %p{pa}, %r{b}, %r{c};"),
+                3 => format!("@%p{pa} bra L{};", b % nlabels.max(1)),
+                4 => format!("mov.b64 {{%r{a}, %r{b}}}, %rd{db};"),
+                5 => format!("mov.b64 %rd{da}, {{%r{b}, %r{c}}};"),
+                6 => format!("ld.global.v2.u32 {{%r{a}, %r{b}}}, [%rd{db}];"),
+                7 => format!("{g}st.global.u32 [%rd{da}], %r{b};"),
+                8 => format!("@%p{pa} ret;"),
+                9 => format!("cvt.u64.u32 %rd{da}, %r{b};"),
+                _ => format!("selp.b32 %r{a}, %r{b}, %r{c}, %p{pa};"),
+            };
+            s.push_str(&line);
+            s.push('\n');
+        }
+        for l in 0..nlabels {
+            if (l as usize * n) / nlabels as usize >= n {
+                s.push_str(&format!("L{l}:\n"));
+            }
+        }
+        s.push_str("ret;\n}\n");
+        s
+    }
+
+    proptest! {
+        #[test]
+        fn random_branchy_allocations_are_valid(
+            ops in proptest::collection::vec(any::<(u8, u8, u8, u8)>(), 1..60),
+            nlabels in 1u8..5,
+        ) {
+            let src = random_kernel(&ops, nlabels);
+            let l = parse_virtual("r.ptx", &src).unwrap();
+            check(&l.kernels[0]);
+        }
+    }
+}
