@@ -72,8 +72,8 @@ impl Cfg {
         }
         let exit = blocks.len();
         let next = |i: usize| if i < n { block_of[i] as usize } else { exit };
-        for b in 0..blocks.len() {
-            let last = blocks[b].end as usize - 1;
+        for blk in blocks.iter_mut() {
+            let last = blk.end as usize - 1;
             let inst = &insts[last];
             let guarded = inst.guard.is_some();
             let mut succs = Vec::with_capacity(2);
@@ -94,7 +94,7 @@ impl Cfg {
                 _ => succs.push(next(last + 1)),
             }
             succs.dedup();
-            blocks[b].succs = succs;
+            blk.succs = succs;
         }
         let ipdom = post_dominators(&blocks);
         Cfg {

@@ -206,7 +206,11 @@ mod tests {
     use super::*;
 
     fn toks(s: &str) -> Vec<Tok> {
-        lex("t.ptx", s).unwrap().into_iter().map(|t| t.tok).collect()
+        lex("t.ptx", s)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
     }
 
     #[test]

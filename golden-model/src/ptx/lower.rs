@@ -100,6 +100,12 @@ impl Ctx<'_> {
             if unsized_dim {
                 count = (vals.len() as u64).div_ceil(v.vec as u64).max(1);
             }
+            if count.saturating_mul(elem) > 1 << 26 {
+                return self.err(
+                    v.loc,
+                    format!("initialised variable `{}` is too large", v.name),
+                );
+            }
             let scalars = count.saturating_mul(v.vec as u64);
             if vals.len() as u64 > scalars {
                 return self.err(v.loc, format!("too many initialisers for `{}`", v.name));
@@ -163,7 +169,11 @@ fn init_bits(v: &InitVal, ty: ScalarType) -> Result<u64, String> {
 pub fn imm_bits(imm: &AstImm, ty: ScalarType) -> Result<u64, String> {
     use ScalarType::*;
     let bits = ty.bits();
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     Ok(match ty {
         F32 => match *imm {
             AstImm::Int(v) => (v as f32).to_bits() as u64,
@@ -225,11 +235,17 @@ pub fn lower(file: &str, ast: &AstModule) -> Result<Lowered, PtxError> {
             }
             StateSpace::Global | StateSpace::Const => {
                 if v.is_extern {
-                    return cx.err(v.loc, format!("`.extern` {:?} variables are not supported", v.space));
+                    return cx.err(
+                        v.loc,
+                        format!("`.extern` {:?} variables are not supported", v.space),
+                    );
                 }
             }
             _ => {
-                return cx.err(v.loc, format!("module-scope `{:?}` variables are not supported", v.space));
+                return cx.err(
+                    v.loc,
+                    format!("module-scope `{:?}` variables are not supported", v.space),
+                );
             }
         }
         let id = cx.add_static(s);
@@ -268,7 +284,11 @@ impl Regs {
         let ty = if let Some(&t) = self.singles.get(name) {
             Some(t)
         } else {
-            let digits = name.bytes().rev().take_while(|c| c.is_ascii_digit()).count();
+            let digits = name
+                .bytes()
+                .rev()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
             let (prefix, num) = name.split_at(name.len() - digits);
             if digits == 0 || (digits > 1 && num.starts_with('0')) {
                 None
@@ -389,7 +409,9 @@ fn lower_entry(cx: &mut Ctx, e: &AstEntry) -> Result<VirtualKernel, PtxError> {
     let mut param_bytes = 0u64;
     for p in &e.params {
         if kc.local_syms.contains_key(&p.name) {
-            return kc.cx.err(p.loc, format!("duplicate parameter `{}`", p.name));
+            return kc
+                .cx
+                .err(p.loc, format!("duplicate parameter `{}`", p.name));
         }
         let mut s = kc.cx.make_symbol(p)?;
         s.offset = align_up(param_bytes, s.align as u64);
@@ -432,7 +454,10 @@ fn lower_entry(cx: &mut Ctx, e: &AstEntry) -> Result<VirtualKernel, PtxError> {
             None => kc.regs.singles.insert(r.name.clone(), r.ty).is_some(),
         };
         if dup || special_reg(&r.name).is_some() {
-            return kc.cx.err(r.loc, format!("duplicate or reserved register name `{}`", r.name));
+            return kc.cx.err(
+                r.loc,
+                format!("duplicate or reserved register name `{}`", r.name),
+            );
         }
     }
     // Labels -> instruction indices.
@@ -504,11 +529,10 @@ struct Decoded {
     sync: bool,
 }
 
-fn decode(text: &str) -> Result<Decoded, String> {
+/// The base opcode of the first part of an opcode text (`ld` of `ld.global.u32`).
+pub fn opcode_of(base: &str) -> Option<Opcode> {
     use Opcode::*;
-    let mut parts = text.split('.');
-    let base = parts.next().unwrap_or("");
-    let op = match base {
+    Some(match base {
         "mov" => Mov,
         "cvt" => Cvt,
         "cvta" => Cvta,
@@ -560,7 +584,16 @@ fn decode(text: &str) -> Result<Decoded, String> {
         "membar" | "fence" => Membar,
         "vote" => Vote,
         "shfl" => Shfl,
-        _ => return Err(format!("unsupported opcode `{text}`")),
+        _ => return None,
+    })
+}
+
+fn decode(text: &str) -> Result<Decoded, String> {
+    use Opcode::*;
+    let mut parts = text.split('.');
+    let base = parts.next().unwrap_or("");
+    let Some(op) = opcode_of(base) else {
+        return Err(format!("unsupported opcode `{text}`"));
     };
     let mut types = Vec::new();
     let mut m = Modifiers::default();
@@ -569,8 +602,27 @@ fn decode(text: &str) -> Result<Decoded, String> {
     let is_mem = matches!(op, Ld | St | Atom | Red);
     let float_arith = matches!(
         op,
-        Cvt | Add | Sub | Mul | Mad | Fma | Div | Sqrt | Rsqrt | Rcp | Sin | Cos | Lg2 | Ex2
-            | Abs | Neg | Min | Max | Setp | Set | Testp | Copysign
+        Cvt | Add
+            | Sub
+            | Mul
+            | Mad
+            | Fma
+            | Div
+            | Sqrt
+            | Rsqrt
+            | Rcp
+            | Sin
+            | Cos
+            | Lg2
+            | Ex2
+            | Abs
+            | Neg
+            | Min
+            | Max
+            | Setp
+            | Set
+            | Testp
+            | Copysign
     );
     for p in parts {
         if let Some(t) = scalar_type(p) {
@@ -653,7 +705,9 @@ fn decode(text: &str) -> Result<Decoded, String> {
                 if (is_mem || op == Cvta) && m.space.is_none() =>
             {
                 let s = state_space(p);
-                if matches!(op, Atom | Red) && !matches!(s, Some(StateSpace::Global | StateSpace::Shared)) {
+                if matches!(op, Atom | Red)
+                    && !matches!(s, Some(StateSpace::Global | StateSpace::Shared))
+                {
                     false
                 } else {
                     m.space = s;
@@ -891,7 +945,10 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         Some(g) => {
             let (reg, ty) = kc.regs.lookup(&g.reg).map_err(|m| err(g.loc, m))?;
             if ty != ScalarType::Pred {
-                return Err(err(g.loc, format!("guard `{}` is not a predicate register", g.reg)));
+                return Err(err(
+                    g.loc,
+                    format!("guard `{}` is not a predicate register", g.reg),
+                ));
             }
             Some(Guard {
                 reg,
@@ -936,7 +993,10 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         }
         if Some(k) == mem_idx {
             let AstOperandKind::Mem { base, offset } = &o.kind else {
-                return Err(err(o.loc, format!("expected a memory operand `[...]` for `{}`", i.opcode)));
+                return Err(err(
+                    o.loc,
+                    format!("expected a memory operand `[...]` for `{}`", i.opcode),
+                ));
             };
             let base = match base {
                 MemBase::Reg(r) => {
@@ -988,7 +1048,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
     let ns = srcs.len();
     let vec = d.mods.vec as usize;
     let ok = match d.op {
-        Mov => (nd == 1 && ns >= 1 && ns <= 4) || (nd >= 1 && nd <= 4 && ns == 1),
+        Mov => (nd == 1 && (1..=4).contains(&ns)) || ((1..=4).contains(&nd) && ns == 1),
         Cvt | Cvta | Abs | Neg | Not | Cnot | Popc | Clz | Brev | Sqrt | Rsqrt | Rcp | Sin
         | Cos | Lg2 | Ex2 | Testp => nd == 1 && ns == 1,
         Add | Sub | Mul | Div | Rem | Min | Max | And | Or | Xor | Shl | Shr | Copysign => {
@@ -1000,9 +1060,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         Set => nd == 1 && ns == 2 + d.mods.bool_op.is_some() as usize,
         Ld => nd == vec && ns == 0 && addr.is_some(),
         St => nd == 0 && ns == vec && addr.is_some(),
-        Atom => {
-            nd == 1 && addr.is_some() && ns == 1 + (d.mods.atom == Some(AtomOp::Cas)) as usize
-        }
+        Atom => nd == 1 && addr.is_some() && ns == 1 + (d.mods.atom == Some(AtomOp::Cas)) as usize,
         Red => nd == 0 && ns == 1 && addr.is_some() && d.mods.atom != Some(AtomOp::Cas),
         Bra => target.is_some(),
         Ret | Exit | Membar => nd == 0 && ns == 0,
@@ -1060,7 +1118,9 @@ fn lower_src(kc: &mut KernelCx, o: &AstOperand, ty: ScalarType) -> Result<Operan
             .map(Operand::SymbolAddr)
             .ok_or_else(|| format!("unknown symbol `{s}`")),
         AstOperandKind::Sink => Err("`_` is only allowed as a destination".into()),
-        AstOperandKind::NotReg(r) => Err(format!("negated predicate operand `!{r}` is not supported")),
+        AstOperandKind::NotReg(r) => {
+            Err(format!("negated predicate operand `!{r}` is not supported"))
+        }
         AstOperandKind::Mem { .. } => Err("unexpected memory operand".into()),
         AstOperandKind::Vec(_) => Err("unexpected vector operand".into()),
         AstOperandKind::Pair(_, _) => Err("unexpected `|` operand pair".into()),

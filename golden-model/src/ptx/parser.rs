@@ -105,7 +105,10 @@ pub enum AstOperandKind {
     /// Plain identifier: label or symbol.
     Sym(String),
     Imm(AstImm),
-    Mem { base: MemBase, offset: i64 },
+    Mem {
+        base: MemBase,
+        offset: i64,
+    },
     /// `{a, b, ...}`.
     Vec(Vec<AstOperand>),
     /// `%p|%q` (two destinations of setp/shfl).
@@ -342,7 +345,10 @@ impl<'a> Parser<'a> {
         let (align, ty, vec) = self.var_type_prefix()?;
         let name = self.word("a variable name")?;
         if name.starts_with('%') && space != StateSpace::Param {
-            return self.err_at(loc, format!("variable name `{name}` may not start with `%`"));
+            return self.err_at(
+                loc,
+                format!("variable name `{name}` may not start with `%`"),
+            );
         }
         let dims = self.dims()?;
         let mut init = None;
@@ -482,22 +488,20 @@ impl<'a> Parser<'a> {
         self.pos += 1; // .entry
         let name = self.word("a kernel name")?;
         let mut params = Vec::new();
-        if self.eat_punct('(') {
-            if !self.eat_punct(')') {
-                loop {
-                    if !self.is_dot("param") {
-                        return self.err(format!(
-                            "expected `.param` in kernel parameter list, found {}",
-                            self.found()
-                        ));
-                    }
-                    params.push(self.var_decl(false, false)?);
-                    if self.eat_punct(',') {
-                        continue;
-                    }
-                    self.expect_punct(')', "to close the parameter list")?;
-                    break;
+        if self.eat_punct('(') && !self.eat_punct(')') {
+            loop {
+                if !self.is_dot("param") {
+                    return self.err(format!(
+                        "expected `.param` in kernel parameter list, found {}",
+                        self.found()
+                    ));
                 }
+                params.push(self.var_decl(false, false)?);
+                if self.eat_punct(',') {
+                    continue;
+                }
+                self.expect_punct(')', "to close the parameter list")?;
+                break;
             }
         }
         // Performance directives: accepted and ignored.
@@ -506,8 +510,7 @@ impl<'a> Parser<'a> {
                 "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg"
                 | "noreturn" | "pragma" => {
                     self.pos += 1;
-                    while !self.is_punct('{') && !matches!(self.peek(), Some(Tok::Dot(_)) | None)
-                    {
+                    while !self.is_punct('{') && !matches!(self.peek(), Some(Tok::Dot(_)) | None) {
                         if self.is_punct(';') {
                             self.pos += 1;
                             break;
@@ -571,9 +574,12 @@ impl<'a> Parser<'a> {
                         }
                     }
                     "param" => {
-                        return self.err("kernel-body `.param` declarations (calls) are not supported")
+                        return self
+                            .err("kernel-body `.param` declarations (calls) are not supported")
                     }
-                    other => return self.err(format!("unsupported directive `.{other}` in kernel body")),
+                    other => {
+                        return self.err(format!("unsupported directive `.{other}` in kernel body"))
+                    }
                 },
                 Some(Tok::Word(w)) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
                     let w = w.clone();
@@ -640,6 +646,10 @@ impl<'a> Parser<'a> {
         }
         let loc = self.loc();
         let opcode = self.word("an opcode")?;
+        let base = opcode.split('.').next().unwrap_or("");
+        if super::lower::opcode_of(base).is_none() {
+            return self.err_at(loc, format!("unsupported opcode `{opcode}`"));
+        }
         let mut operands = Vec::new();
         if !self.is_punct(';') {
             loop {
@@ -700,8 +710,11 @@ impl<'a> Parser<'a> {
                     AstOperandKind::Sym(w.clone())
                 }
             }
-            Some(Tok::Punct('-')) | Some(Tok::Int(_)) | Some(Tok::F32Bits(_))
-            | Some(Tok::F64Bits(_)) | Some(Tok::Float(_)) => AstOperandKind::Imm(self.imm()?),
+            Some(Tok::Punct('-'))
+            | Some(Tok::Int(_))
+            | Some(Tok::F32Bits(_))
+            | Some(Tok::F64Bits(_))
+            | Some(Tok::Float(_)) => AstOperandKind::Imm(self.imm()?),
             _ => return self.err(format!("expected an operand, found {}", self.found())),
         };
         let op = AstOperand { kind, loc };
@@ -747,9 +760,8 @@ impl<'a> Parser<'a> {
             }
         };
         let mut offset = 0i64;
-        if self.eat_punct('+') {
-            offset = self.signed_int("an address offset")?;
-        } else if self.is_punct('-') {
+        // `+off`, `+-off` or `-off` (the sign is read by `signed_int`).
+        if self.eat_punct('+') || self.is_punct('-') {
             offset = self.signed_int("an address offset")?;
         }
         self.expect_punct(']', "to close the address")?;

@@ -151,7 +151,11 @@ pub struct Allocation {
 }
 
 /// Allocates physical registers and rewrites every register operand of `insts` in place.
-pub fn allocate(insts: &mut [Instruction], vregs: &[VReg], cfg: &Cfg) -> Result<Allocation, String> {
+pub fn allocate(
+    insts: &mut [Instruction],
+    vregs: &[VReg],
+    cfg: &Cfg,
+) -> Result<Allocation, String> {
     let nv = vregs.len();
     let lo = live_out(insts, nv, cfg);
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nv];
@@ -221,7 +225,11 @@ pub fn allocate(insts: &mut [Instruction], vregs: &[VReg], cfg: &Cfg) -> Result<
         for &n in &adj[v] {
             let n = n as usize;
             if let Some(p) = phys[n] {
-                let w = if vregs[n].class == RegClass::R64 { 2 } else { 1 };
+                let w = if vregs[n].class == RegClass::R64 {
+                    2
+                } else {
+                    1
+                };
                 for r in p..p + w {
                     if busy.len() <= r as usize {
                         busy.resize(r as usize + 1, false);
@@ -232,7 +240,10 @@ pub fn allocate(insts: &mut [Instruction], vregs: &[VReg], cfg: &Cfg) -> Result<
         }
         let free = |r: u32| !busy.get(r as usize).copied().unwrap_or(false);
         let p = match class {
-            RegClass::R64 => (0..).step_by(2).find(|&r| free(r) && free(r + 1)).unwrap_or(0),
+            RegClass::R64 => (0..)
+                .step_by(2)
+                .find(|&r| free(r) && free(r + 1))
+                .unwrap_or(0),
             _ => (0..).find(|&r| free(r)).unwrap_or(0),
         };
         phys[v] = Some(p);
@@ -244,7 +255,9 @@ pub fn allocate(insts: &mut [Instruction], vregs: &[VReg], cfg: &Cfg) -> Result<
     }
     let total = n_data as u64 + n_pred as u64;
     if total > u16::MAX as u64 {
-        return Err(format!("kernel needs {total} register slots (more than 65535)"));
+        return Err(format!(
+            "kernel needs {total} register slots (more than 65535)"
+        ));
     }
     let slot: Vec<Option<RegId>> = (0..nv)
         .map(|v| {
@@ -330,8 +343,10 @@ mod tests {
         loop {
             let mut changed = false;
             for i in (0..n).rev() {
-                let out: HashSet<RegId> =
-                    succs(i).iter().flat_map(|&s| live_in[s].iter().copied()).collect();
+                let out: HashSet<RegId> = succs(i)
+                    .iter()
+                    .flat_map(|&s| live_in[s].iter().copied())
+                    .collect();
                 let mut inn = out.clone();
                 if insts[i].guard.is_none() {
                     for d in defs(&insts[i]) {
@@ -477,7 +492,11 @@ mod tests {
             }
             let (a, b, c) = (a % 8, b % 8, c % 8);
             let (pa, da, db) = (a % 4, a % 6, b % 6);
-            let g = if c < 3 { format!("@%p{} ", c) } else { String::new() };
+            let g = if c < 3 {
+                format!("@%p{} ", c)
+            } else {
+                String::new()
+            };
             let line = match kind % 11 {
                 0 => format!("{g}add.s32 %r{a}, %r{b}, %r{c};"),
                 1 => format!("{g}add.s64 %rd{da}, %rd{db}, {c};"),
