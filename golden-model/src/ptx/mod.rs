@@ -8,6 +8,25 @@
 //! - [`cfg`]: basic blocks, post-dominators, the reconvergence PC of every branch;
 //! - [`regalloc`]: liveness-based allocation of physical register slots.
 //!
+//! Conventions of the lowered IR that the executor relies on:
+//! - Operand counts are validated per opcode, so `srcs`/`dsts` can be indexed directly.
+//! - `mov` with several sources packs them (first = lowest bits, e.g. `mov.b64 %rd, {%r1,
+//!   %r2}`); with several destinations it unpacks (`mov.b64 {%r1, %r2}, %rd`).
+//! - `setp.CMP.TYPE`: `ty` is the comparison type; `set.CMP.DTYPE.STYPE`: `ty` = DTYPE,
+//!   `ty2` = STYPE; `selp.T`: `ty` = `ty2` = T; `cvt.D.S`: `ty` = D, `ty2` = S;
+//!   `mul.wide`/`mad.wide`: `ty` is the source type (the destination is twice as wide).
+//! - `div.full.f32` is `approx == false` with no rounding; `div.rn.f32` has `Rn`.
+//! - Immediates are raw bits of the operand's type: shift amounts, bfe/bfi positions and
+//!   shfl lane/clamp/mask operands are `.u32`; the third operand of `selp`/`setp.BOOL` and
+//!   the first of `vote` is `.pred`; the addend of `mad.wide` is double width.
+//! - Vector `ld`/`st` have `mods.vec` destinations/sources; `ld`/`st`/`atom`/`red` without a
+//!   state space have `mods.space == Some(Generic)`.
+//! - A kernel that may fall off its end (or has a label at its end) gets an implicit final
+//!   `ret` located at the closing `}`; every branch target is a valid instruction index.
+//! - Registers read before any write hold 0 (slots must start zeroed).
+//! - An instruction with several destinations never shares a slot between a destination and
+//!   any of its sources, so destinations may be written one at a time.
+//!
 //! Every failure is a [`PtxError`] with file, line, column and the construct; no input
 //! panics (a property test feeds mutated PTX).
 
