@@ -47,9 +47,9 @@ pub fn prepare(
     for (i, (arg, &sym)) in args.iter().zip(&kernel.params).enumerate() {
         let p = &module.symbols[sym as usize];
         if let Some(ty) = p.ty {
-            check_arg_type(arg, ty).or_else(|m| {
-                err(format!("parameter {i} (`{}`, .{}) {m}", p.name, type_name(ty)))
-            })?;
+            if let Err(m) = check_arg_type(arg, ty) {
+                return err(format!("parameter {i} (`{}`, .{}) {m}", p.name, type_name(ty)));
+            }
         } else if arg.size_bytes() as u64 != p.size {
             return err(format!(
                 "parameter {i} (`{}`) is {} bytes but a {} argument was given",

@@ -127,12 +127,16 @@ impl Ctx<'_> {
         if size > 1 << 32 {
             return self.err(v.loc, format!("variable `{}` is too large", v.name));
         }
+        // Scalars keep their type (launch arguments are checked against it); arrays and
+        // vectors (e.g. by-value struct params) are only sized.
+        let ty = (count == 1 && v.vec == 1 && !unsized_dim).then_some(v.ty);
         Ok(Symbol {
             name: v.name.clone(),
             space: v.space,
             offset: 0,
             size,
             align,
+            ty,
             init,
         })
     }
