@@ -5,6 +5,9 @@
 //! [`StepResult`] for the reconvergence stack (control flow), the scoreboard (destination
 //! registers) and the memory pipeline (per-lane addresses).
 
+pub mod float;
+pub mod int;
+mod mem_ops;
 pub mod memory;
 pub mod semantics;
 pub mod state;

@@ -1,13 +1,1070 @@
-//! Instruction semantics. (Placeholder: lands next.)
+//! Bit-exact functional semantics of one warp instruction ([`execute`]).
+//!
+//! Structure: the instruction is decoded once per warp instruction (a `match` on opcode,
+//! type and modifiers picks a monomorphised lane loop); source operands are copied into
+//! 32-lane arrays (`Lanes`, on the stack — no heap allocation per instruction); the loop runs
+//! over the set bits of the executed mask; results are written back for those lanes only.
+//!
+//! Register convention: raw `u64` bits per lane (see [`super::int::ext`]): signed integers
+//! are written sign-extended to 64 bits, unsigned/bit integers and floats zero-extended,
+//! predicates as 0/1. Every read uses only the low bits of the instruction's type.
+//!
+//! Documented choices where PTX leaves results undefined or the model approximates:
+//! - integer division by zero: see [`super::int`] (all ones; remainder = dividend).
+//! - `div.approx/div.full.f32`, `rcp.approx`, `sqrt.approx` are computed as the IEEE
+//!   correctly rounded operation (a real GPU's approximations differ in the last ulps);
+//!   `rsqrt.approx` is `1/sqrt(x)` computed in f64 and rounded once; `sin/cos/lg2/ex2.approx`
+//!   use the host's f64 `sin/cos/log2/exp2` rounded to f32 (PTX defines them as
+//!   approximations too; results are deterministic for a given host libm).
+//! - `mad.f32` (no rounding modifier) is fused, as on sm_20+ targets.
+//! - `atom.add.f32` flushes subnormal inputs and results (PTX says it does).
+//! - NaN results of float arithmetic are canonical (see [`super::float`]).
+//! - `shfl` reads the source lane's register even when that lane is not executing (or is
+//!   outside `membermask`); the membermask of `shfl.sync` is otherwise ignored.
+//! - `vote.sync`: lanes outside `membermask` do not contribute; all executing lanes receive
+//!   the result.
+//! - `%nwarpid` = warps per CTA; `%gridid` = 0.
+//! - Atomics of one warp instruction apply in ascending lane order.
+
+use super::float::{self as fl, Rnd};
+use super::int::{self as it, ext, mask, read_int};
 use super::*;
-use crate::error::GuestFault;
-/// Execute the instruction at `pc` for the `active` lanes of `warp`.
-pub fn execute(
-    _pc: u32,
-    _active: u32,
-    _warp: &mut WarpState,
-    _cta: &mut CtaState,
-    _env: &mut ExecEnv,
-) -> Result<StepResult, GuestFault> {
-    unimplemented!("semantics land in the next commit")
+use crate::error::{FaultKind, GuestFault};
+use crate::ptx::ir::{
+    AddrBase, BoolOp, CmpOp, Instruction, MulMode, Opcode, Operand, ScalarType, SpecialReg,
+    StateSpace, SymbolId,
+};
+
+pub(super) type Lanes = [u64; WARP_SIZE];
+type Res<T> = Result<T, GuestFault>;
+
+/// Call `f(lane)` for every set bit of `m`, lowest lane first.
+#[inline(always)]
+pub(super) fn lanes(mut m: u32, mut f: impl FnMut(usize)) {
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        f(l);
+    }
 }
+
+#[inline(always)]
+fn map1(m: u32, a: &Lanes, d: &mut Lanes, f: impl Fn(u64) -> u64) {
+    lanes(m, |l| d[l] = f(a[l]));
+}
+#[inline(always)]
+fn map2(m: u32, a: &Lanes, b: &Lanes, d: &mut Lanes, f: impl Fn(u64, u64) -> u64) {
+    lanes(m, |l| d[l] = f(a[l], b[l]));
+}
+#[inline(always)]
+fn map3(m: u32, a: &Lanes, b: &Lanes, c: &Lanes, d: &mut Lanes, f: impl Fn(u64, u64, u64) -> u64) {
+    lanes(m, |l| d[l] = f(a[l], b[l], c[l]));
+}
+
+/// Execute the instruction at `pc` for the `active` lanes of `warp` (bit i = lane i).
+pub fn execute(
+    pc: u32,
+    active: u32,
+    warp: &mut WarpState,
+    cta: &mut CtaState,
+    env: &mut ExecEnv,
+) -> Result<StepResult, GuestFault> {
+    let kernel = env.kernel;
+    let Some(inst) = kernel.insts.get(pc as usize) else {
+        let x = Exec { pc, inst: None, warp, cta, env, executed: active };
+        return Err(x.fault(FaultKind::Unsupported, None, format!("pc {pc} is outside the kernel")));
+    };
+    let mut x = Exec { pc, inst: Some(inst), warp, cta, env, executed: active };
+    let executed = match inst.guard {
+        None => active,
+        Some(g) => active & x.pred_mask(g.reg, g.negate)?,
+    };
+    x.executed = executed;
+    let mut res = StepResult { flow: Flow::Seq, executed, mem: None, barrier: None };
+    use Opcode::*;
+    match inst.op {
+        Ld | St => res.mem = Some(x.ld_st()?),
+        Atom | Red => res.mem = Some(x.atom()?),
+        Bra => {
+            let target =
+                inst.target.ok_or_else(|| x.unsupported("bra without a resolved target"))?;
+            res.flow = match inst.guard {
+                None => Flow::Jump { target },
+                Some(_) => Flow::Branch {
+                    taken: executed,
+                    target,
+                    rpc: inst.rpc.unwrap_or(crate::ptx::ir::END_PC),
+                },
+            };
+        }
+        Ret | Exit => res.flow = Flow::Exit { exiting: executed },
+        BarSync => {
+            if executed != 0 {
+                let l = executed.trailing_zeros() as usize;
+                let id = match inst.srcs.first() {
+                    Some(op) => x.operand(op)?[l] as u32,
+                    None => 0,
+                };
+                let count = match inst.srcs.get(1) {
+                    Some(op) => Some(x.operand(op)?[l] as u32),
+                    None => None,
+                };
+                res.barrier = Some((id, count));
+            }
+        }
+        Membar => {}
+        _ if executed == 0 => {}
+        Mov => x.mov()?,
+        Add | Sub | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max => {
+            if inst.ty.is_float() {
+                x.float_arith()?
+            } else {
+                x.int_arith()?
+            }
+        }
+        Sqrt | Rsqrt | Rcp | Sin | Cos | Lg2 | Ex2 | Copysign | Testp => x.float_special()?,
+        And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfe | Bfi | Prmt | Shf => {
+            x.bit_op()?
+        }
+        Setp | Set => x.setp()?,
+        Selp => x.selp()?,
+        Cvt => x.cvt()?,
+        Cvta => x.cvta()?,
+        Vote => x.vote()?,
+        Shfl => x.shfl()?,
+    }
+    Ok(res)
+}
+
+/// Execution context of one warp instruction.
+pub(super) struct Exec<'e, 'a> {
+    pub pc: u32,
+    pub inst: Option<&'a Instruction>,
+    pub warp: &'e mut WarpState,
+    pub cta: &'e mut CtaState,
+    pub env: &'e mut ExecEnv<'a>,
+    pub executed: u32,
+}
+
+impl<'a> Exec<'_, 'a> {
+    #[inline(always)]
+    pub fn inst(&self) -> &'a Instruction {
+        self.inst.expect("instruction present")
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /// A fully filled guest fault; `lane` = the faulting lane (default: first executed one).
+    pub fn fault(&self, kind: FaultKind, lane: Option<usize>, detail: String) -> GuestFault {
+        let lane = lane.unwrap_or_else(|| {
+            if self.executed != 0 {
+                self.executed.trailing_zeros() as usize
+            } else {
+                0
+            }
+        });
+        GuestFault {
+            kind,
+            kernel: self.env.kernel.name.clone(),
+            file: self.env.module.file.clone(),
+            pc: self.pc,
+            line: self.inst.map_or(self.env.kernel.loc.line, |i| i.loc.line),
+            warp: self.warp.global_warp_id,
+            cta: self.cta.ctaid,
+            thread: self.warp.tid[lane % WARP_SIZE],
+            detail,
+        }
+    }
+
+    /// An `Unsupported` fault naming the instruction.
+    pub fn unsupported(&self, what: impl std::fmt::Display) -> GuestFault {
+        let desc = match self.inst {
+            Some(i) => describe(i),
+            None => String::from("?"),
+        };
+        self.fault(FaultKind::Unsupported, None, format!("{what} (in `{desc}`)"))
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    /// Lanes whose predicate register `r` is true (or false, if `negate`).
+    fn pred_mask(&self, r: u16, negate: bool) -> Res<u32> {
+        let base = r as usize * WARP_SIZE;
+        let row = self
+            .warp
+            .regs
+            .get(base..base + WARP_SIZE)
+            .ok_or_else(|| self.unsupported(format!("predicate register {r} out of range")))?;
+        let mut m = 0u32;
+        for (l, &v) in row.iter().enumerate() {
+            m |= ((v & 1) as u32) << l;
+        }
+        Ok(if negate { !m } else { m })
+    }
+
+    /// Source operand `i`, all 32 lanes.
+    #[inline]
+    pub fn src(&self, i: usize) -> Res<Lanes> {
+        match self.inst().srcs.get(i) {
+            Some(op) => self.operand(op),
+            None => Err(self.unsupported(format!("missing source operand {}", i + 1))),
+        }
+    }
+
+    /// Source operand `i` read as an integer of type `ty` (sign/zero-extended).
+    #[inline]
+    fn src_int(&self, i: usize, ty: ScalarType) -> Res<Lanes> {
+        let mut a = self.src(i)?;
+        if ty.bits() < 64 {
+            for v in a.iter_mut() {
+                *v = read_int(ty, *v);
+            }
+        }
+        Ok(a)
+    }
+
+    /// The value of an operand in every lane.
+    #[inline]
+    pub fn operand(&self, op: &Operand) -> Res<Lanes> {
+        match *op {
+            Operand::Reg(r) => {
+                let base = r as usize * WARP_SIZE;
+                match self.warp.regs.get(base..base + WARP_SIZE) {
+                    Some(row) => {
+                        let mut out = [0u64; WARP_SIZE];
+                        out.copy_from_slice(row);
+                        Ok(out)
+                    }
+                    None => Err(self.unsupported(format!("register {r} out of range"))),
+                }
+            }
+            Operand::Imm(v) => Ok([v; WARP_SIZE]),
+            Operand::Special(s) => self.special(s),
+            Operand::SymbolAddr(id) => Ok([self.symbol_value(id)?; WARP_SIZE]),
+            Operand::Sink => Err(self.unsupported("`_` used as a source operand")),
+        }
+    }
+
+    fn special(&self, s: SpecialReg) -> Res<Lanes> {
+        let launch = self.env.launch;
+        let dim = |d: u8, v: crate::host::Dim3| -> Res<u64> {
+            Ok(match d {
+                0 => v.x,
+                1 => v.y,
+                2 => v.z,
+                _ => return Err(self.unsupported("special register dimension")),
+            } as u64)
+        };
+        let mut out = [0u64; WARP_SIZE];
+        match s {
+            SpecialReg::Tid(d) => {
+                if d > 2 {
+                    return Err(self.unsupported("%tid dimension"));
+                }
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = self.warp.tid[l][d as usize] as u64;
+                }
+            }
+            SpecialReg::Ntid(d) => out = [dim(d, launch.block)?; WARP_SIZE],
+            SpecialReg::Nctaid(d) => out = [dim(d, launch.grid)?; WARP_SIZE],
+            SpecialReg::Ctaid(d) => {
+                let v = *self
+                    .cta
+                    .ctaid
+                    .get(d as usize)
+                    .ok_or_else(|| self.unsupported("%ctaid dimension"))?;
+                out = [v as u64; WARP_SIZE];
+            }
+            SpecialReg::LaneId => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = l as u64;
+                }
+            }
+            SpecialReg::WarpId => out = [self.warp.warp_in_cta as u64; WARP_SIZE],
+            SpecialReg::NWarpId => out = [launch.warps_per_cta as u64; WARP_SIZE],
+            SpecialReg::SmId => out = [self.env.sm_id as u64; WARP_SIZE],
+            SpecialReg::NSmId => out = [self.env.num_sms as u64; WARP_SIZE],
+            SpecialReg::GridId => {}
+            SpecialReg::Clock => out = [self.env.cycle & 0xffff_ffff; WARP_SIZE],
+            SpecialReg::Clock64 => out = [self.env.cycle; WARP_SIZE],
+            SpecialReg::LaneMaskEq
+            | SpecialReg::LaneMaskLe
+            | SpecialReg::LaneMaskLt
+            | SpecialReg::LaneMaskGe
+            | SpecialReg::LaneMaskGt => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let eq = 1u64 << l;
+                    let lt = eq - 1;
+                    let v = match s {
+                        SpecialReg::LaneMaskEq => eq,
+                        SpecialReg::LaneMaskLt => lt,
+                        SpecialReg::LaneMaskLe => lt | eq,
+                        SpecialReg::LaneMaskGe => !lt,
+                        _ => !(lt | eq),
+                    };
+                    *o = v & 0xffff_ffff;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Value of a symbol used as an operand (`mov.u64 %rd, sym`): its address in its space
+    /// (param/shared/local/const: space offset; global: device address).
+    pub fn symbol_value(&self, id: SymbolId) -> Res<u64> {
+        let sym = self
+            .env
+            .module
+            .symbols
+            .get(id as usize)
+            .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
+        Ok(match sym.space {
+            StateSpace::Global => self.env.launch.global_base.wrapping_add(sym.offset),
+            _ => sym.offset,
+        })
+    }
+
+    /// Base address of a memory operand for an access in `space` (generic: a generic
+    /// address, through the shared/local windows).
+    pub fn addr_base(&self, base: AddrBase, space: StateSpace) -> Res<Option<Lanes>> {
+        match base {
+            AddrBase::Reg(r) => self.operand(&Operand::Reg(r)).map(Some),
+            AddrBase::Absolute => Ok(None),
+            AddrBase::Symbol(id) => {
+                let sym = self
+                    .env
+                    .module
+                    .symbols
+                    .get(id as usize)
+                    .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
+                let v = self.symbol_value(id)?;
+                let v = match (space, sym.space) {
+                    (s, t) if s == t => v,
+                    (StateSpace::Generic, StateSpace::Global) => v,
+                    (StateSpace::Generic, StateSpace::Shared) => {
+                        crate::address_map::SHARED_WINDOW + v
+                    }
+                    (StateSpace::Generic, StateSpace::Local) => crate::address_map::LOCAL_WINDOW + v,
+                    (s, t) => {
+                        return Err(self.unsupported(format!(
+                            "symbol `{}` of space {t:?} accessed as {s:?}",
+                            sym.name
+                        )))
+                    }
+                };
+                Ok(Some([v; WARP_SIZE]))
+            }
+        }
+    }
+
+    /// Write destination operand `i` for the lanes of `m`, extending per `ty`.
+    #[inline]
+    pub fn put(&mut self, i: usize, d: &Lanes, m: u32, ty: ScalarType) -> Res<()> {
+        match self.inst().dsts.get(i) {
+            Some(op) => self.put_op(*op, d, m, ty),
+            None => Err(self.unsupported(format!("missing destination operand {}", i + 1))),
+        }
+    }
+
+    #[inline]
+    pub fn put_op(&mut self, op: Operand, d: &Lanes, m: u32, ty: ScalarType) -> Res<()> {
+        match op {
+            Operand::Reg(r) => {
+                let base = r as usize * WARP_SIZE;
+                if base + WARP_SIZE > self.warp.regs.len() {
+                    return Err(self.unsupported(format!("register {r} out of range")));
+                }
+                let row = &mut self.warp.regs[base..base + WARP_SIZE];
+                lanes(m, |l| row[l] = ext(ty, d[l]));
+                Ok(())
+            }
+            Operand::Sink => Ok(()),
+            _ => Err(self.unsupported("destination is not a register")),
+        }
+    }
+
+    // ---------------------------------------------------------------- mov/selp
+
+    fn mov(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let ty = inst.ty;
+        let m = self.executed;
+        let (nd, ns) = (inst.dsts.len(), inst.srcs.len());
+        if nd == 1 && ns == 1 {
+            let a = self.src(0)?;
+            return self.put(0, &a, m, ty);
+        }
+        if nd == 1 && ns > 1 {
+            // pack: mov.b64 %rd, {%r1, %r2}
+            let eb = ty.bits() / ns as u32;
+            let mut d = [0u64; WARP_SIZE];
+            for k in 0..ns {
+                let a = self.src(k)?;
+                lanes(m, |l| d[l] |= (a[l] & mask(eb)) << (eb * k as u32));
+            }
+            return self.put(0, &d, m, ty);
+        }
+        if ns == 1 && nd > 1 {
+            // unpack: mov.b64 {%r1, %r2}, %rd
+            let eb = ty.bits() / nd as u32;
+            let a = self.src(0)?;
+            let ety = match eb {
+                8 => ScalarType::B8,
+                16 => ScalarType::B16,
+                32 => ScalarType::B32,
+                _ => return Err(self.unsupported("vector mov element width")),
+            };
+            for k in 0..nd {
+                let mut d = [0u64; WARP_SIZE];
+                map1(m, &a, &mut d, |x| x >> (eb * k as u32));
+                self.put(k, &d, m, ety)?;
+            }
+            return Ok(());
+        }
+        Err(self.unsupported("operand count"))
+    }
+
+    fn selp(&mut self) -> Res<()> {
+        let ty = self.inst().ty;
+        let (a, b, c) = (self.src(0)?, self.src(1)?, self.src(2)?);
+        let mut d = [0u64; WARP_SIZE];
+        map3(self.executed, &a, &b, &c, &mut d, |a, b, c| if c & 1 != 0 { a } else { b });
+        self.put(0, &d, self.executed, ty)
+    }
+
+    // ---------------------------------------------------------------- integer arithmetic
+
+    fn int_arith(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let ty = inst.ty;
+        if ty == ScalarType::Pred {
+            return Err(self.unsupported("arithmetic on .pred"));
+        }
+        let bits = ty.bits();
+        let signed = ty.is_signed();
+        let sat = inst.mods.sat && ty == ScalarType::S32;
+        let m = self.executed;
+        let mut d = [0u64; WARP_SIZE];
+        let mut dty = ty;
+        let a = self.src_int(0, ty)?;
+        use Opcode::*;
+        match inst.op {
+            Add | Sub => {
+                let b = self.src_int(1, ty)?;
+                let sub = inst.op == Sub;
+                if sat {
+                    map2(m, &a, &b, &mut d, |x, y| {
+                        let (x, y) = (x as i64 as i128, y as i64 as i128);
+                        it::clamp_signed(if sub { x - y } else { x + y }, 32)
+                    });
+                } else if sub {
+                    map2(m, &a, &b, &mut d, |x, y| x.wrapping_sub(y));
+                } else {
+                    map2(m, &a, &b, &mut d, |x, y| x.wrapping_add(y));
+                }
+            }
+            Mul | Mad => {
+                let b = self.src_int(1, ty)?;
+                let mode = inst.mods.mul_mode.unwrap_or(MulMode::Lo);
+                if mode == MulMode::Wide {
+                    dty = it::wide_type(ty)
+                        .ok_or_else(|| self.unsupported("mul.wide on a 64-bit type"))?;
+                }
+                let c = if inst.op == Mad { Some(self.src_int(2, dty)?) } else { None };
+                match mode {
+                    MulMode::Lo => map2(m, &a, &b, &mut d, |x, y| x.wrapping_mul(y)),
+                    MulMode::Hi => map2(m, &a, &b, &mut d, |x, y| it::mul_hi(x, y, bits, signed)),
+                    MulMode::Wide => map2(m, &a, &b, &mut d, |x, y| it::mul_wide(x, y, signed)),
+                }
+                if let Some(c) = c {
+                    if sat {
+                        // mad.sat.s32 (PTX: .hi mode): clamp the exact sum.
+                        if mode == MulMode::Lo {
+                            lanes(m, |l| {
+                                let p = (a[l] as i64 as i128) * (b[l] as i64 as i128);
+                                d[l] = it::clamp_signed(p + c[l] as i64 as i128, 32);
+                            });
+                        } else {
+                            lanes(m, |l| {
+                                let hi = read_int(ScalarType::S32, d[l]) as i64 as i128;
+                                d[l] = it::clamp_signed(hi + c[l] as i64 as i128, 32);
+                            });
+                        }
+                    } else {
+                        lanes(m, |l| d[l] = d[l].wrapping_add(c[l]));
+                    }
+                }
+            }
+            Div => {
+                let b = self.src_int(1, ty)?;
+                map2(m, &a, &b, &mut d, |x, y| it::div(x, y, ty));
+            }
+            Rem => {
+                let b = self.src_int(1, ty)?;
+                map2(m, &a, &b, &mut d, |x, y| it::rem(x, y, ty));
+            }
+            Abs => {
+                if signed {
+                    map1(m, &a, &mut d, |x| (x as i64).wrapping_abs() as u64);
+                } else {
+                    map1(m, &a, &mut d, |x| x);
+                }
+            }
+            Neg => map1(m, &a, &mut d, |x| x.wrapping_neg()),
+            Min | Max => {
+                let b = self.src_int(1, ty)?;
+                let max = inst.op == Max;
+                if signed {
+                    map2(m, &a, &b, &mut d, |x, y| {
+                        let (p, q) = (x as i64, y as i64);
+                        (if max { p.max(q) } else { p.min(q) }) as u64
+                    });
+                } else {
+                    map2(m, &a, &b, &mut d, |x, y| if max { x.max(y) } else { x.min(y) });
+                }
+            }
+            _ => return Err(self.unsupported("integer form of this instruction")),
+        }
+        self.put(0, &d, m, dty)
+    }
+
+    // ---------------------------------------------------------------- float arithmetic
+
+    fn float_arith(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let m = self.executed;
+        let r = Rnd::from(inst.mods.rounding);
+        let (ftz, sat) = (inst.mods.ftz, inst.mods.sat);
+        let mut d = [0u64; WARP_SIZE];
+        let a = self.src(0)?;
+        let n = inst.srcs.len();
+        let b = if n > 1 { self.src(1)? } else { [0; WARP_SIZE] };
+        let c = if n > 2 { self.src(2)? } else { [0; WARP_SIZE] };
+        use Opcode::*;
+        match inst.ty {
+            ScalarType::F32 => {
+                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                let o = |x: f32| {
+                    let x = if ftz { fl::ftz32(x) } else { x };
+                    fl::canon32(if sat { fl::sat32(x) } else { x })
+                };
+                match inst.op {
+                    Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), i(y), r))),
+                    Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), -i(y), r))),
+                    Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul32(i(x), i(y), r))),
+                    Fma | Mad => {
+                        map3(m, &a, &b, &c, &mut d, |x, y, z| o(fl::fma32(i(x), i(y), i(z), r)))
+                    }
+                    Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div32(i(x), i(y), r))),
+                    Abs => map1(m, &a, &mut d, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
+                    Neg => map1(m, &a, &mut d, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
+                    Min => map2(m, &a, &b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, &a, &b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    _ => return Err(self.unsupported("f32 form of this instruction")),
+                }
+            }
+            ScalarType::F64 => {
+                let i = |v: u64| if ftz { fl::ftz64(fl::f64_of(v)) } else { fl::f64_of(v) };
+                let o = |x: f64| fl::canon64(if sat { fl::sat64(x) } else { x });
+                match inst.op {
+                    Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
+                    Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), -i(y), r))),
+                    Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul64(i(x), i(y), r))),
+                    Fma | Mad => {
+                        map3(m, &a, &b, &c, &mut d, |x, y, z| o(fl::fma64(i(x), i(y), i(z), r)))
+                    }
+                    Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div64(i(x), i(y), r))),
+                    Abs => map1(m, &a, &mut d, |x| i(x).to_bits() & !(1 << 63)),
+                    Neg => map1(m, &a, &mut d, |x| i(x).to_bits() ^ (1 << 63)),
+                    Min => map2(m, &a, &b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, &a, &b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    _ => return Err(self.unsupported("f64 form of this instruction")),
+                }
+            }
+            _ => return Err(self.unsupported("float type")),
+        }
+        self.put(0, &d, m, inst.ty)
+    }
+
+    fn float_special(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let m = self.executed;
+        let ty = inst.ty;
+        let approx = inst.mods.approx;
+        let r = if approx { Rnd::N } else { Rnd::from(inst.mods.rounding) };
+        let ftz = inst.mods.ftz;
+        let a = self.src(0)?;
+        let mut d = [0u64; WARP_SIZE];
+        let mut dty = ty;
+        use Opcode::*;
+        match (inst.op, ty) {
+            (Testp, ScalarType::F32 | ScalarType::F64) => {
+                let sel = inst.mods.testp;
+                if sel > 5 {
+                    return Err(self.unsupported("testp operation"));
+                }
+                let f64of = |v: u64| {
+                    if ty == ScalarType::F32 {
+                        fl::f32_of(v) as f64
+                    } else {
+                        fl::f64_of(v)
+                    }
+                };
+                let is_sub = |v: u64| {
+                    if ty == ScalarType::F32 {
+                        fl::f32_of(v).is_subnormal()
+                    } else {
+                        fl::f64_of(v).is_subnormal()
+                    }
+                };
+                map1(m, &a, &mut d, |v| {
+                    let x = f64of(v);
+                    (match sel {
+                        0 => x.is_finite(),
+                        1 => x.is_infinite(),
+                        2 => !x.is_nan(),
+                        3 => x.is_nan(),
+                        4 => x.is_finite() && x != 0.0 && !is_sub(v),
+                        _ => is_sub(v),
+                    }) as u64
+                });
+                dty = ScalarType::Pred;
+            }
+            (Copysign, ScalarType::F32) => {
+                let b = self.src(1)?;
+                map2(m, &a, &b, &mut d, |x, y| (x & 0x8000_0000) | (y & 0x7fff_ffff));
+            }
+            (Copysign, ScalarType::F64) => {
+                let b = self.src(1)?;
+                map2(m, &a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
+            }
+            (_, ScalarType::F32) => {
+                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                let o = |x: f32| fl::canon32(if ftz { fl::ftz32(x) } else { x });
+                let via64 = |x: f32, f: fn(f64) -> f64| f(x as f64) as f32;
+                match inst.op {
+                    Sqrt => map1(m, &a, &mut d, |x| o(fl::sqrt32(i(x), r))),
+                    Rsqrt => map1(m, &a, &mut d, |x| o(via64(i(x), |v| 1.0 / v.sqrt()))),
+                    Rcp => map1(m, &a, &mut d, |x| o(fl::div32(1.0, i(x), r))),
+                    Sin => map1(m, &a, &mut d, |x| o(via64(i(x), f64::sin))),
+                    Cos => map1(m, &a, &mut d, |x| o(via64(i(x), f64::cos))),
+                    Lg2 => map1(m, &a, &mut d, |x| o(via64(i(x), f64::log2))),
+                    Ex2 => map1(m, &a, &mut d, |x| o(via64(i(x), f64::exp2))),
+                    _ => return Err(self.unsupported("f32 form of this instruction")),
+                }
+            }
+            (_, ScalarType::F64) => {
+                let i = |v: u64| if ftz { fl::ftz64(fl::f64_of(v)) } else { fl::f64_of(v) };
+                let o = |x: f64| fl::canon64(if ftz { fl::ftz64(x) } else { x });
+                match inst.op {
+                    Sqrt => map1(m, &a, &mut d, |x| o(fl::sqrt64(i(x), r))),
+                    Rsqrt => map1(m, &a, &mut d, |x| o(1.0 / i(x).sqrt())),
+                    Rcp => map1(m, &a, &mut d, |x| o(fl::div64(1.0, i(x), r))),
+                    Sin => map1(m, &a, &mut d, |x| o(i(x).sin())),
+                    Cos => map1(m, &a, &mut d, |x| o(i(x).cos())),
+                    Lg2 => map1(m, &a, &mut d, |x| o(i(x).log2())),
+                    Ex2 => map1(m, &a, &mut d, |x| o(i(x).exp2())),
+                    _ => return Err(self.unsupported("f64 form of this instruction")),
+                }
+            }
+            _ => return Err(self.unsupported("type of this instruction")),
+        }
+        self.put(0, &d, m, dty)
+    }
+
+    // ---------------------------------------------------------------- bit manipulation
+
+    fn bit_op(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let m = self.executed;
+        let ty = inst.ty;
+        let bits = ty.bits();
+        let signed = ty.is_signed();
+        let mut d = [0u64; WARP_SIZE];
+        let mut dty = ty;
+        let a = self.src_int(0, ty)?;
+        use Opcode::*;
+        match inst.op {
+            And | Or | Xor => {
+                let b = self.src_int(1, ty)?;
+                match inst.op {
+                    And => map2(m, &a, &b, &mut d, |x, y| x & y),
+                    Or => map2(m, &a, &b, &mut d, |x, y| x | y),
+                    _ => map2(m, &a, &b, &mut d, |x, y| x ^ y),
+                }
+            }
+            Not => map1(m, &a, &mut d, |x| !x),
+            Cnot => map1(m, &a, &mut d, |x| (x & mask(bits) == 0) as u64),
+            Shl | Shr => {
+                let b = self.src_int(1, ScalarType::U32)?;
+                if inst.op == Shl {
+                    map2(m, &a, &b, &mut d, |x, y| it::shl(x, y, bits));
+                } else {
+                    map2(m, &a, &b, &mut d, |x, y| it::shr(x, y, bits, signed));
+                }
+            }
+            Popc => {
+                map1(m, &a, &mut d, |x| (x & mask(bits)).count_ones() as u64);
+                dty = ScalarType::U32;
+            }
+            Clz => {
+                map1(m, &a, &mut d, |x| it::clz(x, bits));
+                dty = ScalarType::U32;
+            }
+            Brev => map1(m, &a, &mut d, |x| it::brev(x, bits)),
+            Bfe => {
+                let (b, c) = (self.src_int(1, ScalarType::U32)?, self.src_int(2, ScalarType::U32)?);
+                map3(m, &a, &b, &c, &mut d, |x, p, n| it::bfe(x, p, n, bits, signed));
+            }
+            Bfi => {
+                let b = self.src_int(1, ty)?;
+                let (c, e) = (self.src_int(2, ScalarType::U32)?, self.src_int(3, ScalarType::U32)?);
+                lanes(m, |l| d[l] = it::bfi(a[l], b[l], c[l], e[l], bits));
+            }
+            Prmt => {
+                let (b, c) = (self.src(1)?, self.src(2)?);
+                map3(m, &a, &b, &c, &mut d, |x, y, z| it::prmt(x as u32, y as u32, z as u32) as u64);
+            }
+            Shf => {
+                let (b, c) = (self.src(1)?, self.src(2)?);
+                let (left, wrap) = (inst.mods.shf_left, inst.mods.shf_wrap);
+                map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                    it::shf(x as u32, y as u32, z as u32, left, wrap) as u64
+                });
+            }
+            _ => return Err(self.unsupported("bit operation")),
+        }
+        self.put(0, &d, m, dty)
+    }
+
+    // ---------------------------------------------------------------- comparisons
+
+    fn setp(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let m = self.executed;
+        let ct = inst.ty2.unwrap_or(inst.ty);
+        let cmp = inst.mods.cmp.ok_or_else(|| self.unsupported("missing comparison"))?;
+        // Truth table over the relation classes: bit 0 lt, 1 eq, 2 gt, 3 unordered.
+        use CmpOp::*;
+        let (table, force_unsigned): (u8, bool) = match cmp {
+            Eq => (0b0010, false),
+            Ne => (0b0101, false),
+            Lt => (0b0001, false),
+            Le => (0b0011, false),
+            Gt => (0b0100, false),
+            Ge => (0b0110, false),
+            Lo => (0b0001, true),
+            Ls => (0b0011, true),
+            Hi => (0b0100, true),
+            Hs => (0b0110, true),
+            Equ => (0b1010, false),
+            Neu => (0b1101, false),
+            Ltu => (0b1001, false),
+            Leu => (0b1011, false),
+            Gtu => (0b1100, false),
+            Geu => (0b1110, false),
+            Num => (0b0111, false),
+            Nan => (0b1000, false),
+        };
+        let (a, b) = (self.src(0)?, self.src(1)?);
+        let mut r = [0u64; WARP_SIZE];
+        let class_f = |x: f64, y: f64| -> u32 {
+            if x < y {
+                0
+            } else if x == y {
+                1
+            } else if x > y {
+                2
+            } else {
+                3
+            }
+        };
+        let ftz = inst.mods.ftz;
+        match ct {
+            ScalarType::F32 => {
+                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                map2(m, &a, &b, &mut r, |x, y| {
+                    ((table >> class_f(i(x) as f64, i(y) as f64)) & 1) as u64
+                });
+            }
+            ScalarType::F64 => {
+                map2(m, &a, &b, &mut r, |x, y| {
+                    ((table >> class_f(fl::f64_of(x), fl::f64_of(y))) & 1) as u64
+                });
+            }
+            ScalarType::F16 | ScalarType::Pred => {
+                return Err(self.unsupported("comparison type"));
+            }
+            _ => {
+                let signed = ct.is_signed() && !force_unsigned;
+                map2(m, &a, &b, &mut r, |x, y| {
+                    let (x, y) = (read_int(ct, x), read_int(ct, y));
+                    let ord = if signed { (x as i64).cmp(&(y as i64)) } else { x.cmp(&y) };
+                    ((table >> (ord as i8 + 1) as u32) & 1) as u64
+                });
+            }
+        }
+        // Optional boolean combine with a third predicate.
+        let combine = |r: &mut Lanes, c: &Lanes, op: BoolOp| {
+            lanes(m, |l| {
+                let c = c[l] & 1;
+                r[l] = match op {
+                    BoolOp::And => r[l] & c,
+                    BoolOp::Or => r[l] | c,
+                    BoolOp::Xor => r[l] ^ c,
+                };
+            })
+        };
+        let c = match inst.mods.bool_op {
+            Some(op) => Some((self.src(2)?, op)),
+            None => None,
+        };
+        if inst.op == Opcode::Setp {
+            let mut q = [0u64; WARP_SIZE];
+            lanes(m, |l| q[l] = r[l] ^ 1);
+            if let Some((c, op)) = &c {
+                combine(&mut r, c, *op);
+                combine(&mut q, c, *op);
+            }
+            self.put(0, &r, m, ScalarType::Pred)?;
+            if inst.dsts.len() > 1 {
+                self.put(1, &q, m, ScalarType::Pred)?;
+            }
+            Ok(())
+        } else {
+            if let Some((c, op)) = &c {
+                combine(&mut r, c, *op);
+            }
+            let dty = inst.ty;
+            let one = match dty {
+                ScalarType::F32 => 0x3f80_0000,
+                ScalarType::F64 => 0x3ff0_0000_0000_0000,
+                _ => u64::MAX,
+            };
+            let mut d = [0u64; WARP_SIZE];
+            map1(m, &r, &mut d, |x| if x != 0 { one } else { 0 });
+            self.put(0, &d, m, dty)
+        }
+    }
+
+    // ---------------------------------------------------------------- conversions
+
+    fn cvt(&mut self) -> Res<()> {
+        let inst = self.inst();
+        let m = self.executed;
+        let dt = inst.ty;
+        let st = inst.ty2.unwrap_or(dt);
+        let rounding = inst.mods.rounding;
+        let integral = matches!(
+            rounding,
+            Some(crate::ptx::ir::Rounding::Rni)
+                | Some(crate::ptx::ir::Rounding::Rzi)
+                | Some(crate::ptx::ir::Rounding::Rmi)
+                | Some(crate::ptx::ir::Rounding::Rpi)
+        );
+        let r = Rnd::from(rounding);
+        let (ftz, sat) = (inst.mods.ftz, inst.mods.sat);
+        if dt == ScalarType::Pred || st == ScalarType::Pred {
+            return Err(self.unsupported("cvt of .pred"));
+        }
+        let a = self.src(0)?;
+        let mut d = [0u64; WARP_SIZE];
+        // Source float value as f64 (exact for f16/f32), with ftz on f32 inputs.
+        let fin = |v: u64| -> f64 {
+            match st {
+                ScalarType::F16 => fl::f16_to_f64(v as u16),
+                ScalarType::F32 => {
+                    let x = fl::f32_of(v);
+                    (if ftz { fl::ftz32(x) } else { x }) as f64
+                }
+                _ => fl::f64_of(v),
+            }
+        };
+        match (st.is_float(), dt.is_float()) {
+            (false, false) => {
+                let (dbits, dsigned) = (dt.bits(), dt.is_signed());
+                let ssigned = st.is_signed();
+                map1(m, &a, &mut d, |x| {
+                    let v = read_int(st, x);
+                    if sat {
+                        let w = if ssigned { v as i64 as i128 } else { v as i128 };
+                        if dsigned {
+                            it::clamp_signed(w, dbits)
+                        } else {
+                            it::clamp_unsigned(w, dbits)
+                        }
+                    } else {
+                        v
+                    }
+                });
+            }
+            (true, false) => {
+                // float → int: round to integral (default: toward zero), saturate, NaN → 0.
+                let r = if rounding.is_none() { Rnd::Z } else { r };
+                let (dbits, dsigned) = (dt.bits(), dt.is_signed());
+                map1(m, &a, &mut d, |x| {
+                    fl::f64_to_int(fl::round_integral64(fin(x), r), dbits, dsigned)
+                });
+            }
+            (false, true) => {
+                let ssigned = st.is_signed();
+                map1(m, &a, &mut d, |x| {
+                    let v = read_int(st, x);
+                    let w = if ssigned { v as i64 as i128 } else { v as i128 };
+                    match dt {
+                        ScalarType::F32 => {
+                            let f = fl::int_to_f32(w, r);
+                            fl::canon32(if sat { fl::sat32(f) } else { f })
+                        }
+                        ScalarType::F64 => {
+                            let f = fl::int_to_f64(w, r);
+                            fl::canon64(if sat { fl::sat64(f) } else { f })
+                        }
+                        _ => {
+                            let f = fl::int_to_f64(w, r);
+                            fl::f64_to_f16(if sat { fl::sat64(f) } else { f }, r) as u64
+                        }
+                    }
+                });
+            }
+            (true, true) => {
+                map1(m, &a, &mut d, |x| {
+                    let v = fin(x);
+                    let v = if integral { fl::round_integral64(v, r) } else { v };
+                    match dt {
+                        ScalarType::F32 => {
+                            // exact when narrowing from f32/f16 or after integral rounding
+                            let f = if st == ScalarType::F64 && !integral {
+                                fl::round_f32(v, 0.0, r)
+                            } else {
+                                v as f32
+                            };
+                            let f = if ftz { fl::ftz32(f) } else { f };
+                            fl::canon32(if sat { fl::sat32(f) } else { f })
+                        }
+                        ScalarType::F64 => fl::canon64(if sat { fl::sat64(v) } else { v }),
+                        _ => fl::f64_to_f16(if sat { fl::sat64(v) } else { v }, r) as u64,
+                    }
+                });
+            }
+        }
+        self.put(0, &d, m, dt)
+    }
+
+    fn cvta(&mut self) -> Res<()> {
+        use crate::address_map::{LOCAL_WINDOW, SHARED_WINDOW};
+        let inst = self.inst();
+        let m = self.executed;
+        let bits = inst.ty.bits();
+        let to = inst.mods.cvta_to;
+        let window = match inst.mods.space {
+            Some(StateSpace::Shared) => SHARED_WINDOW,
+            Some(StateSpace::Local) => LOCAL_WINDOW,
+            // global is identity-mapped; const and param are not reachable generically in
+            // this model: identity as well.
+            _ => 0,
+        };
+        let a = self.src(0)?;
+        let mut d = [0u64; WARP_SIZE];
+        if to {
+            map1(m, &a, &mut d, |x| x.wrapping_sub(window) & mask(bits));
+        } else {
+            map1(m, &a, &mut d, |x| x.wrapping_add(window) & mask(bits));
+        }
+        self.put(0, &d, m, inst.ty)
+    }
+
+    // ---------------------------------------------------------------- warp-level
+
+    fn vote(&mut self) -> Res<()> {
+        use crate::ptx::ir::VoteMode;
+        let inst = self.inst();
+        let m = self.executed;
+        let mode = inst.mods.vote.ok_or_else(|| self.unsupported("vote without a mode"))?;
+        let p = self.src(0)?;
+        let member = if inst.srcs.len() > 1 {
+            self.src(1)?[m.trailing_zeros() as usize] as u32
+        } else {
+            u32::MAX
+        };
+        let part = m & member;
+        let mut set = 0u32;
+        lanes(part, |l| set |= ((p[l] & 1) as u32) << l);
+        let (v, ty) = match mode {
+            VoteMode::All => ((set == part) as u64, ScalarType::Pred),
+            VoteMode::Any => ((set != 0) as u64, ScalarType::Pred),
+            VoteMode::Uni => ((set == 0 || set == part) as u64, ScalarType::Pred),
+            VoteMode::Ballot => (set as u64, ScalarType::B32),
+        };
+        self.put(0, &[v; WARP_SIZE], m, ty)
+    }
+
+    fn shfl(&mut self) -> Res<()> {
+        use crate::ptx::ir::ShflMode;
+        let inst = self.inst();
+        let m = self.executed;
+        let mode = inst.mods.shfl.ok_or_else(|| self.unsupported("shfl without a mode"))?;
+        let (a, b, c) = (self.src(0)?, self.src(1)?, self.src(2)?);
+        let mut d = [0u64; WARP_SIZE];
+        let mut p = [0u64; WARP_SIZE];
+        lanes(m, |lane| {
+            let lane_i = lane as i32;
+            let bval = (b[lane] & 0x1f) as i32;
+            let cv = c[lane] as u32;
+            let cval = (cv & 0x1f) as i32;
+            let segmask = ((cv >> 8) & 0x1f) as i32;
+            let max_lane = (lane_i & segmask) | (cval & !segmask);
+            let min_lane = lane_i & segmask;
+            let (j, ok) = match mode {
+                ShflMode::Up => {
+                    let j = lane_i - bval;
+                    (j, j >= max_lane)
+                }
+                ShflMode::Down => {
+                    let j = lane_i + bval;
+                    (j, j <= max_lane)
+                }
+                ShflMode::Bfly => {
+                    let j = lane_i ^ bval;
+                    (j, j <= max_lane)
+                }
+                ShflMode::Idx => {
+                    let j = min_lane | (bval & !segmask);
+                    (j, j <= max_lane)
+                }
+            };
+            let src = if ok { j as usize & (WARP_SIZE - 1) } else { lane };
+            d[lane] = a[src];
+            p[lane] = ok as u64;
+        });
+        self.put(0, &d, m, inst.ty)?;
+        if inst.dsts.len() > 1 {
+            self.put(1, &p, m, ScalarType::Pred)?;
+        }
+        Ok(())
+    }
+}
+
+/// Short PTX-like description of an instruction for fault messages.
+pub(super) fn describe(i: &Instruction) -> String {
+    let mut s = format!("{:?}", i.op).to_lowercase();
+    if let Some(sp) = i.mods.space {
+        s.push('.');
+        s.push_str(&format!("{sp:?}").to_lowercase());
+    }
+    if let Some(a) = i.mods.atom {
+        s.push('.');
+        s.push_str(&format!("{a:?}").to_lowercase());
+    }
+    s.push('.');
+    s.push_str(&format!("{:?}", i.ty).to_lowercase());
+    if let Some(t) = i.ty2 {
+        s.push('.');
+        s.push_str(&format!("{t:?}").to_lowercase());
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "semantics_tests.rs"]
+mod tests;
