@@ -108,6 +108,8 @@ pub struct KernelStats {
     pub max_stack_depth: u32,
     pub stalls: StallBreakdown,
     pub mem: MemFigures,
+    /// Every counter of the memory hierarchy for this launch (timing mode).
+    pub memory_detail: crate::memory::MemStats,
     /// Host wall-clock seconds spent simulating this launch.
     pub wall_seconds: f64,
 }

@@ -227,6 +227,7 @@ impl Host for Gpu {
                         stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;
                     }
                     let d = after.delta(&before);
+                    stats.memory_detail = d;
                     stats.mem = MemFigures {
                         l1_accesses: d.l1_load_accesses,
                         l1_hits: d.l1_load_hits,
