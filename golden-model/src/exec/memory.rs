@@ -43,7 +43,12 @@ impl GlobalMemory {
 
     /// Device memory that refuses allocations beyond `capacity` bytes in total.
     pub fn with_capacity_limit(capacity: u64) -> GlobalMemory {
-        GlobalMemory { data: Vec::new(), allocs: Vec::new(), last: AtomicUsize::new(0), capacity }
+        GlobalMemory {
+            data: Vec::new(),
+            allocs: Vec::new(),
+            last: AtomicUsize::new(0),
+            capacity,
+        }
     }
 
     /// Allocate `bytes` zero-filled bytes (0 is allowed: a distinct pointer to nothing).
@@ -96,7 +101,9 @@ impl GlobalMemory {
     /// Is `[addr, addr + len)` entirely inside one allocation? (`len` > 0.)
     #[inline]
     pub fn contains(&self, addr: u64, len: u64) -> bool {
-        let Some(end) = addr.checked_add(len) else { return false };
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
         let last = self.last.load(Ordering::Relaxed);
         if let Some(&(s, e)) = self.allocs.get(last) {
             if addr >= s && end <= e {
