@@ -203,7 +203,7 @@ impl Exec<'_, '_> {
         let a = a as usize;
         let n = size as usize;
         match SPACES[sp as usize] {
-            StateSpace::Global => self.env.global.load(a as u64, size).unwrap_or(0),
+            StateSpace::Global => self.env.global.load_checked(a as u64, size),
             StateSpace::Shared => load_le(&self.cta.shared[a..a + n]),
             StateSpace::Local => {
                 let o = lane * self.warp.local_bytes as usize + a;
@@ -221,7 +221,7 @@ impl Exec<'_, '_> {
         let n = size as usize;
         match SPACES[sp as usize] {
             StateSpace::Global => {
-                self.env.global.store(a, size, v);
+                self.env.global.store_checked(a, size, v);
             }
             StateSpace::Shared => {
                 let a = a as usize;

@@ -195,6 +195,27 @@ impl GlobalMemory {
         true
     }
 
+    /// Load of an access already checked with [`GlobalMemory::contains`] (no second table
+    /// lookup; an unchecked address reads 0 rather than panicking).
+    #[inline]
+    pub fn load_checked(&self, addr: u64, size: u32) -> u64 {
+        let off = addr.wrapping_sub(GLOBAL_BASE) as usize;
+        match self.data.get(off..off.wrapping_add(size as usize)) {
+            Some(b) => load_le(b),
+            None => 0,
+        }
+    }
+
+    /// Store of an access already checked with [`GlobalMemory::contains`] (an unchecked
+    /// address outside the backing store is ignored rather than panicking).
+    #[inline]
+    pub fn store_checked(&mut self, addr: u64, size: u32, value: u64) {
+        let off = addr.wrapping_sub(GLOBAL_BASE) as usize;
+        if let Some(b) = self.data.get_mut(off..off.wrapping_add(size as usize)) {
+            store_le(b, value);
+        }
+    }
+
     pub fn load_u32(&self, addr: u64) -> Option<u32> {
         self.load(addr, 4).map(|v| v as u32)
     }

@@ -1229,7 +1229,27 @@ fn faults_carry_full_location() {
     t.global.read(buf + 512, &mut w).unwrap();
     assert_eq!(w, [0; 4]);
     // a global access between allocations (alignment padding) faults
-    let _ = GLOBAL_BASE;
+    t.set(1, |_| GLOBAL_BASE + 64); // past the 64-byte module image, before `buf`
+    let e = t
+        .run_mask(
+            &ld(U32, StateSpace::Global).at(AddrBase::Reg(1), 0).d(r(2)),
+            1,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, FaultKind::OutOfBounds);
+    t.set(1, |_| GLOBAL_BASE + 60);
+    assert!(t
+        .run_mask(
+            &ld(U32, StateSpace::Global).at(AddrBase::Reg(1), 0).d(r(2)),
+            1
+        )
+        .is_ok());
+    // the Display form names everything
+    let msg = e.to_string();
+    assert!(
+        msg.contains("kernel `k`") && msg.contains("t.ptx:42"),
+        "{msg}"
+    );
 }
 
 #[test]
