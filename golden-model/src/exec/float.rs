@@ -864,5 +864,16 @@ mod tests {
             prop_assert!(m == p || next_up32(m) == p);
             prop_assert_eq!(int_to_f32(v, Rnd::N), v as f32);
         }
+
+        #[test]
+        fn f64_to_f32_directed_brackets(x in -1e30f64..1e30) {
+            let m = round_f32(x, 0.0, Rnd::M);
+            let p = round_f32(x, 0.0, Rnd::P);
+            prop_assert!((m as f64) <= x && (p as f64) >= x);
+            prop_assert!(m == p || next_up32(m) == p);
+            let n = round_f32(x, 0.0, Rnd::N);
+            prop_assert_eq!(n, x as f32);
+            prop_assert_eq!(round_f32(x, 0.0, Rnd::Z), if x >= 0.0 { m } else { p });
+        }
     }
 }

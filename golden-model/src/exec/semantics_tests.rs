@@ -1525,4 +1525,32 @@ proptest! {
         prop_assert_eq!(t.bin(ins(Mul, F32), f(a), f(b)) as u32, canon(a * b));
         prop_assert_eq!(t.bin(ins(Div, F32).m(|m| m.rounding = Some(Rounding::Rn)), f(a), f(b)) as u32, canon(a / b));
     }
+
+    #[test]
+    fn atomics_apply_in_lane_order(slots in proptest::collection::vec(0u64..4, 32),
+                                   vals in proptest::collection::vec(any::<u32>(), 32),
+                                   op in prop_oneof![Just(AtomOp::Add), Just(AtomOp::Exch),
+                                                     Just(AtomOp::Max), Just(AtomOp::Inc)]) {
+        let mut t = T::new();
+        let buf = t.buf.0;
+        t.set(1, |l| buf + 4 * slots[l]);
+        t.set(2, |l| vals[l] as u64 % 1000);
+        t.run(ins(Atom, U32).space(StateSpace::Global).m(|m| m.atom = Some(op))
+            .at(AddrBase::Reg(1), 0).d(r(3)).s(r(2)));
+        let mut mem = [0u32; 4];
+        for l in 0..32 {
+            let s = slots[l] as usize;
+            let b = vals[l] % 1000;
+            prop_assert_eq!(t.get(3, l), mem[s] as u64, "old value of lane {}", l);
+            mem[s] = match op {
+                AtomOp::Add => mem[s].wrapping_add(b),
+                AtomOp::Exch => b,
+                AtomOp::Max => mem[s].max(b),
+                _ => if mem[s] >= b { 0 } else { mem[s] + 1 },
+            };
+        }
+        for (s, &v) in mem.iter().enumerate() {
+            prop_assert_eq!(t.global.load(buf + 4 * s as u64, 4), Some(v as u64));
+        }
+    }
 }
