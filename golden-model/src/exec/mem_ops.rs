@@ -197,20 +197,24 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    /// Read `size` bytes (checked) of lane `lane` in space `sp` at `a`.
+    /// Read `size` bytes (checked) of lane `lane` in space `sp` at `a`. (Slices are taken
+    /// with `get`, so even an inconsistent state reads 0 instead of panicking.)
     #[inline]
     fn mem_read(&self, sp: u8, lane: usize, a: u64, size: u32) -> u64 {
-        let a = a as usize;
+        #[inline(always)]
+        fn rd(buf: &[u8], o: usize, n: usize) -> u64 {
+            buf.get(o..o.wrapping_add(n)).map_or(0, load_le)
+        }
         let n = size as usize;
         match SPACES[sp as usize] {
-            StateSpace::Global => self.env.global.load_checked(a as u64, size),
-            StateSpace::Shared => load_le(&self.cta.shared[a..a + n]),
+            StateSpace::Global => self.env.global.load_checked(a, size),
+            StateSpace::Shared => rd(&self.cta.shared, a as usize, n),
             StateSpace::Local => {
-                let o = lane * self.warp.local_bytes as usize + a;
-                load_le(&self.warp.local[o..o + n])
+                let o = (lane * self.warp.local_bytes as usize).wrapping_add(a as usize);
+                rd(&self.warp.local, o, n)
             }
-            StateSpace::Const => load_le(&self.env.launch.consts[a..a + n]),
-            StateSpace::Param => load_le(&self.env.launch.params[a..a + n]),
+            StateSpace::Const => rd(&self.env.launch.consts, a as usize, n),
+            StateSpace::Param => rd(&self.env.launch.params, a as usize, n),
             StateSpace::Generic => 0,
         }
     }
@@ -218,18 +222,19 @@ impl Exec<'_, '_> {
     /// Write the low `size` bytes of `v` (checked) for lane `lane` in space `sp` at `a`.
     #[inline]
     fn mem_write(&mut self, sp: u8, lane: usize, a: u64, size: u32, v: u64) {
+        #[inline(always)]
+        fn wr(buf: &mut [u8], o: usize, n: usize, v: u64) {
+            if let Some(b) = buf.get_mut(o..o.wrapping_add(n)) {
+                store_le(b, v)
+            }
+        }
         let n = size as usize;
         match SPACES[sp as usize] {
-            StateSpace::Global => {
-                self.env.global.store_checked(a, size, v);
-            }
-            StateSpace::Shared => {
-                let a = a as usize;
-                store_le(&mut self.cta.shared[a..a + n], v)
-            }
+            StateSpace::Global => self.env.global.store_checked(a, size, v),
+            StateSpace::Shared => wr(&mut self.cta.shared, a as usize, n, v),
             StateSpace::Local => {
-                let o = lane * self.warp.local_bytes as usize + a as usize;
-                store_le(&mut self.warp.local[o..o + n], v)
+                let o = (lane * self.warp.local_bytes as usize).wrapping_add(a as usize);
+                wr(&mut self.warp.local, o, n, v)
             }
             _ => {}
         }
