@@ -284,7 +284,11 @@ pub fn round_f32(hi: f64, lo: f64, r: Rnd) -> f32 {
             if lo == 0.0 || d == 0.0 {
                 return c;
             }
-            let other = if d > 0.0 { next_up32(c) } else { next_down32(c) };
+            let other = if d > 0.0 {
+                next_up32(c)
+            } else {
+                next_down32(c)
+            };
             let is_mid = (other as f64 - hi).abs() == d.abs();
             if is_mid && (lo > 0.0) == (d > 0.0) {
                 other
@@ -381,7 +385,11 @@ pub fn add64(a: f64, b: f64, r: Rnd) -> f64 {
         return s;
     }
     if !s.is_finite() {
-        return if a.is_finite() && b.is_finite() { overflow64(s < 0.0, r) } else { s };
+        return if a.is_finite() && b.is_finite() {
+            overflow64(s < 0.0, r)
+        } else {
+            s
+        };
     }
     if s == 0.0 {
         return zero_sum_sign(a, b, r);
@@ -397,7 +405,11 @@ pub fn mul64(a: f64, b: f64, r: Rnd) -> f64 {
         return p;
     }
     if !p.is_finite() {
-        return if a.is_finite() && b.is_finite() { overflow64(p < 0.0, r) } else { p };
+        return if a.is_finite() && b.is_finite() {
+            overflow64(p < 0.0, r)
+        } else {
+            p
+        };
     }
     let e = a.mul_add(b, -p);
     if p == 0.0 && e == 0.0 {
@@ -631,7 +643,11 @@ pub fn f64_to_f16(x: f64, r: Rnd) -> u16 {
         return sign;
     }
     // Unbiased exponent of a (a is > 0; f64 subnormals are far below f16's range).
-    let e = if a.is_subnormal() { -1075 } else { ((a.to_bits() >> 52) as i32) - 1023 };
+    let e = if a.is_subnormal() {
+        -1075
+    } else {
+        ((a.to_bits() >> 52) as i32) - 1023
+    };
     let qexp = e.max(-14) - 10; // quantum of the f16 result is 2^qexp
     let m = a * 2f64.powi(-qexp.max(-1000)); // exact power-of-two scaling
     let mi = match (r, neg) {
@@ -705,8 +721,14 @@ mod tests {
         assert!(add64(1.0, -1.0, Rnd::M).is_sign_negative());
         assert_eq!(add64(1.0, 2f64.powi(-60), Rnd::P), next_up64(1.0));
         assert_eq!(add64(f64::MAX, f64::MAX, Rnd::Z), f64::MAX);
-        assert_eq!(mul64(1.0 + f64::EPSILON, 1.0 + f64::EPSILON, Rnd::P), 1.0 + 3.0 * f64::EPSILON);
-        assert_eq!(mul64(1.0 + f64::EPSILON, 1.0 + f64::EPSILON, Rnd::M), 1.0 + 2.0 * f64::EPSILON);
+        assert_eq!(
+            mul64(1.0 + f64::EPSILON, 1.0 + f64::EPSILON, Rnd::P),
+            1.0 + 3.0 * f64::EPSILON
+        );
+        assert_eq!(
+            mul64(1.0 + f64::EPSILON, 1.0 + f64::EPSILON, Rnd::M),
+            1.0 + 2.0 * f64::EPSILON
+        );
         assert_eq!(div64(1.0, 3.0, Rnd::P), next_up64(1.0 / 3.0));
         assert_eq!(div64(1.0, 3.0, Rnd::Z), 1.0 / 3.0);
         assert_eq!(div64(-1.0, 3.0, Rnd::M), next_down64(-1.0 / 3.0));
@@ -800,9 +822,8 @@ mod tests {
     }
 
     fn f32_in_range() -> impl Strategy<Value = f32> {
-        (any::<bool>(), 120u32..145, any::<u32>()).prop_map(|(s, e, m)| {
-            f32::from_bits(((s as u32) << 31) | (e << 23) | (m & 0x7f_ffff))
-        })
+        (any::<bool>(), 120u32..145, any::<u32>())
+            .prop_map(|(s, e, m)| f32::from_bits(((s as u32) << 31) | (e << 23) | (m & 0x7f_ffff)))
     }
 
     proptest! {
@@ -842,6 +863,17 @@ mod tests {
             prop_assert!((m as i128) <= v && (p as i128) >= v);
             prop_assert!(m == p || next_up32(m) == p);
             prop_assert_eq!(int_to_f32(v, Rnd::N), v as f32);
+        }
+
+        #[test]
+        fn f64_to_f32_directed_brackets(x in -1e30f64..1e30) {
+            let m = round_f32(x, 0.0, Rnd::M);
+            let p = round_f32(x, 0.0, Rnd::P);
+            prop_assert!((m as f64) <= x && (p as f64) >= x);
+            prop_assert!(m == p || next_up32(m) == p);
+            let n = round_f32(x, 0.0, Rnd::N);
+            prop_assert_eq!(n, x as f32);
+            prop_assert_eq!(round_f32(x, 0.0, Rnd::Z), if x >= 0.0 { m } else { p });
         }
     }
 }

@@ -162,7 +162,11 @@ pub fn clamp_signed(v: i128, bits: u32) -> u64 {
 /// Clamp to the range of a `bits`-wide unsigned integer.
 #[inline(always)]
 pub fn clamp_unsigned(v: i128, bits: u32) -> u64 {
-    let max = if bits >= 64 { u64::MAX as i128 } else { (1i128 << bits) - 1 };
+    let max = if bits >= 64 {
+        u64::MAX as i128
+    } else {
+        (1i128 << bits) - 1
+    };
     v.clamp(0, max) as u64
 }
 
@@ -205,9 +209,21 @@ pub fn bfe(a: u64, pos: u64, len: u64, bits: u32, signed: bool) -> u64 {
         (a >> i) & 1
     };
     // Field bits that come from `a`: i < len and pos + i <= msb.
-    let avail = if pos > msb { 0 } else { (msb + 1 - pos).min(len) };
-    let field = if avail == 0 { 0 } else { (a >> pos) & mask(avail) };
-    let fill = if sbit == 1 { mask(bits) & !mask(avail) } else { 0 };
+    let avail = if pos > msb {
+        0
+    } else {
+        (msb + 1 - pos).min(len)
+    };
+    let field = if avail == 0 {
+        0
+    } else {
+        (a >> pos) & mask(avail)
+    };
+    let fill = if sbit == 1 {
+        mask(bits) & !mask(avail)
+    } else {
+        0
+    };
     field | fill
 }
 
@@ -309,7 +325,10 @@ mod tests {
         assert_eq!(shl(1, 31, 32) & mask(32), 0x8000_0000);
         assert_eq!(shl(1, 1 << 33, 64), 0);
         assert_eq!(shr(0x8000_0000, 40, 32, false), 0);
-        assert_eq!(shr(sext(0x8000_0000, 32), 40, 32, true) & mask(32), 0xffff_ffff);
+        assert_eq!(
+            shr(sext(0x8000_0000, 32), 40, 32, true) & mask(32),
+            0xffff_ffff
+        );
         assert_eq!(shr(sext(0x4000_0000, 32), 40, 32, true) & mask(32), 0);
         assert_eq!(shr(sext(0x8000, 16), 3, 16, true) & mask(16), 0xf000);
         assert_eq!(shr(0xffff_8000, 3, 16, false), 0x1000);
@@ -319,12 +338,21 @@ mod tests {
     fn mul_hi_wide() {
         // unsigned 32: 0xffffffff^2 = 0xfffffffe_00000001
         assert_eq!(mul_hi(0xffff_ffff, 0xffff_ffff, 32, false), 0xffff_fffe);
-        assert_eq!(mul_wide(0xffff_ffff, 0xffff_ffff, false), 0xffff_fffe_0000_0001);
+        assert_eq!(
+            mul_wide(0xffff_ffff, 0xffff_ffff, false),
+            0xffff_fffe_0000_0001
+        );
         // signed 32: -1 * -1 = 1 → hi 0; -2^31 * 2 = -2^32 → hi -1
         let m1 = sext(0xffff_ffff, 32);
         assert_eq!(mul_hi(m1, m1, 32, true) & mask(32), 0);
-        assert_eq!(mul_hi(sext(0x8000_0000, 32), 2, 32, true) & mask(32), 0xffff_ffff);
-        assert_eq!(mul_wide(sext(0x8000_0000, 32), 2, true) as i64, -(1i64 << 32));
+        assert_eq!(
+            mul_hi(sext(0x8000_0000, 32), 2, 32, true) & mask(32),
+            0xffff_ffff
+        );
+        assert_eq!(
+            mul_wide(sext(0x8000_0000, 32), 2, true) as i64,
+            -(1i64 << 32)
+        );
         assert_eq!(mul_hi(u64::MAX, u64::MAX, 64, false), u64::MAX - 1);
         assert_eq!(mul_hi(u64::MAX, u64::MAX, 64, true), 0);
         assert_eq!(mul_hi(i64::MIN as u64, 2, 64, true), u64::MAX);
@@ -363,10 +391,18 @@ mod tests {
         let msb = bits - 1;
         let pos = (pos & 0xff) as u32;
         let len = (len & 0xff) as u32;
-        let sbit = if !signed || len == 0 { 0 } else { (a >> (pos + len - 1).min(msb)) & 1 };
+        let sbit = if !signed || len == 0 {
+            0
+        } else {
+            (a >> (pos + len - 1).min(msb)) & 1
+        };
         let mut d = 0;
         for i in 0..=msb {
-            let bit = if i < len && pos + i <= msb { (a >> (pos + i)) & 1 } else { sbit };
+            let bit = if i < len && pos + i <= msb {
+                (a >> (pos + i)) & 1
+            } else {
+                sbit
+            };
             d |= bit << i;
         }
         d

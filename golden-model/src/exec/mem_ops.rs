@@ -61,11 +61,23 @@ impl Exec<'_, '_> {
         let inst = self.inst();
         let space = inst.mods.space.unwrap_or(StateSpace::Generic);
         let m = self.executed;
-        let addr = inst.addr.ok_or_else(|| self.unsupported("memory instruction without address"))?;
-        let mut acc = MemAccess { space, kind, bytes, mask: m, addrs: [0; WARP_SIZE] };
+        let addr = inst
+            .addr
+            .ok_or_else(|| self.unsupported("memory instruction without address"))?;
+        let mut acc = MemAccess {
+            space,
+            kind,
+            bytes,
+            mask: m,
+            addrs: [0; WARP_SIZE],
+        };
         let mut lane_space = [space_index(space); WARP_SIZE];
         if m == 0 {
-            return Ok(Resolved { acc, lane_space, generic: None });
+            return Ok(Resolved {
+                acc,
+                lane_space,
+                generic: None,
+            });
         }
         let base = self.addr_base(addr.base, space)?;
         let off = addr.offset as u64;
@@ -83,8 +95,11 @@ impl Exec<'_, '_> {
             if m & (1 << l) == 0 {
                 continue;
             }
-            let (sp, a) =
-                if space == StateSpace::Generic { classify_generic(raw[l]) } else { (space, raw[l]) };
+            let (sp, a) = if space == StateSpace::Generic {
+                classify_generic(raw[l])
+            } else {
+                (space, raw[l])
+            };
             match first {
                 None => first = Some(sp),
                 Some(f) if f != sp => mixed = true,
@@ -95,8 +110,16 @@ impl Exec<'_, '_> {
             acc.addrs[l] = a;
         }
         let generic = (space == StateSpace::Generic).then_some(raw);
-        acc.space = if mixed { StateSpace::Generic } else { first.unwrap_or(space) };
-        Ok(Resolved { acc, lane_space, generic })
+        acc.space = if mixed {
+            StateSpace::Generic
+        } else {
+            first.unwrap_or(space)
+        };
+        Ok(Resolved {
+            acc,
+            lane_space,
+            generic,
+        })
     }
 
     /// Alignment and bounds check of one lane's access.
@@ -117,14 +140,17 @@ impl Exec<'_, '_> {
             MemKind::Atomic => "atomic",
         };
         let describe = || {
-            let mut s = format!("{what} of {bytes} bytes at {} address {a:#x}", space_name(sp));
+            let mut s = format!(
+                "{what} of {bytes} bytes at {} address {a:#x}",
+                space_name(sp)
+            );
             if self.inst().mods.space.unwrap_or(StateSpace::Generic) == StateSpace::Generic {
                 s.push_str(&format!(" (generic address {raw:#x})"));
             }
             s.push_str(&format!(", lane {lane}"));
             s
         };
-        if align > 1 && a % align as u64 != 0 {
+        if align > 1 && a & (align as u64 - 1) != 0 {
             return Err(self.fault(
                 FaultKind::Misaligned,
                 Some(lane),
@@ -171,20 +197,24 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    /// Read `size` bytes (checked) of lane `lane` in space `sp` at `a`.
+    /// Read `size` bytes (checked) of lane `lane` in space `sp` at `a`. (Slices are taken
+    /// with `get`, so even an inconsistent state reads 0 instead of panicking.)
     #[inline]
     fn mem_read(&self, sp: u8, lane: usize, a: u64, size: u32) -> u64 {
-        let a = a as usize;
+        #[inline(always)]
+        fn rd(buf: &[u8], o: usize, n: usize) -> u64 {
+            buf.get(o..o.wrapping_add(n)).map_or(0, load_le)
+        }
         let n = size as usize;
         match SPACES[sp as usize] {
-            StateSpace::Global => self.env.global.load(a as u64, size).unwrap_or(0),
-            StateSpace::Shared => load_le(&self.cta.shared[a..a + n]),
+            StateSpace::Global => self.env.global.load_checked(a, size),
+            StateSpace::Shared => rd(&self.cta.shared, a as usize, n),
             StateSpace::Local => {
-                let o = lane * self.warp.local_bytes as usize + a;
-                load_le(&self.warp.local[o..o + n])
+                let o = (lane * self.warp.local_bytes as usize).wrapping_add(a as usize);
+                rd(&self.warp.local, o, n)
             }
-            StateSpace::Const => load_le(&self.env.launch.consts[a..a + n]),
-            StateSpace::Param => load_le(&self.env.launch.params[a..a + n]),
+            StateSpace::Const => rd(&self.env.launch.consts, a as usize, n),
+            StateSpace::Param => rd(&self.env.launch.params, a as usize, n),
             StateSpace::Generic => 0,
         }
     }
@@ -192,18 +222,19 @@ impl Exec<'_, '_> {
     /// Write the low `size` bytes of `v` (checked) for lane `lane` in space `sp` at `a`.
     #[inline]
     fn mem_write(&mut self, sp: u8, lane: usize, a: u64, size: u32, v: u64) {
+        #[inline(always)]
+        fn wr(buf: &mut [u8], o: usize, n: usize, v: u64) {
+            if let Some(b) = buf.get_mut(o..o.wrapping_add(n)) {
+                store_le(b, v)
+            }
+        }
         let n = size as usize;
         match SPACES[sp as usize] {
-            StateSpace::Global => {
-                self.env.global.store(a, size, v);
-            }
-            StateSpace::Shared => {
-                let a = a as usize;
-                store_le(&mut self.cta.shared[a..a + n], v)
-            }
+            StateSpace::Global => self.env.global.store_checked(a, size, v),
+            StateSpace::Shared => wr(&mut self.cta.shared, a as usize, n, v),
             StateSpace::Local => {
-                let o = lane * self.warp.local_bytes as usize + a as usize;
-                store_le(&mut self.warp.local[o..o + n], v)
+                let o = (lane * self.warp.local_bytes as usize).wrapping_add(a as usize);
+                wr(&mut self.warp.local, o, n, v)
             }
             _ => {}
         }
@@ -246,7 +277,12 @@ impl Exec<'_, '_> {
             }
             lanes(m, |l| {
                 for (k, v) in vals.iter_mut().enumerate().take(vec) {
-                    let x = self.mem_read(r.lane_space[l], l, r.acc.addrs[l] + (k as u64) * esize as u64, esize);
+                    let x = self.mem_read(
+                        r.lane_space[l],
+                        l,
+                        r.acc.addrs[l] + (k as u64) * esize as u64,
+                        esize,
+                    );
                     v[l] = ext(ty, x);
                 }
             });
@@ -276,9 +312,15 @@ impl Exec<'_, '_> {
         use ScalarType::*;
         let inst = self.inst();
         let ty = inst.ty;
-        let op = inst.mods.atom.ok_or_else(|| self.unsupported("atomic without an operation"))?;
+        let op = inst
+            .mods
+            .atom
+            .ok_or_else(|| self.unsupported("atomic without an operation"))?;
         let space = inst.mods.space.unwrap_or(StateSpace::Generic);
-        if !matches!(space, StateSpace::Global | StateSpace::Shared | StateSpace::Generic) {
+        if !matches!(
+            space,
+            StateSpace::Global | StateSpace::Shared | StateSpace::Generic
+        ) {
             return Err(self.unsupported("atomic in this state space"));
         }
         let size = ty.size_bytes();
@@ -301,15 +343,23 @@ impl Exec<'_, '_> {
         }
         // Generic atomics must land in global or shared memory.
         let local_idx = space_index(StateSpace::Local);
-        if let Some(l) = (0..WARP_SIZE).find(|&l| m & (1 << l) != 0 && r.lane_space[l] == local_idx) {
+        if let Some(l) = (0..WARP_SIZE).find(|&l| m & (1 << l) != 0 && r.lane_space[l] == local_idx)
+        {
             return Err(self.fault(
                 FaultKind::Unsupported,
                 Some(l),
-                format!("atomic on .local memory at address {:#x}, lane {l}", r.acc.addrs[l]),
+                format!(
+                    "atomic on .local memory at address {:#x}, lane {l}",
+                    r.acc.addrs[l]
+                ),
             ));
         }
         let b = self.src(0)?;
-        let c = if op == AtomOp::Cas { self.src(1)? } else { [0; WARP_SIZE] };
+        let c = if op == AtomOp::Cas {
+            self.src(1)?
+        } else {
+            [0; WARP_SIZE]
+        };
         let bits = ty.bits();
         let signed = ty.is_signed();
         let f: fn(u64, u64, u64, bool, u32) -> u64 = match (op, ty) {
@@ -320,7 +370,10 @@ impl Exec<'_, '_> {
             (AtomOp::Add, F64) => |o, b, _, _, _| fl::canon64(fl::f64_of(o) + fl::f64_of(b)),
             (AtomOp::Add, _) => |o, b, _, _, _| o.wrapping_add(b),
             (AtomOp::Min, _) => |o, b, _, s, bits| {
-                let (x, y) = (super::int::read_int_bits(o, bits, s), super::int::read_int_bits(b, bits, s));
+                let (x, y) = (
+                    super::int::read_int_bits(o, bits, s),
+                    super::int::read_int_bits(b, bits, s),
+                );
                 if s {
                     (x as i64).min(y as i64) as u64
                 } else {
@@ -328,7 +381,10 @@ impl Exec<'_, '_> {
                 }
             },
             (AtomOp::Max, _) => |o, b, _, s, bits| {
-                let (x, y) = (super::int::read_int_bits(o, bits, s), super::int::read_int_bits(b, bits, s));
+                let (x, y) = (
+                    super::int::read_int_bits(o, bits, s),
+                    super::int::read_int_bits(b, bits, s),
+                );
                 if s {
                     (x as i64).max(y as i64) as u64
                 } else {

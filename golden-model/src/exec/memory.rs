@@ -43,7 +43,12 @@ impl GlobalMemory {
 
     /// Device memory that refuses allocations beyond `capacity` bytes in total.
     pub fn with_capacity_limit(capacity: u64) -> GlobalMemory {
-        GlobalMemory { data: Vec::new(), allocs: Vec::new(), last: AtomicUsize::new(0), capacity }
+        GlobalMemory {
+            data: Vec::new(),
+            allocs: Vec::new(),
+            last: AtomicUsize::new(0),
+            capacity,
+        }
     }
 
     /// Allocate `bytes` zero-filled bytes (0 is allowed: a distinct pointer to nothing).
@@ -96,7 +101,9 @@ impl GlobalMemory {
     /// Is `[addr, addr + len)` entirely inside one allocation? (`len` > 0.)
     #[inline]
     pub fn contains(&self, addr: u64, len: u64) -> bool {
-        let Some(end) = addr.checked_add(len) else { return false };
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
         let last = self.last.load(Ordering::Relaxed);
         if let Some(&(s, e)) = self.allocs.get(last) {
             if addr >= s && end <= e {
@@ -186,6 +193,27 @@ impl GlobalMemory {
         let off = (addr - GLOBAL_BASE) as usize;
         store_le(&mut self.data[off..off + size as usize], value);
         true
+    }
+
+    /// Load of an access already checked with [`GlobalMemory::contains`] (no second table
+    /// lookup; an unchecked address reads 0 rather than panicking).
+    #[inline]
+    pub fn load_checked(&self, addr: u64, size: u32) -> u64 {
+        let off = addr.wrapping_sub(GLOBAL_BASE) as usize;
+        match self.data.get(off..off.wrapping_add(size as usize)) {
+            Some(b) => load_le(b),
+            None => 0,
+        }
+    }
+
+    /// Store of an access already checked with [`GlobalMemory::contains`] (an unchecked
+    /// address outside the backing store is ignored rather than panicking).
+    #[inline]
+    pub fn store_checked(&mut self, addr: u64, size: u32, value: u64) {
+        let off = addr.wrapping_sub(GLOBAL_BASE) as usize;
+        if let Some(b) = self.data.get_mut(off..off.wrapping_add(size as usize)) {
+            store_le(b, value);
+        }
     }
 
     pub fn load_u32(&self, addr: u64) -> Option<u32> {

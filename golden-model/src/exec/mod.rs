@@ -4,6 +4,10 @@
 //! executes an instruction at issue (as GPGPU-Sim does), then uses the returned
 //! [`StepResult`] for the reconvergence stack (control flow), the scoreboard (destination
 //! registers) and the memory pipeline (per-lane addresses).
+//!
+//! Modules: [`semantics`] (decode and the ALU/control/warp-level instructions), `mem_ops`
+//! (ld/st/atom/red), [`int`] and [`float`] (pure bit-exact helpers), [`memory`] (device
+//! memory), [`state`] (architectural state).
 
 pub mod float;
 pub mod int;
@@ -45,7 +49,8 @@ pub enum MemKind {
 
 /// The per-lane addresses of one warp memory instruction, for the timing model.
 /// Addresses are space-relative for shared/local/const/param and device addresses for global
-/// (generic addresses are already resolved).
+/// (generic addresses are already resolved). If the lanes of one generic instruction
+/// resolve to different spaces, `space` is `Generic` and `addrs` are the generic addresses.
 #[derive(Debug, Clone, Copy)]
 pub struct MemAccess {
     pub space: StateSpace,

@@ -71,23 +71,47 @@ pub fn execute(
 ) -> Result<StepResult, GuestFault> {
     let kernel = env.kernel;
     let Some(inst) = kernel.insts.get(pc as usize) else {
-        let x = Exec { pc, inst: None, warp, cta, env, executed: active };
-        return Err(x.fault(FaultKind::Unsupported, None, format!("pc {pc} is outside the kernel")));
+        let x = Exec {
+            pc,
+            inst: None,
+            warp,
+            cta,
+            env,
+            executed: active,
+        };
+        return Err(x.fault(
+            FaultKind::Unsupported,
+            None,
+            format!("pc {pc} is outside the kernel"),
+        ));
     };
-    let mut x = Exec { pc, inst: Some(inst), warp, cta, env, executed: active };
+    let mut x = Exec {
+        pc,
+        inst: Some(inst),
+        warp,
+        cta,
+        env,
+        executed: active,
+    };
     let executed = match inst.guard {
         None => active,
         Some(g) => active & x.pred_mask(g.reg, g.negate)?,
     };
     x.executed = executed;
-    let mut res = StepResult { flow: Flow::Seq, executed, mem: None, barrier: None };
+    let mut res = StepResult {
+        flow: Flow::Seq,
+        executed,
+        mem: None,
+        barrier: None,
+    };
     use Opcode::*;
     match inst.op {
         Ld | St => res.mem = Some(x.ld_st()?),
         Atom | Red => res.mem = Some(x.atom()?),
         Bra => {
-            let target =
-                inst.target.ok_or_else(|| x.unsupported("bra without a resolved target"))?;
+            let target = inst
+                .target
+                .ok_or_else(|| x.unsupported("bra without a resolved target"))?;
             res.flow = match inst.guard {
                 None => Flow::Jump { target },
                 Some(_) => Flow::Branch {
@@ -182,7 +206,11 @@ impl<'a> Exec<'_, 'a> {
             Some(i) => describe(i),
             None => String::from("?"),
         };
-        self.fault(FaultKind::Unsupported, None, format!("{what} (in `{desc}`)"))
+        self.fault(
+            FaultKind::Unsupported,
+            None,
+            format!("{what} (in `{desc}`)"),
+        )
     }
 
     // ---------------------------------------------------------------- operands
@@ -344,7 +372,9 @@ impl<'a> Exec<'_, 'a> {
                     (StateSpace::Generic, StateSpace::Shared) => {
                         crate::address_map::SHARED_WINDOW + v
                     }
-                    (StateSpace::Generic, StateSpace::Local) => crate::address_map::LOCAL_WINDOW + v,
+                    (StateSpace::Generic, StateSpace::Local) => {
+                        crate::address_map::LOCAL_WINDOW + v
+                    }
                     (s, t) => {
                         return Err(self.unsupported(format!(
                             "symbol `{}` of space {t:?} accessed as {s:?}",
@@ -428,7 +458,13 @@ impl<'a> Exec<'_, 'a> {
         let ty = self.inst().ty;
         let (a, b, c) = (self.src(0)?, self.src(1)?, self.src(2)?);
         let mut d = [0u64; WARP_SIZE];
-        map3(self.executed, &a, &b, &c, &mut d, |a, b, c| if c & 1 != 0 { a } else { b });
+        map3(self.executed, &a, &b, &c, &mut d, |a, b, c| {
+            if c & 1 != 0 {
+                a
+            } else {
+                b
+            }
+        });
         self.put(0, &d, self.executed, ty)
     }
 
@@ -470,7 +506,11 @@ impl<'a> Exec<'_, 'a> {
                     dty = it::wide_type(ty)
                         .ok_or_else(|| self.unsupported("mul.wide on a 64-bit type"))?;
                 }
-                let c = if inst.op == Mad { Some(self.src_int(2, dty)?) } else { None };
+                let c = if inst.op == Mad {
+                    Some(self.src_int(2, dty)?)
+                } else {
+                    None
+                };
                 match mode {
                     MulMode::Lo => map2(m, &a, &b, &mut d, |x, y| x.wrapping_mul(y)),
                     MulMode::Hi => map2(m, &a, &b, &mut d, |x, y| it::mul_hi(x, y, bits, signed)),
@@ -520,7 +560,13 @@ impl<'a> Exec<'_, 'a> {
                         (if max { p.max(q) } else { p.min(q) }) as u64
                     });
                 } else {
-                    map2(m, &a, &b, &mut d, |x, y| if max { x.max(y) } else { x.min(y) });
+                    map2(
+                        m,
+                        &a,
+                        &b,
+                        &mut d,
+                        |x, y| if max { x.max(y) } else { x.min(y) },
+                    );
                 }
             }
             _ => return Err(self.unsupported("integer form of this instruction")),
@@ -543,7 +589,13 @@ impl<'a> Exec<'_, 'a> {
         use Opcode::*;
         match inst.ty {
             ScalarType::F32 => {
-                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                let i = |v: u64| {
+                    if ftz {
+                        fl::ftz32(fl::f32_of(v))
+                    } else {
+                        fl::f32_of(v)
+                    }
+                };
                 let o = |x: f32| {
                     let x = if ftz { fl::ftz32(x) } else { x };
                     fl::canon32(if sat { fl::sat32(x) } else { x })
@@ -552,9 +604,9 @@ impl<'a> Exec<'_, 'a> {
                     Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), i(y), r))),
                     Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), -i(y), r))),
                     Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul32(i(x), i(y), r))),
-                    Fma | Mad => {
-                        map3(m, &a, &b, &c, &mut d, |x, y, z| o(fl::fma32(i(x), i(y), i(z), r)))
-                    }
+                    Fma | Mad => map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                        o(fl::fma32(i(x), i(y), i(z), r))
+                    }),
                     Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div32(i(x), i(y), r))),
                     Abs => map1(m, &a, &mut d, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
                     Neg => map1(m, &a, &mut d, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
@@ -564,15 +616,21 @@ impl<'a> Exec<'_, 'a> {
                 }
             }
             ScalarType::F64 => {
-                let i = |v: u64| if ftz { fl::ftz64(fl::f64_of(v)) } else { fl::f64_of(v) };
+                let i = |v: u64| {
+                    if ftz {
+                        fl::ftz64(fl::f64_of(v))
+                    } else {
+                        fl::f64_of(v)
+                    }
+                };
                 let o = |x: f64| fl::canon64(if sat { fl::sat64(x) } else { x });
                 match inst.op {
                     Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
                     Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), -i(y), r))),
                     Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul64(i(x), i(y), r))),
-                    Fma | Mad => {
-                        map3(m, &a, &b, &c, &mut d, |x, y, z| o(fl::fma64(i(x), i(y), i(z), r)))
-                    }
+                    Fma | Mad => map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                        o(fl::fma64(i(x), i(y), i(z), r))
+                    }),
                     Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div64(i(x), i(y), r))),
                     Abs => map1(m, &a, &mut d, |x| i(x).to_bits() & !(1 << 63)),
                     Neg => map1(m, &a, &mut d, |x| i(x).to_bits() ^ (1 << 63)),
@@ -591,7 +649,11 @@ impl<'a> Exec<'_, 'a> {
         let m = self.executed;
         let ty = inst.ty;
         let approx = inst.mods.approx;
-        let r = if approx { Rnd::N } else { Rnd::from(inst.mods.rounding) };
+        let r = if approx {
+            Rnd::N
+        } else {
+            Rnd::from(inst.mods.rounding)
+        };
         let ftz = inst.mods.ftz;
         let a = self.src(0)?;
         let mut d = [0u64; WARP_SIZE];
@@ -632,14 +694,22 @@ impl<'a> Exec<'_, 'a> {
             }
             (Copysign, ScalarType::F32) => {
                 let b = self.src(1)?;
-                map2(m, &a, &b, &mut d, |x, y| (x & 0x8000_0000) | (y & 0x7fff_ffff));
+                map2(m, &a, &b, &mut d, |x, y| {
+                    (x & 0x8000_0000) | (y & 0x7fff_ffff)
+                });
             }
             (Copysign, ScalarType::F64) => {
                 let b = self.src(1)?;
                 map2(m, &a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
             }
             (_, ScalarType::F32) => {
-                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                let i = |v: u64| {
+                    if ftz {
+                        fl::ftz32(fl::f32_of(v))
+                    } else {
+                        fl::f32_of(v)
+                    }
+                };
                 let o = |x: f32| fl::canon32(if ftz { fl::ftz32(x) } else { x });
                 let via64 = |x: f32, f: fn(f64) -> f64| f(x as f64) as f32;
                 match inst.op {
@@ -654,7 +724,13 @@ impl<'a> Exec<'_, 'a> {
                 }
             }
             (_, ScalarType::F64) => {
-                let i = |v: u64| if ftz { fl::ftz64(fl::f64_of(v)) } else { fl::f64_of(v) };
+                let i = |v: u64| {
+                    if ftz {
+                        fl::ftz64(fl::f64_of(v))
+                    } else {
+                        fl::f64_of(v)
+                    }
+                };
                 let o = |x: f64| fl::canon64(if ftz { fl::ftz64(x) } else { x });
                 match inst.op {
                     Sqrt => map1(m, &a, &mut d, |x| o(fl::sqrt64(i(x), r))),
@@ -713,17 +789,27 @@ impl<'a> Exec<'_, 'a> {
             }
             Brev => map1(m, &a, &mut d, |x| it::brev(x, bits)),
             Bfe => {
-                let (b, c) = (self.src_int(1, ScalarType::U32)?, self.src_int(2, ScalarType::U32)?);
-                map3(m, &a, &b, &c, &mut d, |x, p, n| it::bfe(x, p, n, bits, signed));
+                let (b, c) = (
+                    self.src_int(1, ScalarType::U32)?,
+                    self.src_int(2, ScalarType::U32)?,
+                );
+                map3(m, &a, &b, &c, &mut d, |x, p, n| {
+                    it::bfe(x, p, n, bits, signed)
+                });
             }
             Bfi => {
                 let b = self.src_int(1, ty)?;
-                let (c, e) = (self.src_int(2, ScalarType::U32)?, self.src_int(3, ScalarType::U32)?);
+                let (c, e) = (
+                    self.src_int(2, ScalarType::U32)?,
+                    self.src_int(3, ScalarType::U32)?,
+                );
                 lanes(m, |l| d[l] = it::bfi(a[l], b[l], c[l], e[l], bits));
             }
             Prmt => {
                 let (b, c) = (self.src(1)?, self.src(2)?);
-                map3(m, &a, &b, &c, &mut d, |x, y, z| it::prmt(x as u32, y as u32, z as u32) as u64);
+                map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                    it::prmt(x as u32, y as u32, z as u32) as u64
+                });
             }
             Shf => {
                 let (b, c) = (self.src(1)?, self.src(2)?);
@@ -743,7 +829,10 @@ impl<'a> Exec<'_, 'a> {
         let inst = self.inst();
         let m = self.executed;
         let ct = inst.ty2.unwrap_or(inst.ty);
-        let cmp = inst.mods.cmp.ok_or_else(|| self.unsupported("missing comparison"))?;
+        let cmp = inst
+            .mods
+            .cmp
+            .ok_or_else(|| self.unsupported("missing comparison"))?;
         // Truth table over the relation classes: bit 0 lt, 1 eq, 2 gt, 3 unordered.
         use CmpOp::*;
         let (table, force_unsigned): (u8, bool) = match cmp {
@@ -782,7 +871,13 @@ impl<'a> Exec<'_, 'a> {
         let ftz = inst.mods.ftz;
         match ct {
             ScalarType::F32 => {
-                let i = |v: u64| if ftz { fl::ftz32(fl::f32_of(v)) } else { fl::f32_of(v) };
+                let i = |v: u64| {
+                    if ftz {
+                        fl::ftz32(fl::f32_of(v))
+                    } else {
+                        fl::f32_of(v)
+                    }
+                };
                 map2(m, &a, &b, &mut r, |x, y| {
                     ((table >> class_f(i(x) as f64, i(y) as f64)) & 1) as u64
                 });
@@ -799,7 +894,11 @@ impl<'a> Exec<'_, 'a> {
                 let signed = ct.is_signed() && !force_unsigned;
                 map2(m, &a, &b, &mut r, |x, y| {
                     let (x, y) = (read_int(ct, x), read_int(ct, y));
-                    let ord = if signed { (x as i64).cmp(&(y as i64)) } else { x.cmp(&y) };
+                    let ord = if signed {
+                        (x as i64).cmp(&(y as i64))
+                    } else {
+                        x.cmp(&y)
+                    };
                     ((table >> (ord as i8 + 1) as u32) & 1) as u64
                 });
             }
@@ -930,7 +1029,11 @@ impl<'a> Exec<'_, 'a> {
             (true, true) => {
                 map1(m, &a, &mut d, |x| {
                     let v = fin(x);
-                    let v = if integral { fl::round_integral64(v, r) } else { v };
+                    let v = if integral {
+                        fl::round_integral64(v, r)
+                    } else {
+                        v
+                    };
                     match dt {
                         ScalarType::F32 => {
                             // exact when narrowing from f32/f16 or after integral rounding
@@ -980,7 +1083,10 @@ impl<'a> Exec<'_, 'a> {
         use crate::ptx::ir::VoteMode;
         let inst = self.inst();
         let m = self.executed;
-        let mode = inst.mods.vote.ok_or_else(|| self.unsupported("vote without a mode"))?;
+        let mode = inst
+            .mods
+            .vote
+            .ok_or_else(|| self.unsupported("vote without a mode"))?;
         let p = self.src(0)?;
         let member = if inst.srcs.len() > 1 {
             self.src(1)?[m.trailing_zeros() as usize] as u32
@@ -1003,7 +1109,10 @@ impl<'a> Exec<'_, 'a> {
         use crate::ptx::ir::ShflMode;
         let inst = self.inst();
         let m = self.executed;
-        let mode = inst.mods.shfl.ok_or_else(|| self.unsupported("shfl without a mode"))?;
+        let mode = inst
+            .mods
+            .shfl
+            .ok_or_else(|| self.unsupported("shfl without a mode"))?;
         let (a, b, c) = (self.src(0)?, self.src(1)?, self.src(2)?);
         let mut d = [0u64; WARP_SIZE];
         let mut p = [0u64; WARP_SIZE];
@@ -1033,7 +1142,11 @@ impl<'a> Exec<'_, 'a> {
                     (j, j <= max_lane)
                 }
             };
-            let src = if ok { j as usize & (WARP_SIZE - 1) } else { lane };
+            let src = if ok {
+                j as usize & (WARP_SIZE - 1)
+            } else {
+                lane
+            };
             d[lane] = a[src];
             p[lane] = ok as u64;
         });
