@@ -39,6 +39,8 @@ pub struct Gpu {
     modules: Vec<LoadedModule>,
     sms: Vec<Sm>,
     mem: Option<MemoryHierarchy>,
+    /// GPU cycle at which the next launch starts (the clock runs on across launches).
+    now: u64,
     /// Statistics of every launch, in order.
     pub launches: Vec<KernelStats>,
     progress: Option<ProgressFn>,
@@ -60,6 +62,7 @@ impl Gpu {
             modules: Vec::new(),
             sms,
             mem,
+            now: 0,
             launches: Vec::new(),
             progress: None,
         }
@@ -86,7 +89,11 @@ impl Gpu {
 impl Host for Gpu {
     fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
         let module = ptx::parse_module(file, text)?;
-        let global_base = self.global.alloc(module.global_bytes.max(ALLOC_ALIGN)).0;
+        let global_base = self
+            .global
+            .try_alloc(module.global_bytes.max(ALLOC_ALIGN))
+            .map_err(SimError::HostMemory)?
+            .0;
         let mut consts = vec![0u8; module.const_bytes as usize];
         for sym in &module.symbols {
             if sym.init.is_empty() {
@@ -109,13 +116,7 @@ impl Host for Gpu {
     }
 
     fn alloc(&mut self, bytes: u64) -> Result<DevPtr, SimError> {
-        const MAX_DEVICE_BYTES: u64 = 16 << 30;
-        if self.global.allocated_bytes() + bytes > MAX_DEVICE_BYTES {
-            return Err(SimError::HostMemory(format!(
-                "allocating {bytes} bytes would exceed the simulated device's {MAX_DEVICE_BYTES} bytes"
-            )));
-        }
-        Ok(self.global.alloc(bytes))
+        self.global.try_alloc(bytes).map_err(SimError::HostMemory)
     }
 
     fn write_bytes(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), SimError> {
@@ -212,10 +213,12 @@ impl Host for Gpu {
                 };
                 let mem = self.mem.as_mut().expect("timing mode has a memory hierarchy");
                 let before = mem.stats();
-                let r = timing::run_kernel(&ctx, &mut self.sms, mem, &mut self.global, Some(&mut report));
+                let start = self.now;
+                let r = timing::run_kernel(&ctx, &mut self.sms, mem, &mut self.global, start, Some(&mut report));
                 let after = mem.stats();
-                r.map(|cycles| {
-                    stats.cycles = cycles;
+                r.map(|end| {
+                    self.now = end;
+                    stats.cycles = end - start;
                     for sm in &self.sms {
                         let s = &sm.stats;
                         stats.warp_instructions += s.warp_instructions;

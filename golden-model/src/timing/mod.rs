@@ -16,13 +16,16 @@ use sm::{CtaFootprint, KernelCtx, Sm};
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 pub const PROGRESS_INTERVAL: u64 = 1 << 16;
 
-/// Run one kernel launch to completion on the timing model. Returns the cycles taken; the
-/// per-SM statistics stay in `sms` for the caller to collect.
+/// Run one kernel launch to completion on the timing model, starting at GPU cycle `start`
+/// (the clock runs on across launches: the memory hierarchy and the pipelines hold absolute
+/// times). Returns the cycle at which the launch finished; the per-SM statistics stay in
+/// `sms` for the caller to collect.
 pub fn run_kernel(
     k: &KernelCtx,
     sms: &mut [Sm],
     mem: &mut MemoryHierarchy,
     global: &mut GlobalMemory,
+    start: u64,
     mut progress: Option<Progress>,
 ) -> Result<u64, SimError> {
     let cfg: &GpuConfig = k.cfg;
@@ -34,7 +37,7 @@ pub fn run_kernel(
     }
     let mut next_cta: u64 = 0;
     let mut dispatch_rr = 0usize;
-    let mut now: u64 = 0;
+    let mut now: u64 = start;
     loop {
         // Dispatcher: at most one CTA per SM per cycle, SMs visited round robin.
         if next_cta < total_ctas {
@@ -62,7 +65,7 @@ pub fn run_kernel(
         if all_idle && next_cta >= total_ctas && !mem.busy() {
             break;
         }
-        if now >= cfg.sim.max_cycles {
+        if now - start >= cfg.sim.max_cycles {
             return Err(GuestFault {
                 kind: FaultKind::Watchdog,
                 kernel: k.kernel.name.clone(),
@@ -80,9 +83,9 @@ pub fn run_kernel(
             }
             .into());
         }
-        if now % PROGRESS_INTERVAL == 0 {
+        if (now - start) % PROGRESS_INTERVAL == 0 {
             if let Some(p) = progress.as_mut() {
-                p(now, next_cta);
+                p(now - start, next_cta);
             }
         }
     }
