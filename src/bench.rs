@@ -42,7 +42,10 @@ struct Measurement {
 
 pub fn bench(a: &BenchArgs) -> Result<u8> {
     let names: Vec<String> = if a.workload == "all" {
-        workloads::all().iter().map(|w| w.name().to_string()).collect()
+        workloads::all()
+            .iter()
+            .map(|w| w.name().to_string())
+            .collect()
     } else {
         vec![a.workload.clone()]
     };
@@ -54,21 +57,37 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     for name in &names {
         let json = tmp.join(format!("{name}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.args(["run", "--quiet", "--threads", "1", "--workload", name, "--config", &a.config])
-            .args(["--size", &a.size.to_string()])
-            .arg("--json")
-            .arg(&json);
+        cmd.args([
+            "run",
+            "--quiet",
+            "--threads",
+            "1",
+            "--workload",
+            name,
+            "--config",
+            &a.config,
+        ])
+        .args(["--size", &a.size.to_string()])
+        .arg("--json")
+        .arg(&json);
         for o in &a.overrides {
             cmd.args(["--set", o]);
         }
-        let status = cmd.status().with_context(|| format!("cannot run {}", exe.display()))?;
+        let status = cmd
+            .status()
+            .with_context(|| format!("cannot run {}", exe.display()))?;
         if !status.success() && !json.exists() {
             bail!("workload {name} failed to run");
         }
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
         let result = &doc["results"][0];
         let launches = result["launches"].as_array().cloned().unwrap_or_default();
-        let sum = |k: &str| launches.iter().map(|l| l[k].as_f64().unwrap_or(0.0)).sum::<f64>();
+        let sum = |k: &str| {
+            launches
+                .iter()
+                .map(|l| l[k].as_f64().unwrap_or(0.0))
+                .sum::<f64>()
+        };
         let (cycles, insts, secs) = (sum("cycles"), sum("warp_instructions"), sum("wall_seconds"));
         let m = Measurement {
             workload: name.clone(),
@@ -90,7 +109,11 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             format!("{:.0}", m.cycles_per_second),
             format!("{:.0}", m.warp_instructions_per_second),
             format!("{:.1}", m.peak_rss_mib),
-            if m.verified { "yes".into() } else { "NO".into() },
+            if m.verified {
+                "yes".into()
+            } else {
+                "NO".into()
+            },
         ]);
         ms.push(m);
     }
@@ -108,14 +131,26 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     print!(
         "{}",
         crate::report::table(
-            &["workload", "", "cycles", "warp_insts", "sim_s", "cycles/s", "warp_insts/s", "peak_MiB", "verified"],
+            &[
+                "workload",
+                "",
+                "cycles",
+                "warp_insts",
+                "sim_s",
+                "cycles/s",
+                "warp_insts/s",
+                "peak_MiB",
+                "verified"
+            ],
             &rows
         )
     );
     println!(
         "\nmedian {:.0} simulated cycles/s ({} SMs, {} size); peak memory {:.1} MiB",
         median,
-        warpforge_model::config::GpuConfig::preset(&a.config, &a.overrides)?.sm.count,
+        warpforge_model::config::GpuConfig::preset(&a.config, &a.overrides)?
+            .sm
+            .count,
         a.size,
         peak
     );

@@ -100,22 +100,36 @@ pub struct Output {
 }
 
 pub fn load(path: &Path) -> Result<PreparedLaunch> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read launch file {}", path.display()))?;
-    let file: LaunchFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read launch file {}", path.display()))?;
+    let file: LaunchFile =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     Ok(PreparedLaunch { file, dir })
 }
 
 impl PreparedLaunch {
     /// Allocate and fill the buffers and build the argument list.
-    pub fn materialise(&self, host: &mut dyn Host, origin: &str) -> Result<(Vec<KernelArg>, Vec<Output>)> {
+    pub fn materialise(
+        &self,
+        host: &mut dyn Host,
+        origin: &str,
+    ) -> Result<(Vec<KernelArg>, Vec<Output>)> {
         let mut args = Vec::new();
         let mut outputs = Vec::new();
         for (i, p) in self.file.params.iter().enumerate() {
             let here = format!("{origin}: param {i}");
             match p {
-                Param::Scalar { ty, value } => args.push(scalar(ty, value).with_context(|| here.clone())?),
-                Param::Buffer { bytes, init, seed, file, output } => {
+                Param::Scalar { ty, value } => {
+                    args.push(scalar(ty, value).with_context(|| here.clone())?)
+                }
+                Param::Buffer {
+                    bytes,
+                    init,
+                    seed,
+                    file,
+                    output,
+                } => {
                     let ptr = host.alloc(*bytes)?;
                     match init {
                         BufferInit::Zeros => {
@@ -128,20 +142,29 @@ impl PreparedLaunch {
                             host.write_bytes(ptr, &data)?;
                         }
                         BufferInit::File => {
-                            let f = file
-                                .as_ref()
-                                .ok_or_else(|| anyhow::anyhow!("{here}: init = \"file\" needs `file = \"...\"`"))?;
+                            let f = file.as_ref().ok_or_else(|| {
+                                anyhow::anyhow!("{here}: init = \"file\" needs `file = \"...\"`")
+                            })?;
                             let path = self.dir.join(f);
-                            let data = std::fs::read(&path)
-                                .with_context(|| format!("{here}: cannot read {}", path.display()))?;
+                            let data = std::fs::read(&path).with_context(|| {
+                                format!("{here}: cannot read {}", path.display())
+                            })?;
                             if data.len() as u64 > *bytes {
-                                bail!("{here}: {} holds {} bytes, more than the buffer's {bytes}", path.display(), data.len());
+                                bail!(
+                                    "{here}: {} holds {} bytes, more than the buffer's {bytes}",
+                                    path.display(),
+                                    data.len()
+                                );
                             }
                             host.write_bytes(ptr, &data)?;
                         }
                     }
                     if let Some(o) = output {
-                        outputs.push(Output { ptr, bytes: *bytes, path: self.dir.join(o) });
+                        outputs.push(Output {
+                            ptr,
+                            bytes: *bytes,
+                            path: self.dir.join(o),
+                        });
                     }
                     args.push(KernelArg::Ptr(ptr));
                 }
@@ -160,7 +183,8 @@ impl PreparedLaunch {
 
 fn scalar(ty: &str, v: &toml::Value) -> Result<KernelArg> {
     let int = || -> Result<i64> {
-        v.as_integer().ok_or_else(|| anyhow::anyhow!("type {ty} needs an integer value, got {v}"))
+        v.as_integer()
+            .ok_or_else(|| anyhow::anyhow!("type {ty} needs an integer value, got {v}"))
     };
     let float = || -> Result<f64> {
         v.as_float()

@@ -19,7 +19,11 @@ use warpforge_model::host::Host;
 use warpforge_workloads::{self as workloads, Size};
 
 #[derive(Parser)]
-#[command(name = "warpforge", version, about = "Cycle-level SIMT GPU golden model: runs CUDA kernels as PTX")]
+#[command(
+    name = "warpforge",
+    version,
+    about = "Cycle-level SIMT GPU golden model: runs CUDA kernels as PTX"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -100,9 +104,18 @@ fn main() -> ExitCode {
 fn list() -> Result<u8> {
     let rows: Vec<Vec<String>> = workloads::all()
         .iter()
-        .map(|w| vec![w.name().to_string(), w.category().to_string(), w.description().to_string()])
+        .map(|w| {
+            vec![
+                w.name().to_string(),
+                w.category().to_string(),
+                w.description().to_string(),
+            ]
+        })
         .collect();
-    print!("{}", report::table(&["workload", "category", "description"], &rows));
+    print!(
+        "{}",
+        report::table(&["workload", "category", "description"], &rows)
+    );
     println!();
     let rows: Vec<Vec<String>> = PRESETS
         .iter()
@@ -135,15 +148,21 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
     }
     let pb = ProgressBar::new(len);
     pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+        )
+        .expect("valid template"),
     );
     pb
 }
 
 pub fn run(a: &RunArgs) -> Result<u8> {
     let cfg = GpuConfig::preset(&a.config, &a.overrides)?;
-    let mode = if a.functional { Mode::Functional } else { Mode::Timing };
+    let mode = if a.functional {
+        Mode::Functional
+    } else {
+        Mode::Timing
+    };
     let results = if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
         vec![run_ptx(&cfg, mode, ptx, launch)?]
     } else {
@@ -152,7 +171,11 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         } else {
             vec![workloads::by_name(&a.workload).ok_or_else(|| {
                 let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
-                anyhow::anyhow!("unknown workload `{}` (available: all, {})", a.workload, names.join(", "))
+                anyhow::anyhow!(
+                    "unknown workload `{}` (available: all, {})",
+                    a.workload,
+                    names.join(", ")
+                )
             })?]
         };
         let pool = rayon::ThreadPoolBuilder::new()
@@ -177,10 +200,18 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     if !a.quiet {
         println!(
             "warpforge: {} on {} ({} mode{})",
-            if a.ptx.is_some() { "user kernel".to_string() } else { format!("size {}", a.size) },
+            if a.ptx.is_some() {
+                "user kernel".to_string()
+            } else {
+                format!("size {}", a.size)
+            },
             cfg.name,
             if a.functional { "functional" } else { "timing" },
-            if a.overrides.is_empty() { String::new() } else { format!(", {}", a.overrides.join(" ")) }
+            if a.overrides.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", a.overrides.join(" "))
+            }
         );
         println!();
         print!("{}", report::kernel_table(&results, !a.functional));
@@ -240,10 +271,19 @@ fn run_workload(
         }));
     }
     let outcome = w.run(&mut gpu, size, seed);
-    status.lock().expect("progress lock").retain(|x| !x.starts_with(name));
+    status
+        .lock()
+        .expect("progress lock")
+        .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
     match outcome {
-        Ok(v) => RunResult { workload: name.into(), verified: Some(v.passed), detail: v.detail, launches, error: None },
+        Ok(v) => RunResult {
+            workload: name.into(),
+            verified: Some(v.passed),
+            detail: v.detail,
+            launches,
+            error: None,
+        },
         Err(e) => RunResult {
             workload: name.into(),
             verified: Some(false),
@@ -255,7 +295,8 @@ fn run_workload(
 }
 
 fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &PathBuf, launch: &PathBuf) -> Result<RunResult> {
-    let text = std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
+    let text =
+        std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
     let file = ptx.display().to_string();
@@ -264,7 +305,14 @@ fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &PathBuf, launch: &PathBuf) -> Resu
     let (args, outputs) = lf.materialise(&mut gpu, &origin)?;
     let grid = lf.grid().with_context(|| origin.clone())?;
     let block = lf.block().with_context(|| origin.clone())?;
-    let r = gpu.launch(module, &lf.file.kernel, grid, block, lf.file.shared_bytes, &args);
+    let r = gpu.launch(
+        module,
+        &lf.file.kernel,
+        grid,
+        block,
+        lf.file.shared_bytes,
+        &args,
+    );
     let error = match r {
         Ok(()) => None,
         Err(e @ SimError::Fault(_)) => Some(e.to_string()),
@@ -274,11 +322,15 @@ fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &PathBuf, launch: &PathBuf) -> Resu
         for o in outputs {
             let mut data = vec![0u8; o.bytes as usize];
             gpu.read_bytes(o.ptr, &mut data)?;
-            std::fs::write(&o.path, &data).with_context(|| format!("cannot write {}", o.path.display()))?;
+            std::fs::write(&o.path, &data)
+                .with_context(|| format!("cannot write {}", o.path.display()))?;
         }
     }
     Ok(RunResult {
-        workload: ptx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or(file),
+        workload: ptx
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or(file),
         verified: None,
         detail: String::new(),
         launches: std::mem::take(&mut gpu.launches),

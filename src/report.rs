@@ -33,7 +33,8 @@ impl RunResult {
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into())
+    x.map(|v| format!("{:.1}%", v * 100.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn num(x: Option<f64>) -> String {
@@ -62,7 +63,13 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         cells
             .iter()
             .enumerate()
-            .map(|(i, c)| if i < 2 { format!("{c:<width$}", width = w[i]) } else { format!("{c:>width$}", width = w[i]) })
+            .map(|(i, c)| {
+                if i < 2 {
+                    format!("{c:<width$}", width = w[i])
+                } else {
+                    format!("{c:>width$}", width = w[i])
+                }
+            })
             .collect::<Vec<_>>()
             .join("  ")
             .trim_end()
@@ -70,7 +77,12 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     };
     let mut out = line(header.iter().map(|s| s.to_string()).collect());
     out.push('\n');
-    out.push_str(&w.iter().map(|n| "-".repeat(*n)).collect::<Vec<_>>().join("  "));
+    out.push_str(
+        &w.iter()
+            .map(|n| "-".repeat(*n))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
     out.push('\n');
     for r in rows {
         out.push_str(&line(r.clone()));
@@ -90,23 +102,30 @@ pub fn kernel_table(results: &[RunResult], timing: bool) -> String {
             (None, None) => "n/a".to_string(),
         };
         for (k, n) in r.per_kernel() {
-            let mut row = vec![
-                r.workload.clone(),
-                k.kernel.clone(),
-                n.to_string(),
-            ];
+            let mut row = vec![r.workload.clone(), k.kernel.clone(), n.to_string()];
             if timing {
                 row.push(k.cycles.to_string());
             }
-            row.extend([k.warp_instructions.to_string(), k.thread_instructions.to_string()]);
+            row.extend([
+                k.warp_instructions.to_string(),
+                k.thread_instructions.to_string(),
+            ]);
             if timing {
                 row.push(num(k.ipc()));
             }
             row.push(pct(k.simd_utilisation()));
             if timing {
-                row.extend([pct(k.mem.l1_hit_rate()), pct(k.mem.l2_hit_rate()), bytes(k.mem.dram_bytes())]);
+                row.extend([
+                    pct(k.mem.l1_hit_rate()),
+                    pct(k.mem.l2_hit_rate()),
+                    bytes(k.mem.dram_bytes()),
+                ]);
             }
-            row.extend([k.max_stack_depth.to_string(), k.regs_per_thread.to_string(), verified.clone()]);
+            row.extend([
+                k.max_stack_depth.to_string(),
+                k.regs_per_thread.to_string(),
+                verified.clone(),
+            ]);
             rows.push(row);
         }
         if r.launches.is_empty() {
@@ -119,11 +138,33 @@ pub fn kernel_table(results: &[RunResult], timing: bool) -> String {
     }
     let header: Vec<&str> = if timing {
         vec![
-            "workload", "kernel", "launches", "cycles", "warp_insts", "thread_insts", "IPC", "SIMD_util", "L1_hit",
-            "L2_hit", "DRAM", "max_depth", "regs", "verified",
+            "workload",
+            "kernel",
+            "launches",
+            "cycles",
+            "warp_insts",
+            "thread_insts",
+            "IPC",
+            "SIMD_util",
+            "L1_hit",
+            "L2_hit",
+            "DRAM",
+            "max_depth",
+            "regs",
+            "verified",
         ]
     } else {
-        vec!["workload", "kernel", "launches", "warp_insts", "thread_insts", "SIMD_util", "max_depth", "regs", "verified"]
+        vec![
+            "workload",
+            "kernel",
+            "launches",
+            "warp_insts",
+            "thread_insts",
+            "SIMD_util",
+            "max_depth",
+            "regs",
+            "verified",
+        ]
     };
     table(&header, &rows)
 }
@@ -134,13 +175,28 @@ pub fn stall_table(results: &[RunResult]) -> String {
     for r in results {
         for (k, _) in r.per_kernel() {
             let issue_slots = k.stalls.total() + k.warp_instructions;
-            let share = |v: u64| pct(if issue_slots == 0 { None } else { Some(v as f64 / issue_slots as f64) });
-            let mut row = vec![r.workload.clone(), k.kernel.clone(), share(k.warp_instructions)];
+            let share = |v: u64| {
+                pct(if issue_slots == 0 {
+                    None
+                } else {
+                    Some(v as f64 / issue_slots as f64)
+                })
+            };
+            let mut row = vec![
+                r.workload.clone(),
+                k.kernel.clone(),
+                share(k.warp_instructions),
+            ];
             row.extend(k.stalls.items().iter().map(|(_, v)| share(*v)));
             rows.push(row);
         }
     }
     let mut header = vec!["workload", "kernel", "issued"];
-    header.extend(warpforge_model::stats::StallBreakdown::default().items().iter().map(|(n, _)| *n));
+    header.extend(
+        warpforge_model::stats::StallBreakdown::default()
+            .items()
+            .iter()
+            .map(|(n, _)| *n),
+    );
     table(&header, &rows)
 }

@@ -16,7 +16,11 @@ fn warpforge(args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// Copy a fixture launch file into a scratch folder (outputs are written next to it).
@@ -37,7 +41,13 @@ fn user_kernel_runs_and_writes_its_output_buffer() {
     let body = std::fs::read_to_string(fixtures().join("vecadd.toml")).unwrap();
     let launch = scratch_launch("vecadd", &body);
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec!["run", "--ptx", &fx("vecadd.ptx").leak()[..], "--launch", launch.to_str().unwrap()];
+        let mut args = vec![
+            "run",
+            "--ptx",
+            &fx("vecadd.ptx").leak()[..],
+            "--launch",
+            launch.to_str().unwrap(),
+        ];
         args.extend_from_slice(mode);
         let o = warpforge(&args);
         assert!(o.status.success(), "{}", text(&o));
@@ -45,31 +55,57 @@ fn user_kernel_runs_and_writes_its_output_buffer() {
         // c = a + b with a, b from the seeded patterns of the launch file.
         let out = std::fs::read(launch.with_file_name("vecadd.out.bin")).unwrap();
         assert_eq!(out.len(), 4000);
-        let c: Vec<f32> = out.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let c: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
         let nonzero = c.iter().filter(|v| **v != 0.0).count();
-        assert!(nonzero > 900, "the kernel wrote its output ({nonzero} non-zero)");
+        assert!(
+            nonzero > 900,
+            "the kernel wrote its output ({nonzero} non-zero)"
+        );
     }
 }
 
 #[test]
 fn malformed_ptx_is_reported_with_file_line_column() {
-    let body = "kernel = \"broken\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
+    let body =
+        "kernel = \"broken\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
     let launch = scratch_launch("broken", body);
-    let o = warpforge(&["run", "--ptx", &fx("syntax_error.ptx"), "--launch", launch.to_str().unwrap()]);
+    let o = warpforge(&[
+        "run",
+        "--ptx",
+        &fx("syntax_error.ptx"),
+        "--launch",
+        launch.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("syntax_error.ptx:12:"), "names file and line: {t}");
+    assert!(
+        t.contains("syntax_error.ptx:12:"),
+        "names file and line: {t}"
+    );
     assert!(!t.contains("panicked"), "{t}");
 }
 
 #[test]
 fn unsupported_instruction_is_named() {
-    let body = "kernel = \"tex_user\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
+    let body =
+        "kernel = \"tex_user\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
     let launch = scratch_launch("unsupported", body);
-    let o = warpforge(&["run", "--ptx", &fx("unsupported.ptx"), "--launch", launch.to_str().unwrap()]);
+    let o = warpforge(&[
+        "run",
+        "--ptx",
+        &fx("unsupported.ptx"),
+        "--launch",
+        launch.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("unsupported.ptx:12:") && t.contains("frobnicate"), "{t}");
+    assert!(
+        t.contains("unsupported.ptx:12:") && t.contains("frobnicate"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -102,7 +138,13 @@ fn launch_file_mistakes_are_clear_errors() {
     ];
     for (name, body, needles) in cases {
         let launch = scratch_launch(name, body);
-        let o = warpforge(&["run", "--ptx", &vecadd, "--launch", launch.to_str().unwrap()]);
+        let o = warpforge(&[
+            "run",
+            "--ptx",
+            &vecadd,
+            "--launch",
+            launch.to_str().unwrap(),
+        ]);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(2), "{name}: {t}");
         for n in *needles {
@@ -110,7 +152,13 @@ fn launch_file_mistakes_are_clear_errors() {
         }
         assert!(!t.contains("panicked"), "{name}: {t}");
     }
-    let o = warpforge(&["run", "--ptx", &vecadd, "--launch", "/nonexistent/launch.toml"]);
+    let o = warpforge(&[
+        "run",
+        "--ptx",
+        &vecadd,
+        "--launch",
+        "/nonexistent/launch.toml",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("/nonexistent/launch.toml"));
 }
@@ -118,7 +166,13 @@ fn launch_file_mistakes_are_clear_errors() {
 #[test]
 fn out_of_bounds_access_is_a_guest_fault_with_location() {
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec!["run", "--ptx", &fx("vecadd.ptx").leak()[..], "--launch", &fx("oob.toml").leak()[..]];
+        let mut args = vec![
+            "run",
+            "--ptx",
+            &fx("vecadd.ptx").leak()[..],
+            "--launch",
+            &fx("oob.toml").leak()[..],
+        ];
         args.extend_from_slice(mode);
         let o = warpforge(&args);
         let t = text(&o);
@@ -127,34 +181,65 @@ fn out_of_bounds_access_is_a_guest_fault_with_location() {
         assert!(t.contains("kernel `vecadd`"), "{t}");
         assert!(t.contains("vecadd.ptx:"), "names the PTX line: {t}");
         // Threads 1000.. are the first past the 1000-float buffers: block 3, thread 232.
-        assert!(t.contains("block (3,0,0)") && t.contains("thread (232,0,0)"), "{t}");
+        assert!(
+            t.contains("block (3,0,0)") && t.contains("thread (232,0,0)"),
+            "{t}"
+        );
     }
 }
 
 #[test]
 fn misaligned_access_is_a_guest_fault() {
-    let o = warpforge(&["run", "--ptx", &fx("misaligned.ptx"), "--launch", &fx("misaligned.toml")]);
+    let o = warpforge(&[
+        "run",
+        "--ptx",
+        &fx("misaligned.ptx"),
+        "--launch",
+        &fx("misaligned.toml"),
+    ]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    assert!(t.contains("misaligned") && t.contains("kernel `misaligned`") && t.contains("misaligned.ptx:16"), "{t}");
+    assert!(
+        t.contains("misaligned")
+            && t.contains("kernel `misaligned`")
+            && t.contains("misaligned.ptx:16"),
+        "{t}"
+    );
 }
 
 #[test]
 fn barrier_deadlock_is_detected_not_hung() {
     for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec!["run", "--ptx", &fx("deadlock.ptx").leak()[..], "--launch", &fx("deadlock.toml").leak()[..]];
+        let mut args = vec![
+            "run",
+            "--ptx",
+            &fx("deadlock.ptx").leak()[..],
+            "--launch",
+            &fx("deadlock.toml").leak()[..],
+        ];
         args.extend_from_slice(mode);
         let o = warpforge(&args);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
-        assert!(t.contains("barrier deadlock") && t.contains("kernel `deadlock`"), "{t}");
+        assert!(
+            t.contains("barrier deadlock") && t.contains("kernel `deadlock`"),
+            "{t}"
+        );
         assert!(t.contains("barrier 0") && t.contains("barrier 1"), "{t}");
     }
 }
 
 #[test]
 fn configuration_mistakes_are_clear_errors() {
-    let o = warpforge(&["run", "--workload", "vecadd", "--size", "tiny", "--set", "sm.cuont=4"]);
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--set",
+        "sm.cuont=4",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("unknown key `sm.cuont`"), "{}", text(&o));
     let o = warpforge(&["run", "--workload", "vecadd", "--config", "gtx9000"]);
@@ -167,10 +252,21 @@ fn configuration_mistakes_are_clear_errors() {
 
 #[test]
 fn watchdog_stops_a_kernel_that_runs_too_long() {
-    let o = warpforge(&["run", "--workload", "vecadd", "--size", "tiny", "--set", "sim.max_cycles=50"]);
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--set",
+        "sim.max_cycles=50",
+    ]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    assert!(t.contains("watchdog") && t.contains("sim.max_cycles"), "{t}");
+    assert!(
+        t.contains("watchdog") && t.contains("sim.max_cycles"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -191,10 +287,18 @@ fn results_do_not_depend_on_thread_count() {
     for threads in ["1", "2"] {
         let json = dir.join(format!("t{threads}.json"));
         let o = warpforge(&[
-            "run", "--size", "tiny", "--quiet", "--threads", threads, "--json", json.to_str().unwrap(),
+            "run",
+            "--size",
+            "tiny",
+            "--quiet",
+            "--threads",
+            threads,
+            "--json",
+            json.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", text(&o));
-        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         // Host timings and memory differ run to run; everything simulated must not.
         v.as_object_mut().unwrap().remove("peak_rss_bytes");
         for r in v["results"].as_array_mut().unwrap() {
@@ -209,7 +313,13 @@ fn results_do_not_depend_on_thread_count() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|r| r["launches"].as_array().unwrap().iter().map(|l| l["cycles"].as_u64().unwrap()))
+        .flat_map(|r| {
+            r["launches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["cycles"].as_u64().unwrap())
+        })
         .sum();
     assert!(cycles > 0);
 }

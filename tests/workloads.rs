@@ -11,7 +11,11 @@ fn run(name: &str, mode: Mode, cfg: &GpuConfig) -> Gpu {
     let v = w
         .run(&mut gpu, Size::Tiny, 7)
         .unwrap_or_else(|e| panic!("{name} ({mode:?}): {e}"));
-    assert!(v.passed, "{name} ({mode:?}) failed verification: {}", v.detail);
+    assert!(
+        v.passed,
+        "{name} ({mode:?}) failed verification: {}",
+        v.detail
+    );
     assert!(v.checked > 0, "{name} compared no values");
     gpu
 }
@@ -26,9 +30,27 @@ fn every_workload_verifies_in_functional_and_timing_mode() {
         assert_eq!(f.launches.len(), t.launches.len(), "{}", w.name());
         for (a, b) in f.launches.iter().zip(&t.launches) {
             // Same program, same inputs: the same dynamic instruction stream.
-            assert_eq!(a.warp_instructions, b.warp_instructions, "{} {}", w.name(), a.kernel);
-            assert_eq!(a.thread_instructions, b.thread_instructions, "{} {}", w.name(), a.kernel);
-            assert_eq!(a.max_stack_depth, b.max_stack_depth, "{} {}", w.name(), a.kernel);
+            assert_eq!(
+                a.warp_instructions,
+                b.warp_instructions,
+                "{} {}",
+                w.name(),
+                a.kernel
+            );
+            assert_eq!(
+                a.thread_instructions,
+                b.thread_instructions,
+                "{} {}",
+                w.name(),
+                a.kernel
+            );
+            assert_eq!(
+                a.max_stack_depth,
+                b.max_stack_depth,
+                "{} {}",
+                w.name(),
+                a.kernel
+            );
             assert!(b.cycles > 0, "{} {}", w.name(), a.kernel);
             assert!(b.warp_instructions > 0);
         }
@@ -40,7 +62,13 @@ fn workloads_verify_on_the_fx5800_preset_and_other_schedulers() {
     for (preset, sets) in [
         ("fx5800", vec![]),
         ("gtx480", vec!["sm.scheduler=lrr".to_string()]),
-        ("gtx480", vec!["sm.scheduler=two_level".to_string(), "sm.count=2".to_string()]),
+        (
+            "gtx480",
+            vec![
+                "sm.scheduler=two_level".to_string(),
+                "sm.count=2".to_string(),
+            ],
+        ),
     ] {
         let cfg = GpuConfig::preset(preset, &sets).unwrap();
         for name in ["bfs", "reduction", "sgemm", "histogram"] {
@@ -63,7 +91,10 @@ fn divergent_workloads_diverge_and_regular_ones_do_not() {
     };
     let mandel = run("mandelbrot", Mode::Timing, &cfg);
     let vecadd = run("vecadd", Mode::Timing, &cfg);
-    assert!(util(&mandel) < util(&vecadd), "mandelbrot diverges more than vecadd");
+    assert!(
+        util(&mandel) < util(&vecadd),
+        "mandelbrot diverges more than vecadd"
+    );
 }
 
 #[test]

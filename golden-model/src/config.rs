@@ -276,7 +276,10 @@ impl GpuConfig {
             // but 768 sets in total is not a power of two).
             let sets = c.size_bytes / (c.assoc * c.line_bytes);
             if name == "l1" && (sets == 0 || !sets.is_power_of_two()) {
-                return bad(&format!("{name}.size_bytes"), "must give a power-of-two number of sets");
+                return bad(
+                    &format!("{name}.size_bytes"),
+                    "must give a power-of-two number of sets",
+                );
             }
             if c.mshrs == 0 || c.mshr_merge == 0 {
                 return bad(&format!("{name}.mshrs"), "must be positive");
@@ -290,7 +293,10 @@ impl GpuConfig {
             }
         }
         if self.l1.line_bytes != self.l2.line_bytes {
-            return bad("l1.line_bytes", "must equal l2.line_bytes (the memory model moves whole lines)");
+            return bad(
+                "l1.line_bytes",
+                "must equal l2.line_bytes (the memory model moves whole lines)",
+            );
         }
         if self.l2.banks > 4096 || self.dram.channels > 4096 {
             return bad("l2.banks/dram.channels", "must be at most 4096");

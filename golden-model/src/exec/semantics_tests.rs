@@ -99,6 +99,7 @@ impl T {
                 offset: 8,
                 size: 8,
                 align: 8,
+                ty: None,
                 init: vec![],
             },
             Symbol {
@@ -107,6 +108,7 @@ impl T {
                 offset: 128,
                 size: 128,
                 align: 16,
+                ty: None,
                 init: vec![],
             },
             Symbol {
@@ -115,6 +117,7 @@ impl T {
                 offset: 16,
                 size: 16,
                 align: 4,
+                ty: None,
                 init: vec![],
             },
             Symbol {
@@ -123,6 +126,7 @@ impl T {
                 offset: 4,
                 size: 4,
                 align: 4,
+                ty: None,
                 init: vec![],
             },
             Symbol {
@@ -131,6 +135,7 @@ impl T {
                 offset: 8,
                 size: 8,
                 align: 8,
+                ty: None,
                 init: vec![],
             },
         ];

@@ -27,7 +27,11 @@ pub fn run_kernel(
     stats: &mut KernelStats,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), SimError> {
-    let params = SpeParams { warp_size: WARP_SIZE as u32, depth: cfg.sm.stack_depth, pc_w: 32 };
+    let params = SpeParams {
+        warp_size: WARP_SIZE as u32,
+        depth: cfg.sm.stack_depth,
+        pc_w: 32,
+    };
     let limit = cfg.sim.max_warp_instructions;
     let total_ctas = launch.grid.count();
     for cta_id in 0..total_ctas {
@@ -37,7 +41,11 @@ pub fn run_kernel(
                 let state = WarpState::new(kernel, launch, &cta, w);
                 let mut stack = SimtStackSpe::new(params);
                 stack.launch(0, state.valid_lanes as u64);
-                FWarp { state, stack, barrier: None }
+                FWarp {
+                    state,
+                    stack,
+                    barrier: None,
+                }
             })
             .collect();
         let mut live = warps.len() as u32;
@@ -69,7 +77,8 @@ pub fn run_kernel(
                     let res = exec::execute(pc, active, &mut warp.state, &mut cta, &mut env)?;
                     stats.warp_instructions += 1;
                     stats.thread_instructions += active.count_ones() as u64;
-                    if matches!(res.flow, Flow::Branch { taken, .. } if taken != 0 && taken != active) {
+                    if matches!(res.flow, Flow::Branch { taken, .. } if taken != 0 && taken != active)
+                    {
                         stats.divergent_branches += 1;
                     }
                     warp.stack.tick(&stack_update(pc, &res.flow));
@@ -184,7 +193,11 @@ fn fault(
         kernel: kernel.name.clone(),
         file: module.file.clone(),
         pc,
-        line: kernel.insts.get(pc as usize).map(|i| i.loc.line).unwrap_or(0),
+        line: kernel
+            .insts
+            .get(pc as usize)
+            .map(|i| i.loc.line)
+            .unwrap_or(0),
         warp: warp.global_warp_id,
         cta: cta.ctaid,
         thread: warp.tid[lane],

@@ -23,18 +23,33 @@ pub fn prepare(
 ) -> Result<LaunchInfo, SimError> {
     let name = &kernel.name;
     let err = |m: String| Err(SimError::Launch(format!("kernel `{name}`: {m}")));
-    for (i, (axis, v)) in [("x", grid.x), ("y", grid.y), ("z", grid.z)].iter().enumerate() {
+    for (i, (axis, v)) in [("x", grid.x), ("y", grid.y), ("z", grid.z)]
+        .iter()
+        .enumerate()
+    {
         if *v == 0 || *v > MAX_GRID_DIM[i] {
-            return err(format!("grid.{axis} = {v} is out of range 1..={}", MAX_GRID_DIM[i]));
+            return err(format!(
+                "grid.{axis} = {v} is out of range 1..={}",
+                MAX_GRID_DIM[i]
+            ));
         }
     }
-    for (i, (axis, v)) in [("x", block.x), ("y", block.y), ("z", block.z)].iter().enumerate() {
+    for (i, (axis, v)) in [("x", block.x), ("y", block.y), ("z", block.z)]
+        .iter()
+        .enumerate()
+    {
         if *v == 0 || *v > MAX_BLOCK_DIM[i] {
-            return err(format!("block.{axis} = {v} is out of range 1..={}", MAX_BLOCK_DIM[i]));
+            return err(format!(
+                "block.{axis} = {v} is out of range 1..={}",
+                MAX_BLOCK_DIM[i]
+            ));
         }
     }
     if block.count() > MAX_BLOCK_THREADS {
-        return err(format!("a block of {} threads exceeds {MAX_BLOCK_THREADS}", block.count()));
+        return err(format!(
+            "a block of {} threads exceeds {MAX_BLOCK_THREADS}",
+            block.count()
+        ));
     }
     if args.len() != kernel.params.len() {
         return err(format!(
@@ -48,7 +63,11 @@ pub fn prepare(
         let p = &module.symbols[sym as usize];
         if let Some(ty) = p.ty {
             if let Err(m) = check_arg_type(arg, ty) {
-                return err(format!("parameter {i} (`{}`, .{}) {m}", p.name, type_name(ty)));
+                return err(format!(
+                    "parameter {i} (`{}`, .{}) {m}",
+                    p.name,
+                    type_name(ty)
+                ));
             }
         } else if arg.size_bytes() as u64 != p.size {
             return err(format!(

@@ -111,7 +111,11 @@ impl Host for Gpu {
                 _ => {}
             }
         }
-        self.modules.push(LoadedModule { module, global_base, consts });
+        self.modules.push(LoadedModule {
+            module,
+            global_base,
+            consts,
+        });
         Ok(ModuleId(self.modules.len() - 1))
     }
 
@@ -198,9 +202,15 @@ impl Host for Gpu {
             }
         };
         let result = match self.mode {
-            Mode::Functional => {
-                functional::run_kernel(&self.cfg, &lm.module, kernel, &info, &mut self.global, &mut stats, &mut report)
-            }
+            Mode::Functional => functional::run_kernel(
+                &self.cfg,
+                &lm.module,
+                kernel,
+                &info,
+                &mut self.global,
+                &mut stats,
+                &mut report,
+            ),
             Mode::Timing => {
                 let decoded = decode_kernel(kernel);
                 let ctx = KernelCtx {
@@ -211,10 +221,20 @@ impl Host for Gpu {
                     decoded: &decoded,
                     sb_words: (kernel.num_regs as usize).div_ceil(64).max(1),
                 };
-                let mem = self.mem.as_mut().expect("timing mode has a memory hierarchy");
+                let mem = self
+                    .mem
+                    .as_mut()
+                    .expect("timing mode has a memory hierarchy");
                 let before = mem.stats();
                 let start = self.now;
-                let r = timing::run_kernel(&ctx, &mut self.sms, mem, &mut self.global, start, Some(&mut report));
+                let r = timing::run_kernel(
+                    &ctx,
+                    &mut self.sms,
+                    mem,
+                    &mut self.global,
+                    start,
+                    Some(&mut report),
+                );
                 let after = mem.stats();
                 r.map(|end| {
                     self.now = end;

@@ -58,7 +58,8 @@ pub fn run_kernel(
         mem.cycle(now);
         let mut all_idle = true;
         for sm in sms.iter_mut() {
-            sm.cycle(now, k, global, mem, num_sms).map_err(SimError::Fault)?;
+            sm.cycle(now, k, global, mem, num_sms)
+                .map_err(SimError::Fault)?;
             all_idle &= sm.is_idle();
         }
         now += 1;

@@ -81,17 +81,32 @@ impl Scheduler {
                 if let Some(l) = self.last_issued {
                     out.push(l);
                 }
-                out.extend(self.by_age.iter().copied().filter(|&w| Some(w) != self.last_issued));
+                out.extend(
+                    self.by_age
+                        .iter()
+                        .copied()
+                        .filter(|&w| Some(w) != self.last_issued),
+                );
             }
             SchedulerPolicy::Lrr => {
                 let n = self.by_age.len();
                 let start = if n == 0 { 0 } else { self.rr % n };
-                out.extend(self.by_age[start..].iter().chain(&self.by_age[..start]).copied());
+                out.extend(
+                    self.by_age[start..]
+                        .iter()
+                        .chain(&self.by_age[..start])
+                        .copied(),
+                );
             }
             SchedulerPolicy::TwoLevel => {
                 let n = self.active.len();
                 let start = if n == 0 { 0 } else { self.rr % n };
-                out.extend(self.active[start..].iter().chain(&self.active[..start]).copied());
+                out.extend(
+                    self.active[start..]
+                        .iter()
+                        .chain(&self.active[..start])
+                        .copied(),
+                );
             }
         }
     }

@@ -14,7 +14,10 @@ use super::decode::DecodedInst;
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
 use crate::error::{FaultKind, GuestFault};
-use crate::exec::{self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, WarpState, WARP_SIZE};
+use crate::exec::{
+    self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, WarpState,
+    WARP_SIZE,
+};
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::{KernelStats, StallBreakdown};
@@ -171,7 +174,9 @@ impl Sm {
             id,
             warps: Vec::new(),
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
-            schedulers: (0..nsched).map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active)).collect(),
+            schedulers: (0..nsched)
+                .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
+                .collect(),
             pending: Vec::new(),
             pending_mem: Vec::new(),
             sb_words: 0,
@@ -204,7 +209,11 @@ impl Sm {
         self.pending = vec![0; max_warps * k.sb_words];
         self.pending_mem = vec![0; max_warps * k.sb_words];
         self.warps.clear();
-        let params = SpeParams { warp_size: WARP_SIZE as u32, depth: k.cfg.sm.stack_depth, pc_w: 32 };
+        let params = SpeParams {
+            warp_size: WARP_SIZE as u32,
+            depth: k.cfg.sm.stack_depth,
+            pc_w: 32,
+        };
         for _ in 0..max_warps {
             self.warps.push(WarpSlot {
                 active: false,
@@ -245,7 +254,11 @@ impl Sm {
 
     /// Place CTA `linear_id` on this SM.
     pub fn launch_cta(&mut self, k: &KernelCtx, linear_id: u32, f: CtaFootprint) {
-        let slot = self.ctas.iter().position(|c| c.is_none()).expect("can_accept checked a free CTA slot");
+        let slot = self
+            .ctas
+            .iter()
+            .position(|c| c.is_none())
+            .expect("can_accept checked a free CTA slot");
         let state = CtaState::new(k.launch, linear_id);
         let mut warp_slots = Vec::with_capacity(f.warps as usize);
         for w in 0..f.warps {
@@ -432,7 +445,11 @@ impl Sm {
             }
         }
         if hazard {
-            return Some(if mem_hazard { Stall::MemData } else { Stall::AluData });
+            return Some(if mem_hazard {
+                Stall::MemData
+            } else {
+                Stall::AluData
+            });
         }
         let unit_free = match d.class {
             InstClass::Alu | InstClass::Fma | InstClass::Ctrl => min_free(&self.sp_free) <= now,
@@ -515,7 +532,10 @@ impl Sm {
         let d = k.decoded[pc as usize];
         let res = {
             let warp = &mut self.warps[w];
-            let cta = &mut self.ctas[cta_slot].as_mut().expect("active warp has a CTA").state;
+            let cta = &mut self.ctas[cta_slot]
+                .as_mut()
+                .expect("active warp has a CTA")
+                .state;
             let mut env = ExecEnv {
                 module: k.module,
                 kernel: k.kernel,
@@ -590,7 +610,14 @@ impl Sm {
         Ok(long_latency)
     }
 
-    fn issue_memory(&mut self, w: usize, now: u64, k: &KernelCtx, d: &DecodedInst, acc: MemAccess) -> bool {
+    fn issue_memory(
+        &mut self,
+        w: usize,
+        now: u64,
+        k: &KernelCtx,
+        d: &DecodedInst,
+        acc: MemAccess,
+    ) -> bool {
         match acc.space {
             StateSpace::Global | StateSpace::Local | StateSpace::Generic if acc.mask != 0 => {
                 let mut regs = [0u16; 4];
@@ -604,11 +631,19 @@ impl Sm {
                 }
                 let tok = match self.free_tokens.pop() {
                     Some(t) => {
-                        self.tokens[t as usize] = PendingMem { warp: w as u16, regs, n_regs: n as u8 };
+                        self.tokens[t as usize] = PendingMem {
+                            warp: w as u16,
+                            regs,
+                            n_regs: n as u8,
+                        };
                         t
                     }
                     None => {
-                        self.tokens.push(PendingMem { warp: w as u16, regs, n_regs: n as u8 });
+                        self.tokens.push(PendingMem {
+                            warp: w as u16,
+                            regs,
+                            n_regs: n as u8,
+                        });
                         self.tokens.len() as u32 - 1
                     }
                 };
@@ -647,7 +682,10 @@ impl Sm {
     }
 
     fn schedule_writeback(&mut self, w: usize, reg: u16, at: u64) {
-        self.wheel[(at & self.wheel_mask) as usize].push(Writeback { warp: w as u16, reg });
+        self.wheel[(at & self.wheel_mask) as usize].push(Writeback {
+            warp: w as u16,
+            reg,
+        });
         self.warps[w].inflight += 1;
     }
 
@@ -677,7 +715,11 @@ impl Sm {
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         let mut released = 0u16;
         for id in 0..16 {
-            let expected = if cta.expected[id] > 0 { cta.expected[id] } else { cta.live_warps };
+            let expected = if cta.expected[id] > 0 {
+                cta.expected[id]
+            } else {
+                cta.live_warps
+            };
             if cta.arrived[id] > 0 && cta.arrived[id] >= expected {
                 cta.arrived[id] = 0;
                 cta.expected[id] = 0;
@@ -783,11 +825,26 @@ impl Sm {
         )
     }
 
-    fn fault(&self, kind: FaultKind, w: usize, pc: u32, k: &KernelCtx, detail: String) -> GuestFault {
+    fn fault(
+        &self,
+        kind: FaultKind,
+        w: usize,
+        pc: u32,
+        k: &KernelCtx,
+        detail: String,
+    ) -> GuestFault {
         let warp = &self.warps[w];
-        let cta = &self.ctas[warp.cta_slot].as_ref().expect("warp has a CTA").state;
+        let cta = &self.ctas[warp.cta_slot]
+            .as_ref()
+            .expect("warp has a CTA")
+            .state;
         let lane = warp.state.valid_lanes.trailing_zeros().min(31) as usize;
-        let line = k.kernel.insts.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+        let line = k
+            .kernel
+            .insts
+            .get(pc as usize)
+            .map(|i| i.loc.line)
+            .unwrap_or(0);
         GuestFault {
             kind,
             kernel: k.kernel.name.clone(),
@@ -882,7 +939,13 @@ mod tests {
     use super::*;
 
     fn access(addrs: impl Fn(usize) -> u64, bytes: u32) -> MemAccess {
-        let mut a = MemAccess { space: StateSpace::Shared, kind: MemKind::Load, bytes, mask: u32::MAX, ..Default::default() };
+        let mut a = MemAccess {
+            space: StateSpace::Shared,
+            kind: MemKind::Load,
+            bytes,
+            mask: u32::MAX,
+            ..Default::default()
+        };
         for l in 0..WARP_SIZE {
             a.addrs[l] = addrs(l);
         }
@@ -895,6 +958,10 @@ mod tests {
         assert_eq!(shared_conflict_ways(&access(|_| 64, 4), 32), 1, "broadcast");
         assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 8, 4), 32), 2);
         assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 128, 4), 32), 32);
-        assert_eq!(shared_conflict_ways(&access(|l| l as u64 * 8, 8), 32), 2, "64-bit words");
+        assert_eq!(
+            shared_conflict_ways(&access(|l| l as u64 * 8, 8), 32),
+            2,
+            "64-bit words"
+        );
     }
 }
