@@ -106,3 +106,16 @@ fn fewer_sms_take_more_cycles() {
     let b = run("sgemm", Mode::Timing, &many);
     assert!(cycles(&a) > cycles(&b), "{} vs {}", cycles(&a), cycles(&b));
 }
+
+#[test]
+fn blocks_run_in_several_waves_when_an_sm_holds_one_at_a_time() {
+    // One SM that holds one block at a time: every block after the first reuses the warp
+    // slots of a retired block (a block whose slots were reused must still retire).
+    let cfg = GpuConfig::preset("gtx480", &["sm.count=1".into(), "sm.max_ctas=1".into()]).unwrap();
+    for name in ["vecadd", "reduction", "bfs"] {
+        let g = run(name, Mode::Timing, &cfg);
+        assert!(g.launches.iter().all(|l| l.ctas_per_sm == 1));
+    }
+    let cfg = GpuConfig::preset("gtx480", &["sm.count=1".into(), "sm.max_ctas=3".into()]).unwrap();
+    run("histogram", Mode::Timing, &cfg);
+}

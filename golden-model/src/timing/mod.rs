@@ -67,6 +67,14 @@ pub fn run_kernel(
             break;
         }
         if now - start >= cfg.sim.max_cycles {
+            if std::env::var_os("WARPFORGE_DEBUG").is_some() {
+                for sm in sms.iter() {
+                    for l in sm.describe_stuck().iter().take(8) {
+                        eprintln!("{l}");
+                    }
+                }
+                eprintln!("memory busy: {}", mem.busy());
+            }
             return Err(GuestFault {
                 kind: FaultKind::Watchdog,
                 kernel: k.kernel.name.clone(),

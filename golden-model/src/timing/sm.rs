@@ -95,6 +95,8 @@ struct CtaSlot {
     state: CtaState,
     warp_slots: Vec<usize>,
     live_warps: u32,
+    /// Warps whose slot has been freed (a freed slot may already hold another CTA's warp).
+    retired_warps: u32,
     /// Warps arrived at each barrier id (PTX has 16).
     arrived: [u32; 16],
     /// Expected warps at each barrier id when a thread count was given.
@@ -290,6 +292,7 @@ impl Sm {
             state,
             warp_slots,
             live_warps: f.warps,
+            retired_warps: 0,
             arrived: [0; 16],
             expected: [0; 16],
             footprint: f,
@@ -299,6 +302,31 @@ impl Sm {
         self.used_threads += f.threads;
         self.used_regs += f.registers;
         self.used_shared += f.shared;
+    }
+
+    /// One line per resident warp: why it is not finished (for watchdog reports).
+    pub fn describe_stuck(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, w) in self.warps.iter().enumerate() {
+            if w.active {
+                out.push(format!(
+                    "sm {} warp slot {i} (warp {}): pc {} depth {} valid {} finished {} inflight {} barrier {:?} ibuf {}",
+                    self.id,
+                    w.state.global_warp_id,
+                    w.stack.tos_pc(),
+                    w.stack.depth(),
+                    w.stack.tos_valid(),
+                    w.finished,
+                    w.inflight,
+                    w.barrier,
+                    w.ibuf_count
+                ));
+            }
+        }
+        if !self.lsu_queue.is_empty() {
+            out.push(format!("sm {} lsu queue {} lsu_free {}", self.id, self.lsu_queue.len(), self.lsu_free));
+        }
+        out
     }
 
     /// No CTA resident and nothing in flight.
@@ -770,8 +798,9 @@ impl Sm {
         warp.active = false;
         let cta_slot = warp.cta_slot;
         let done = {
-            let cta = self.ctas[cta_slot].as_ref().expect("warp has a CTA");
-            cta.live_warps == 0 && cta.warp_slots.iter().all(|&ws| !self.warps[ws].active)
+            let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
+            cta.retired_warps += 1;
+            cta.retired_warps == cta.footprint.warps
         };
         if done {
             let cta = self.ctas[cta_slot].take().expect("checked");
