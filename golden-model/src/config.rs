@@ -222,6 +222,10 @@ impl GpuConfig {
         if s.max_warps == 0 || s.max_threads == 0 || s.max_ctas == 0 {
             return bad("sm.max_warps/max_threads/max_ctas", "must be positive");
         }
+        if s.max_warps > 64 {
+            // The SM keeps per-warp state in 64-bit masks.
+            return bad("sm.max_warps", "must be at most 64");
+        }
         if s.schedulers == 0 || s.schedulers > s.max_warps {
             return bad("sm.schedulers", "must be between 1 and sm.max_warps");
         }

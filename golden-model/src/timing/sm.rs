@@ -142,7 +142,19 @@ pub struct Sm {
     free_tokens: Vec<u32>,
     /// Warps whose stack needs an idle-cycle auto-pop.
     autopop: Vec<usize>,
+    /// Warps with an empty instruction buffer and a schedulable path (bit per warp slot).
+    need_fetch: u64,
     fetch_rr: usize,
+    /// Per scheduler: the cycle until which its last failed scan stays valid (nothing that
+    /// could let a warp issue changes before then unless an event wakes it), and the stall
+    /// reason that scan found. Skipping the scan changes no result, only the cost.
+    sleep_until: Vec<u64>,
+    sleep_reason: Vec<Stall>,
+    /// Per warp slot: the cycle before which its last blocker still holds, and that blocker.
+    /// Only events on the warp itself (writeback, memory completion, fetch, stack pop,
+    /// barrier release, its own issue) clear it; unit-busy blockers are never cached.
+    not_before: Vec<u64>,
+    blocked_reason: Vec<Stall>,
     next_age: u64,
     // resources in use
     used_warps: u32,
@@ -193,7 +205,12 @@ impl Sm {
             tokens: Vec::new(),
             free_tokens: Vec::new(),
             autopop: Vec::new(),
+            need_fetch: 0,
             fetch_rr: 0,
+            sleep_until: vec![0; nsched],
+            sleep_reason: vec![Stall::Fetch; nsched],
+            not_before: vec![0; cfg.sm.max_warps as usize],
+            blocked_reason: vec![Stall::Fetch; cfg.sm.max_warps as usize],
             next_age: 0,
             used_warps: 0,
             used_threads: 0,
@@ -241,6 +258,9 @@ impl Sm {
         for s in &mut self.schedulers {
             s.clear();
         }
+        self.need_fetch = 0;
+        self.not_before.fill(0);
+        self.wake();
         self.stats = KernelStats::default();
     }
 
@@ -287,7 +307,10 @@ impl Sm {
             let sched = ws % self.schedulers.len();
             self.schedulers[sched].add(ws, warp.age);
             warp_slots.push(ws);
+            self.not_before[ws] = 0;
+            self.update_fetch_bit(ws);
         }
+        self.wake();
         self.ctas[slot] = Some(CtaSlot {
             state,
             warp_slots,
@@ -324,7 +347,12 @@ impl Sm {
             }
         }
         if !self.lsu_queue.is_empty() {
-            out.push(format!("sm {} lsu queue {} lsu_free {}", self.id, self.lsu_queue.len(), self.lsu_free));
+            out.push(format!(
+                "sm {} lsu queue {} lsu_free {}",
+                self.id,
+                self.lsu_queue.len(),
+                self.lsu_free
+            ));
         }
         out
     }
@@ -367,6 +395,7 @@ impl Sm {
         let mut list = std::mem::take(&mut self.wheel[idx]);
         for wb in list.drain(..) {
             let w = wb.warp as usize;
+            self.wake_warp(w);
             self.release(w, wb.reg);
             self.warps[w].inflight -= 1;
             self.maybe_retire(w);
@@ -385,6 +414,7 @@ impl Sm {
     fn complete_token(&mut self, tok: u32) {
         let p = &self.tokens[tok as usize];
         let (w, regs, n) = (p.warp as usize, p.regs, p.n_regs as usize);
+        self.wake_warp(w);
         for &r in &regs[..n] {
             self.release(w, r);
         }
@@ -401,7 +431,10 @@ impl Sm {
             if !warp.stack.is_empty() && !warp.stack.tos_valid() {
                 warp.stack.tick(&SpeInputs::default());
                 warp.ibuf_count = 0;
+                self.wake_warp(w);
             }
+            self.update_fetch_bit(w);
+            let warp = &self.warps[w];
             if warp.stack.is_empty() || warp.stack.tos_valid() {
                 self.autopop.swap_remove(i);
                 if self.warps[w].stack.is_empty() {
@@ -423,6 +456,7 @@ impl Sm {
                 Ok(info) => {
                     self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
                     self.lsu_queue.pop_front();
+                    self.wake();
                 }
                 Err(_) => {}
             }
@@ -430,34 +464,88 @@ impl Sm {
     }
 
     fn fetch(&mut self, now: u64, k: &KernelCtx) {
-        let n = self.warps.len();
-        let entries = k.cfg.sm.ibuffer_entries;
+        let n = self.warps.len() as u32;
         for _ in 0..k.cfg.sm.fetch_width {
-            for i in 0..n {
-                let w = (self.fetch_rr + i) % n;
-                let warp = &mut self.warps[w];
-                if warp.active && warp.ibuf_count == 0 && warp.stack.tos_valid() {
-                    warp.ibuf_count = entries;
-                    warp.ibuf_ready_at = now + k.cfg.sm.fetch_latency as u64;
-                    self.fetch_rr = (w + 1) % n;
-                    break;
-                }
+            if self.need_fetch == 0 {
+                return;
             }
+            // Round robin: the first warp needing a fetch at or after `fetch_rr`.
+            let rotated = self.need_fetch.rotate_right(self.fetch_rr as u32);
+            let w = (self.fetch_rr + rotated.trailing_zeros() as usize) % 64;
+            let warp = &mut self.warps[w];
+            warp.ibuf_count = k.cfg.sm.ibuffer_entries;
+            warp.ibuf_ready_at = now + k.cfg.sm.fetch_latency as u64;
+            self.need_fetch &= !(1u64 << w);
+            self.fetch_rr = (w + 1) % n as usize;
+            self.wake_warp(w);
         }
     }
 
-    /// Why warp `w` cannot issue now, or `None` if it can.
+    /// Recompute whether warp `w` waits for an instruction fetch.
     #[inline]
-    fn blocker(&self, w: usize, now: u64, k: &KernelCtx) -> Option<Stall> {
+    fn update_fetch_bit(&mut self, w: usize) {
+        let warp = &self.warps[w];
+        let bit = 1u64 << w;
+        if warp.active && !warp.finished && warp.ibuf_count == 0 && warp.stack.tos_valid() {
+            self.need_fetch |= bit;
+        } else {
+            self.need_fetch &= !bit;
+        }
+    }
+
+    /// Something shared (a unit, the LSU queue) changed: every scheduler scans again.
+    #[inline]
+    fn wake(&mut self) {
+        for s in self.sleep_until.iter_mut() {
+            *s = 0;
+        }
+    }
+
+    /// Warp `w`'s own state changed: its cached blocker is stale, its scheduler rescans.
+    #[inline]
+    fn wake_warp(&mut self, w: usize) {
+        self.not_before[w] = 0;
+        let n = self.sleep_until.len();
+        self.sleep_until[w % n] = 0;
+    }
+
+    /// The earliest future cycle at which a timed condition (a functional unit or the LSU
+    /// becoming free, an instruction buffer becoming ready) changes for scheduler `s`.
+    fn next_timed_change(&self, s: usize, now: u64) -> u64 {
+        let mut t = u64::MAX;
+        let mut consider = |x: u64| {
+            if x > now && x < t {
+                t = x;
+            }
+        };
+        for &u in self
+            .sp_free
+            .iter()
+            .chain(&self.sfu_free)
+            .chain(&self.dp_free)
+        {
+            consider(u);
+        }
+        consider(self.lsu_free);
+        for &w in &self.schedulers[s].scratch {
+            consider(self.warps[w].ibuf_ready_at);
+        }
+        t
+    }
+
+    /// Why warp `w` cannot issue now, and until which cycle that holds unless an event on
+    /// the warp intervenes (`now + 1` for blockers that are not cached); `None` if it can.
+    #[inline]
+    fn blocker(&self, w: usize, now: u64, k: &KernelCtx) -> Option<(Stall, u64)> {
         let warp = &self.warps[w];
         if warp.barrier.is_some() {
-            return Some(Stall::Barrier);
+            return Some((Stall::Barrier, u64::MAX));
         }
-        if !warp.stack.tos_valid() {
-            return Some(Stall::Fetch);
+        if !warp.stack.tos_valid() || warp.ibuf_count == 0 {
+            return Some((Stall::Fetch, u64::MAX));
         }
-        if warp.ibuf_count == 0 || warp.ibuf_ready_at > now {
-            return Some(Stall::Fetch);
+        if warp.ibuf_ready_at > now {
+            return Some((Stall::Fetch, warp.ibuf_ready_at));
         }
         let pc = warp.stack.tos_pc() as usize;
         let d = &k.decoded[pc];
@@ -473,11 +561,12 @@ impl Sm {
             }
         }
         if hazard {
-            return Some(if mem_hazard {
+            let why = if mem_hazard {
                 Stall::MemData
             } else {
                 Stall::AluData
-            });
+            };
+            return Some((why, u64::MAX));
         }
         let unit_free = match d.class {
             InstClass::Alu | InstClass::Fma | InstClass::Ctrl => min_free(&self.sp_free) <= now,
@@ -485,13 +574,13 @@ impl Sm {
             InstClass::Dp => min_free(&self.dp_free) <= now,
             InstClass::Mem => {
                 if self.lsu_queue.len() >= LSU_QUEUE || self.lsu_free > now {
-                    return Some(Stall::Lsu);
+                    return Some((Stall::Lsu, now + 1));
                 }
                 true
             }
         };
         if !unit_free {
-            return Some(Stall::Pipe);
+            return Some((Stall::Pipe, now + 1));
         }
         None
     }
@@ -508,39 +597,59 @@ impl Sm {
             self.stats.stalls.idle += 1;
             return Ok(());
         }
+        if now < self.sleep_until[s] {
+            self.count_stall(self.sleep_reason[s]);
+            return Ok(());
+        }
         let mut worst = Stall::Fetch;
         let mut chosen = None;
         // Take the candidate order out to avoid borrowing the scheduler while checking warps.
         let mut order = std::mem::take(&mut self.schedulers[s].scratch);
         self.schedulers[s].candidates(&mut order);
         for &w in &order {
+            if now < self.not_before[w] {
+                worst = worst.max(self.blocked_reason[w]);
+                continue;
+            }
             match self.blocker(w, now, k) {
                 None => {
                     chosen = Some(w);
                     break;
                 }
-                Some(st) => worst = worst.max(st),
+                Some((st, until)) => {
+                    worst = worst.max(st);
+                    self.not_before[w] = until;
+                    self.blocked_reason[w] = st;
+                }
             }
         }
         self.schedulers[s].scratch = order;
         match chosen {
             None => {
-                let st = &mut self.stats.stalls;
-                match worst {
-                    Stall::Fetch => st.fetch += 1,
-                    Stall::Barrier => st.barrier += 1,
-                    Stall::MemData => st.memory_data += 1,
-                    Stall::AluData => st.alu_data += 1,
-                    Stall::Pipe => st.pipe_busy += 1,
-                    Stall::Lsu => st.lsu_busy += 1,
-                }
+                self.count_stall(worst);
+                self.sleep_until[s] = self.next_timed_change(s, now);
+                self.sleep_reason[s] = worst;
                 Ok(())
             }
             Some(w) => {
                 let long_latency = self.issue(w, now, k, global, num_sms)?;
                 self.schedulers[s].issued(w, long_latency);
+                self.wake();
+                self.wake_warp(w);
                 Ok(())
             }
+        }
+    }
+
+    fn count_stall(&mut self, why: Stall) {
+        let st = &mut self.stats.stalls;
+        match why {
+            Stall::Fetch => st.fetch += 1,
+            Stall::Barrier => st.barrier += 1,
+            Stall::MemData => st.memory_data += 1,
+            Stall::AluData => st.alu_data += 1,
+            Stall::Pipe => st.pipe_busy += 1,
+            Stall::Lsu => st.lsu_busy += 1,
         }
     }
 
@@ -595,6 +704,7 @@ impl Sm {
                 warp.ibuf_count = 0;
             }
         }
+        self.update_fetch_bit(w);
 
         // Destination registers and functional-unit occupancy.
         let p = &k.cfg.pipeline;
@@ -759,6 +869,7 @@ impl Sm {
                 if let Some((id, _)) = self.warps[ws].barrier {
                     if released >> id & 1 == 1 {
                         self.warps[ws].barrier = None;
+                        self.not_before[ws] = 0;
                     }
                 }
             }
@@ -777,6 +888,7 @@ impl Sm {
             return Ok(());
         }
         warp.finished = true;
+        self.need_fetch &= !(1u64 << w);
         let cta_slot = warp.cta_slot;
         let sched = w % self.schedulers.len();
         self.schedulers[sched].remove(w);
@@ -936,9 +1048,11 @@ fn argmin(units: &[u64]) -> usize {
 }
 
 /// The number of serialized shared-memory passes of one warp access: the largest number of
-/// distinct 4-byte words any bank must deliver (accesses to the same word broadcast).
+/// distinct 4-byte words any bank must deliver (lanes reading the same word share it).
 pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
-    let mut words: [u64; WARP_SIZE * 2] = [u64::MAX; WARP_SIZE * 2];
+    // Each lane touches at most two words (8-byte accesses; wider vectors are rare and are
+    // charged by their first two words).
+    let mut words = [0u64; WARP_SIZE * 2];
     let mut n = 0;
     let mut m = acc.mask;
     while m != 0 {
@@ -946,19 +1060,26 @@ pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
         m &= m - 1;
         let first = acc.addrs[lane] / 4;
         let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
-        for word in first..=last.min(first + 1) {
-            if !words[..n].contains(&word) && n < words.len() {
-                words[n] = word;
-                n += 1;
-            }
+        words[n] = first;
+        n += 1;
+        if last > first {
+            words[n] = first + 1;
+            n += 1;
         }
     }
-    let mut per_bank = [0u32; 64];
-    let mut ways = 1;
-    for &word in &words[..n] {
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u8; 64];
+    let mut ways = 1u32;
+    let mut prev = u64::MAX;
+    for &word in words.iter() {
+        if word == prev {
+            continue;
+        }
+        prev = word;
         let b = (word % banks as u64) as usize % 64;
         per_bank[b] += 1;
-        ways = ways.max(per_bank[b]);
+        ways = ways.max(per_bank[b] as u32);
     }
     ways
 }
