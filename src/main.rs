@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use report::RunResult;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use warpforge_model::config::{GpuConfig, PRESETS};
@@ -294,7 +294,7 @@ fn run_workload(
     }
 }
 
-fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &PathBuf, launch: &PathBuf) -> Result<RunResult> {
+fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &Path, launch: &Path) -> Result<RunResult> {
     let text =
         std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
     let lf = launch_file::load(launch)?;

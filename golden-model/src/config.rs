@@ -305,11 +305,11 @@ impl GpuConfig {
         if self.l2.banks > 4096 || self.dram.channels > 4096 {
             return bad("l2.banks/dram.channels", "must be at most 4096");
         }
-        if self.l2.banks == 0 || self.l2.size_bytes % self.l2.banks != 0 {
+        if self.l2.banks == 0 || !self.l2.size_bytes.is_multiple_of(self.l2.banks) {
             return bad("l2.banks", "must be positive and divide l2.size_bytes");
         }
         let l2_bank = self.l2.size_bytes / self.l2.banks;
-        if l2_bank % (self.l2.assoc * self.l2.line_bytes) != 0
+        if !l2_bank.is_multiple_of(self.l2.assoc * self.l2.line_bytes)
             || !(l2_bank / (self.l2.assoc * self.l2.line_bytes)).is_power_of_two()
         {
             return bad(

@@ -52,8 +52,7 @@ pub fn run_kernel(
         let mut arrived = [0u32; 16];
         let mut expected = [0u32; 16];
         while live > 0 {
-            for w in 0..warps.len() {
-                let warp = &mut warps[w];
+            for warp in warps.iter_mut() {
                 if warp.barrier.is_some() || warp.stack.is_empty() {
                     continue;
                 }
@@ -111,7 +110,7 @@ pub fn run_kernel(
                             ),
                         ));
                     }
-                    if stats.warp_instructions % (1 << 20) == 0 {
+                    if stats.warp_instructions.is_multiple_of(1 << 20) {
                         progress(stats.warp_instructions, cta_id);
                     }
                     if let Some((id, count)) = res.barrier {

@@ -10,17 +10,28 @@ const MAX_BLOCK_THREADS: u64 = 1024;
 const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
 const MAX_GRID_DIM: [u32; 3] = [2_147_483_647, 65535, 65535];
 
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchShape {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared: u32,
+}
+
 /// Check the launch shape and arguments against the kernel and lay out the param buffer.
 pub fn prepare(
     module: &Module,
     kernel: &Kernel,
-    grid: Dim3,
-    block: Dim3,
-    dynamic_shared: u32,
+    shape: LaunchShape,
     args: &[KernelArg],
     consts: Vec<u8>,
     global_base: u64,
 ) -> Result<LaunchInfo, SimError> {
+    let LaunchShape {
+        grid,
+        block,
+        dynamic_shared,
+    } = shape;
     let name = &kernel.name;
     let err = |m: String| Err(SimError::Launch(format!("kernel `{name}`: {m}")));
     for (i, (axis, v)) in [("x", grid.x), ("y", grid.y), ("z", grid.z)]

@@ -152,12 +152,15 @@ impl Host for Gpu {
                 names.join(", ")
             ))
         })?;
-        let info = launch::prepare(
-            &lm.module,
-            kernel,
+        let shape = launch::LaunchShape {
             grid,
             block,
             dynamic_shared,
+        };
+        let info = launch::prepare(
+            &lm.module,
+            kernel,
+            shape,
             args,
             lm.consts.clone(),
             lm.global_base,
@@ -263,7 +266,6 @@ impl Host for Gpu {
                 })
             }
         };
-        drop(report);
         self.progress = progress;
         stats.wall_seconds = started.elapsed().as_secs_f64();
         result?;

@@ -42,7 +42,7 @@ pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
                 class: inst.class,
                 is_barrier: inst.op == Opcode::BarSync,
             };
-            let mut read = |r: RegId, d: &mut DecodedInst| {
+            let read = |r: RegId, d: &mut DecodedInst| {
                 if !d.reads().contains(&r) && (d.n_reads as usize) < MAX_READS {
                     d.reads[d.n_reads as usize] = r;
                     d.n_reads += 1;

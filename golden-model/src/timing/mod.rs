@@ -92,7 +92,7 @@ pub fn run_kernel(
             }
             .into());
         }
-        if (now - start) % PROGRESS_INTERVAL == 0 {
+        if (now - start).is_multiple_of(PROGRESS_INTERVAL) {
             if let Some(p) = progress.as_mut() {
                 p(now - start, next_cta);
             }

@@ -16,8 +16,9 @@ pub struct Scheduler {
     active: Vec<usize>,
     pending: VecDeque<usize>,
     active_size: usize,
-    /// Scratch buffer for the candidate order (reused every cycle, no allocation).
-    pub scratch: Vec<usize>,
+    /// The candidate order, highest priority first; rebuilt only when `dirty`.
+    pub order: Vec<usize>,
+    dirty: bool,
 }
 
 impl Scheduler {
@@ -30,7 +31,8 @@ impl Scheduler {
             active: Vec::new(),
             pending: VecDeque::new(),
             active_size: two_level_active.max(1) as usize,
-            scratch: Vec::new(),
+            order: Vec::new(),
+            dirty: true,
         }
     }
 
@@ -40,6 +42,7 @@ impl Scheduler {
         self.pending.clear();
         self.last_issued = None;
         self.rr = 0;
+        self.dirty = true;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -51,6 +54,7 @@ impl Scheduler {
         self.by_age.push(warp);
         self.pending.push_back(warp);
         self.refill();
+        self.dirty = true;
     }
 
     pub fn remove(&mut self, warp: usize) {
@@ -61,6 +65,7 @@ impl Scheduler {
             self.last_issued = None;
         }
         self.refill();
+        self.dirty = true;
     }
 
     fn refill(&mut self) {
@@ -70,6 +75,17 @@ impl Scheduler {
                 None => break,
             }
         }
+    }
+
+    /// Bring `order` up to date with this cycle's candidates, highest priority first.
+    pub fn refresh_order(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let mut out = std::mem::take(&mut self.order);
+        self.candidates(&mut out);
+        self.order = out;
     }
 
     /// Fill `out` with this cycle's candidates, highest priority first.
@@ -114,6 +130,8 @@ impl Scheduler {
     /// Warp `warp` issued; `long_latency` marks a long-latency operation or a barrier,
     /// which demotes the warp to the pending set under the two-level policy.
     pub fn issued(&mut self, warp: usize, long_latency: bool) {
+        // GTO's order only changes when the greedy warp does; the others rotate every issue.
+        self.dirty |= self.policy != SchedulerPolicy::Gto || self.last_issued != Some(warp);
         self.last_issued = Some(warp);
         match self.policy {
             SchedulerPolicy::Lrr => {

@@ -20,7 +20,7 @@ use crate::exec::{
 };
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
-use crate::stats::{KernelStats, StallBreakdown};
+use crate::stats::KernelStats;
 use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind};
 use std::collections::VecDeque;
 
@@ -64,11 +64,11 @@ impl CtaFootprint {
         let mut n = s.max_ctas;
         n = n.min(s.max_warps / self.warps.max(1));
         n = n.min(s.max_threads / self.threads.max(1));
-        if self.registers > 0 {
-            n = n.min(s.registers / self.registers);
+        if let Some(by_regs) = s.registers.checked_div(self.registers) {
+            n = n.min(by_regs);
         }
-        if self.shared > 0 {
-            n = n.min(s.shared_bytes / self.shared);
+        if let Some(by_shared) = s.shared_bytes.checked_div(self.shared) {
+            n = n.min(by_shared);
         }
         n
     }
@@ -79,7 +79,6 @@ struct WarpSlot {
     cta_slot: usize,
     /// Launch order on this SM, for oldest-first policies.
     age: u64,
-    state: WarpState,
     stack: SimtStackSpe,
     /// Instructions in the I-buffer, sequential from the stack's TOS PC.
     ibuf_count: u32,
@@ -121,7 +120,10 @@ struct PendingMem {
 /// The per-SM timing model.
 pub struct Sm {
     pub id: u32,
+    /// Timing state of each warp slot, scanned by the schedulers every cycle (kept small).
     warps: Vec<WarpSlot>,
+    /// Architectural state (registers, local memory) of each warp slot, touched at issue.
+    states: Vec<WarpState>,
     ctas: Vec<Option<CtaSlot>>,
     schedulers: Vec<Scheduler>,
     /// Scoreboard: pending bits per warp (`sb_words` words each); a second set marks
@@ -187,6 +189,7 @@ impl Sm {
         Sm {
             id,
             warps: Vec::new(),
+            states: Vec::new(),
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
             schedulers: (0..nsched)
                 .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
@@ -228,25 +231,26 @@ impl Sm {
         self.pending = vec![0; max_warps * k.sb_words];
         self.pending_mem = vec![0; max_warps * k.sb_words];
         self.warps.clear();
+        self.states.clear();
         let params = SpeParams {
             warp_size: WARP_SIZE as u32,
             depth: k.cfg.sm.stack_depth,
             pc_w: 32,
         };
         for _ in 0..max_warps {
+            self.states.push(WarpState {
+                regs: Vec::new(),
+                local: Vec::new(),
+                local_bytes: 0,
+                tid: [[0; 3]; WARP_SIZE],
+                valid_lanes: 0,
+                warp_in_cta: 0,
+                global_warp_id: 0,
+            });
             self.warps.push(WarpSlot {
                 active: false,
                 cta_slot: 0,
                 age: 0,
-                state: WarpState {
-                    regs: Vec::new(),
-                    local: Vec::new(),
-                    local_bytes: 0,
-                    tid: [[0; 3]; WARP_SIZE],
-                    valid_lanes: 0,
-                    warp_in_cta: 0,
-                    global_warp_id: 0,
-                },
                 stack: SimtStackSpe::new(params),
                 ibuf_count: 0,
                 ibuf_ready_at: 0,
@@ -295,8 +299,9 @@ impl Sm {
             warp.cta_slot = slot;
             warp.age = self.next_age;
             self.next_age += 1;
-            warp.state = WarpState::new(k.kernel, k.launch, &state, w);
-            warp.stack.launch(0, warp.state.valid_lanes as u64);
+            let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
+            warp.stack.launch(0, ws_state.valid_lanes as u64);
+            self.states[ws] = ws_state;
             warp.ibuf_count = 0;
             warp.ibuf_ready_at = 0;
             warp.barrier = None;
@@ -335,7 +340,7 @@ impl Sm {
                 out.push(format!(
                     "sm {} warp slot {i} (warp {}): pc {} depth {} valid {} finished {} inflight {} barrier {:?} ibuf {}",
                     self.id,
-                    w.state.global_warp_id,
+                    self.states[i].global_warp_id,
                     w.stack.tos_pc(),
                     w.stack.depth(),
                     w.stack.tos_valid(),
@@ -452,13 +457,10 @@ impl Sm {
             return;
         }
         if let Some((tok, access)) = self.lsu_queue.front() {
-            match mem.issue(now, self.id as usize, *tok, access) {
-                Ok(info) => {
-                    self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
-                    self.lsu_queue.pop_front();
-                    self.wake();
-                }
-                Err(_) => {}
+            if let Ok(info) = mem.issue(now, self.id as usize, *tok, access) {
+                self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
+                self.lsu_queue.pop_front();
+                self.wake();
             }
         }
     }
@@ -527,7 +529,7 @@ impl Sm {
             consider(u);
         }
         consider(self.lsu_free);
-        for &w in &self.schedulers[s].scratch {
+        for &w in &self.schedulers[s].order {
             consider(self.warps[w].ibuf_ready_at);
         }
         t
@@ -604,8 +606,8 @@ impl Sm {
         let mut worst = Stall::Fetch;
         let mut chosen = None;
         // Take the candidate order out to avoid borrowing the scheduler while checking warps.
-        let mut order = std::mem::take(&mut self.schedulers[s].scratch);
-        self.schedulers[s].candidates(&mut order);
+        self.schedulers[s].refresh_order();
+        let order = std::mem::take(&mut self.schedulers[s].order);
         for &w in &order {
             if now < self.not_before[w] {
                 worst = worst.max(self.blocked_reason[w]);
@@ -623,7 +625,7 @@ impl Sm {
                 }
             }
         }
-        self.schedulers[s].scratch = order;
+        self.schedulers[s].order = order;
         match chosen {
             None => {
                 self.count_stall(worst);
@@ -668,7 +670,6 @@ impl Sm {
         let active = self.warps[w].stack.tos_mask() as u32;
         let d = k.decoded[pc as usize];
         let res = {
-            let warp = &mut self.warps[w];
             let cta = &mut self.ctas[cta_slot]
                 .as_mut()
                 .expect("active warp has a CTA")
@@ -682,7 +683,7 @@ impl Sm {
                 num_sms,
                 cycle: now,
             };
-            exec::execute(pc, active, &mut warp.state, cta, &mut env).map_err(Box::new)?
+            exec::execute(pc, active, &mut self.states[w], cta, &mut env).map_err(Box::new)?
         };
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += active.count_ones() as u64;
@@ -979,7 +980,8 @@ impl Sm {
             .as_ref()
             .expect("warp has a CTA")
             .state;
-        let lane = warp.state.valid_lanes.trailing_zeros().min(31) as usize;
+        let state = &self.states[w];
+        let lane = state.valid_lanes.trailing_zeros().min(31) as usize;
         let line = k
             .kernel
             .insts
@@ -992,9 +994,9 @@ impl Sm {
             file: k.module.file.clone(),
             pc,
             line,
-            warp: warp.state.global_warp_id,
+            warp: state.global_warp_id,
             cta: cta.ctaid,
-            thread: warp.state.tid[lane],
+            thread: state.tid[lane],
             detail,
         }
     }

@@ -116,6 +116,9 @@ pub struct SimtStackSpe {
     err_pc: bool,
 }
 
+/// A group of threads continuing at one PC: (next PC, mask).
+type Group = (u32, u64);
+
 /// What an update does, decided from the state and inputs (shared by `events` and `tick`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
@@ -255,33 +258,32 @@ impl SimtStackSpe {
         let live = t.mask & !self.done;
         let taken = inp.upd_taken & self.lanes;
         // Groups of threads by next PC (§9.4).
-        let (g0, g1): (Option<(u32, u64)>, Option<(u32, u64)>) =
-            match UpdKind::from_bits(inp.upd_kind) {
-                UpdKind::Seq => (Some((inp.upd_next, live)), None),
-                UpdKind::Jump => (Some((inp.upd_target, live)), None),
-                UpdKind::Exit => {
-                    let rest = live & !taken;
-                    (
-                        if rest != 0 {
-                            Some((inp.upd_next, rest))
-                        } else {
-                            None
-                        },
-                        None,
-                    )
+        let (g0, g1): (Option<Group>, Option<Group>) = match UpdKind::from_bits(inp.upd_kind) {
+            UpdKind::Seq => (Some((inp.upd_next, live)), None),
+            UpdKind::Jump => (Some((inp.upd_target, live)), None),
+            UpdKind::Exit => {
+                let rest = live & !taken;
+                (
+                    if rest != 0 {
+                        Some((inp.upd_next, rest))
+                    } else {
+                        None
+                    },
+                    None,
+                )
+            }
+            UpdKind::Branch => {
+                let nt = (inp.upd_next, live & !taken);
+                let tk = (inp.upd_target, live & taken);
+                match (nt.1 != 0, tk.1 != 0) {
+                    (true, true) if nt.0 == tk.0 => (Some((nt.0, live)), None),
+                    (true, true) => (Some(nt), Some(tk)),
+                    (true, false) => (Some(nt), None),
+                    (false, true) => (Some(tk), None),
+                    (false, false) => (None, None),
                 }
-                UpdKind::Branch => {
-                    let nt = (inp.upd_next, live & !taken);
-                    let tk = (inp.upd_target, live & taken);
-                    match (nt.1 != 0, tk.1 != 0) {
-                        (true, true) if nt.0 == tk.0 => (Some((nt.0, live)), None),
-                        (true, true) => (Some(nt), Some(tk)),
-                        (true, false) => (Some(nt), None),
-                        (false, true) => (Some(tk), None),
-                        (false, false) => (None, None),
-                    }
-                }
-            };
+            }
+        };
         match (g0, g1) {
             (None, _) => Action::Pop { div: false },
             (Some((pc, mask)), None) => {
