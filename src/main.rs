@@ -263,10 +263,10 @@ fn run_workload(
     {
         let pb = pb.clone();
         let status = status.clone();
-        gpu.set_progress(Box::new(move |kernel, n, _| {
+        gpu.set_progress(Box::new(move |kernel, unit, n| {
             let mut s = status.lock().expect("progress lock");
             s.retain(|x| !x.starts_with(name));
-            s.push(format!("{name}/{kernel} {}", human(n)));
+            s.push(format!("{name}/{kernel} {} {unit}", human(n)));
             pb.set_message(s.join("  "));
         }));
     }

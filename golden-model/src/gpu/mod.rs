@@ -29,8 +29,9 @@ struct LoadedModule {
     consts: Vec<u8>,
 }
 
-/// Called during long launches with (cycles or warp instructions so far, blocks started).
-pub type ProgressFn = Box<dyn FnMut(&str, u64, u64) + Send>;
+/// Called during long launches with (kernel, unit, count so far): the unit is "cycles" in
+/// timing mode and "warp instructions" in functional mode.
+pub type ProgressFn = Box<dyn FnMut(&str, &'static str, u64) + Send>;
 
 pub struct Gpu {
     cfg: GpuConfig,
@@ -199,9 +200,13 @@ impl Host for Gpu {
         let started = Instant::now();
         let name = kernel_name.to_string();
         let mut progress = self.progress.take();
-        let mut report = |a: u64, b: u64| {
+        let unit = match self.mode {
+            Mode::Functional => "warp instructions",
+            Mode::Timing => "cycles",
+        };
+        let mut report = |n: u64, _blocks: u64| {
             if let Some(p) = progress.as_mut() {
-                p(&name, a, b)
+                p(&name, unit, n)
             }
         };
         let result = match self.mode {
