@@ -50,6 +50,16 @@ pub fn ext(ty: ScalarType, v: u64) -> u64 {
     }
 }
 
+/// The mask [`ext`] applies for a type that is not a signed integer (all ones for 64 bits).
+#[inline(always)]
+pub fn ext_mask(ty: ScalarType) -> u64 {
+    use ScalarType::*;
+    match ty {
+        Pred => 1,
+        _ => mask(ty.bits()),
+    }
+}
+
 /// Read a register value of type `ty` as a 64-bit two's-complement integer (sign- or
 /// zero-extended from the type's width). Uses only the low bits of `v`.
 #[inline(always)]

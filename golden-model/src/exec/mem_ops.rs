@@ -12,15 +12,12 @@
 //! [`MemAccess::space`] is `Generic` and its `addrs` hold the generic addresses.
 
 use super::float as fl;
-use super::int::ext;
 use super::memory::{load_le, store_le};
-use super::semantics::{lanes, Exec, Lanes};
+use super::semantics::{lanes, Exec, Fault, Lanes, Res};
 use super::*;
-use crate::address_map::classify_generic;
-use crate::error::{FaultKind, GuestFault};
-use crate::ptx::ir::{AtomOp, Opcode, ScalarType, StateSpace};
-
-type Res<T> = Result<T, GuestFault>;
+use crate::address_map::{classify_generic, GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW};
+use crate::error::FaultKind;
+use crate::ptx::ir::{AddrBase, AtomOp, Opcode, ScalarType, StateSpace};
 
 const SPACES: [StateSpace; 6] = [
     StateSpace::Param,
@@ -46,80 +43,206 @@ fn space_name(s: StateSpace) -> &'static str {
     }
 }
 
-/// Per-lane resolved addresses of one memory instruction.
+/// Per-lane spaces of one memory instruction (the space-relative addresses themselves are
+/// written into the instruction's [`MemAccess`]).
 struct Resolved {
-    acc: MemAccess,
     /// Space of each lane (index into `SPACES`).
     lane_space: [u8; WARP_SIZE],
-    /// The generic addresses, when the instruction was generic.
-    generic: Option<Lanes>,
+    /// The space of every executed lane when they all agree (always, for a non-generic
+    /// instruction); `None` when the lanes of a generic instruction resolved to different
+    /// spaces.
+    uniform: Option<StateSpace>,
+}
+
+/// The generic address of space-relative address `a` in `sp` (inverse of
+/// [`classify_generic`]).
+fn generic_of(sp: StateSpace, a: u64) -> u64 {
+    match sp {
+        StateSpace::Shared => a + SHARED_WINDOW,
+        StateSpace::Local => a + LOCAL_WINDOW,
+        _ => a,
+    }
+}
+
+/// Little-endian load of `N` bytes at `buf[off..]`, zero-extended; 0 when out of range.
+#[inline(always)]
+fn read_n<const N: usize>(buf: &[u8], off: usize) -> u64 {
+    match buf.get(off..off.wrapping_add(N)) {
+        Some(b) => {
+            let mut x = [0u8; 8];
+            x[..N].copy_from_slice(b);
+            u64::from_le_bytes(x)
+        }
+        None => 0,
+    }
+}
+
+/// Little-endian store of the low `N` bytes of `v` at `buf[off..]`; ignored when out of range.
+#[inline(always)]
+fn write_n<const N: usize>(buf: &mut [u8], off: usize, v: u64) {
+    if let Some(b) = buf.get_mut(off..off.wrapping_add(N)) {
+        b.copy_from_slice(&v.to_le_bytes()[..N]);
+    }
+}
+
+/// Where lane `lane`'s space-relative address `a` lies in a space's byte buffer, given the
+/// buffer's `base` address and per-lane `stride` (see [`Exec::space_bytes`]).
+#[inline(always)]
+fn buf_offset(a: u64, base: u64, stride: usize, lane: usize) -> usize {
+    (a.wrapping_sub(base) as usize).wrapping_add(lane.wrapping_mul(stride))
+}
+
+/// Gather one `N`-byte element per executed lane: `out[l] = buf[addrs[l] + koff]`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn gather<const N: usize>(
+    buf: &[u8],
+    base: u64,
+    stride: usize,
+    m: u32,
+    addrs: &Lanes,
+    koff: u64,
+    out: &mut Lanes,
+) {
+    lanes(m, |l| {
+        out[l] = read_n::<N>(
+            buf,
+            buf_offset(addrs[l].wrapping_add(koff), base, stride, l),
+        )
+    });
 }
 
 impl Exec<'_, '_> {
-    /// Compute, classify and check the address of every executed lane.
-    fn resolve(&self, kind: MemKind, bytes: u32, align: u32) -> Res<Resolved> {
+    /// Fill in the fields of `acc` that describe the access before any address is known.
+    fn begin_access(&self, acc: &mut MemAccess, kind: MemKind, bytes: u32) {
+        acc.space = self.inst().mods.space.unwrap_or(StateSpace::Generic);
+        acc.kind = kind;
+        acc.bytes = bytes;
+        acc.mask = self.executed;
+    }
+
+    /// Compute, classify and check the address of every executed lane, writing the
+    /// space-relative addresses into `acc.addrs` (set up by [`Exec::begin_access`]).
+    fn resolve(&self, acc: &mut MemAccess, align: u32) -> Res<Resolved> {
         let inst = self.inst();
-        let space = inst.mods.space.unwrap_or(StateSpace::Generic);
-        let m = self.executed;
+        let space = acc.space;
+        let m = acc.mask;
         let addr = inst
             .addr
             .ok_or_else(|| self.unsupported("memory instruction without address"))?;
-        let mut acc = MemAccess {
-            space,
-            kind,
-            bytes,
-            mask: m,
-            addrs: [0; WARP_SIZE],
+        let mut r = Resolved {
+            lane_space: [space_index(space); WARP_SIZE],
+            uniform: Some(space),
         };
-        let mut lane_space = [space_index(space); WARP_SIZE];
         if m == 0 {
-            return Ok(Resolved {
-                acc,
-                lane_space,
-                generic: None,
-            });
+            return Ok(r);
         }
-        let base = self.addr_base(addr.base, space)?;
+        // Raw (generic or space-relative) address of every executed lane; others stay 0,
+        // except with no base register, where every lane holds the same address.
         let off = addr.offset as u64;
-        let raw: Lanes = match base {
-            Some(b) => {
-                let mut r = [0u64; WARP_SIZE];
-                lanes(m, |l| r[l] = b[l].wrapping_add(off));
-                r
+        let mut raw = [0u64; WARP_SIZE];
+        match addr.base {
+            AddrBase::Reg(reg) => {
+                let b = self.reg_row(reg)?;
+                lanes(m, |l| raw[l] = b[l].wrapping_add(off));
             }
-            None => [off; WARP_SIZE],
-        };
+            base => match self.addr_base(base, space)? {
+                Some(b) => lanes(m, |l| raw[l] = b[l].wrapping_add(off)),
+                None => raw = [off; WARP_SIZE],
+            },
+        }
+        if space != StateSpace::Generic {
+            lanes(m, |l| acc.addrs[l] = raw[l]);
+            return self.check_all(space, &r, acc, align, &raw).map(|()| r);
+        }
         let mut first: Option<StateSpace> = None;
         let mut mixed = false;
-        for l in 0..WARP_SIZE {
-            if m & (1 << l) == 0 {
-                continue;
-            }
-            let (sp, a) = if space == StateSpace::Generic {
-                classify_generic(raw[l])
-            } else {
-                (space, raw[l])
-            };
+        lanes(m, |l| {
+            let (sp, a) = classify_generic(raw[l]);
             match first {
                 None => first = Some(sp),
                 Some(f) if f != sp => mixed = true,
                 _ => {}
             }
-            self.check(sp, l, a, bytes, align, kind, raw[l])?;
-            lane_space[l] = space_index(sp);
+            r.lane_space[l] = space_index(sp);
             acc.addrs[l] = a;
+        });
+        r.uniform = if mixed { None } else { first };
+        self.check_all(first.unwrap_or(space), &r, acc, align, &raw)?;
+        if let Some(sp) = r.uniform {
+            acc.space = sp;
         }
-        let generic = (space == StateSpace::Generic).then_some(raw);
-        acc.space = if mixed {
-            StateSpace::Generic
-        } else {
-            first.unwrap_or(space)
+        Ok(r)
+    }
+
+    /// Check (alignment, bounds) every executed lane's access.
+    ///
+    /// Fast path, when all lanes are in space `sp`: the accesses all lie between the lowest
+    /// and the highest address, so one range check of that span plus one alignment check of
+    /// all addresses OR-ed together proves every lane in bounds. Otherwise the lanes are
+    /// checked one by one, in lane order, which reports the first faulting lane (or passes:
+    /// e.g. global lanes spread over several allocations).
+    fn check_all(
+        &self,
+        sp: StateSpace,
+        r: &Resolved,
+        acc: &MemAccess,
+        align: u32,
+        raw: &Lanes,
+    ) -> Res<()> {
+        let (m, bytes, kind) = (acc.mask, acc.bytes, acc.kind);
+        if r.uniform.is_some() {
+            let (mut lo, mut hi, mut any) = (u64::MAX, 0u64, 0u64);
+            lanes(m, |l| {
+                let a = acc.addrs[l];
+                lo = lo.min(a);
+                hi = hi.max(a);
+                any |= a;
+            });
+            if self.span_ok(sp, lo, hi, any, bytes, align, kind) {
+                return Ok(());
+            }
+        }
+        let mut res = Ok(());
+        lanes(m, |l| {
+            if res.is_ok() {
+                let lsp = SPACES[r.lane_space[l] as usize];
+                res = self.check(lsp, l, acc.addrs[l], bytes, align, kind, raw[l]);
+            }
+        });
+        res
+    }
+
+    /// Are the accesses of `bytes` bytes at every address in `[lo, hi]` (whose OR is `any`)
+    /// aligned and inside one allocation / the space's bounds? (A `false` is not a fault:
+    /// the caller falls back to per-lane checks.)
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn span_ok(
+        &self,
+        sp: StateSpace,
+        lo: u64,
+        hi: u64,
+        any: u64,
+        bytes: u32,
+        align: u32,
+        kind: MemKind,
+    ) -> bool {
+        if align > 1 && any & (align as u64 - 1) != 0 {
+            return false;
+        }
+        let Some(end) = hi.checked_add(bytes as u64) else {
+            return false;
         };
-        Ok(Resolved {
-            acc,
-            lane_space,
-            generic,
-        })
+        let load = kind == MemKind::Load;
+        match sp {
+            StateSpace::Global => self.env.global.contains(lo, end - lo),
+            StateSpace::Shared => end <= self.cta.shared.len() as u64,
+            StateSpace::Local => end <= self.warp.local_bytes,
+            StateSpace::Const => load && end <= self.env.launch.consts.len() as u64,
+            StateSpace::Param => load && end <= self.env.launch.params.len() as u64,
+            StateSpace::Generic => false,
+        }
     }
 
     /// Alignment and bounds check of one lane's access.
@@ -134,28 +257,13 @@ impl Exec<'_, '_> {
         kind: MemKind,
         raw: u64,
     ) -> Res<()> {
-        let what = match kind {
-            MemKind::Load => "load",
-            MemKind::Store => "store",
-            MemKind::Atomic => "atomic",
-        };
-        let describe = || {
-            let mut s = format!(
-                "{what} of {bytes} bytes at {} address {a:#x}",
-                space_name(sp)
-            );
-            if self.inst().mods.space.unwrap_or(StateSpace::Generic) == StateSpace::Generic {
-                s.push_str(&format!(" (generic address {raw:#x})"));
-            }
-            s.push_str(&format!(", lane {lane}"));
-            s
+        let fail = |fk: FaultKind, why: &dyn Fn() -> String| {
+            Err(self.access_fault(fk, sp, lane, a, bytes, kind, raw, why()))
         };
         if align > 1 && a & (align as u64 - 1) != 0 {
-            return Err(self.fault(
-                FaultKind::Misaligned,
-                Some(lane),
-                format!("{} is not aligned to {align} bytes", describe()),
-            ));
+            return fail(FaultKind::Misaligned, &|| {
+                format!(" is not aligned to {align} bytes")
+            });
         }
         let b = bytes as u64;
         let within = |len: u64| a.checked_add(b).is_some_and(|e| e <= len);
@@ -165,11 +273,9 @@ impl Exec<'_, '_> {
             StateSpace::Local => within(self.warp.local_bytes),
             StateSpace::Const | StateSpace::Param => {
                 if kind != MemKind::Load {
-                    return Err(self.fault(
-                        FaultKind::Unsupported,
-                        Some(lane),
-                        format!("{} in read-only space", describe()),
-                    ));
+                    return fail(FaultKind::Unsupported, &|| {
+                        String::from(" in read-only space")
+                    });
                 }
                 let len = if sp == StateSpace::Const {
                     self.env.launch.consts.len()
@@ -181,20 +287,82 @@ impl Exec<'_, '_> {
             StateSpace::Generic => false,
         };
         if !ok {
-            let limit = match sp {
-                StateSpace::Shared => format!(" (shared size {})", self.cta.shared.len()),
-                StateSpace::Local => format!(" (local frame size {})", self.warp.local_bytes),
-                StateSpace::Const => format!(" (const bank size {})", self.env.launch.consts.len()),
-                StateSpace::Param => format!(" (param size {})", self.env.launch.params.len()),
-                _ => String::new(),
-            };
-            return Err(self.fault(
-                FaultKind::OutOfBounds,
-                Some(lane),
-                format!("{} is out of bounds{limit}", describe()),
-            ));
+            return fail(FaultKind::OutOfBounds, &|| {
+                let limit = match sp {
+                    StateSpace::Shared => format!(" (shared size {})", self.cta.shared.len()),
+                    StateSpace::Local => {
+                        format!(" (local frame size {})", self.warp.local_bytes)
+                    }
+                    StateSpace::Const => {
+                        format!(" (const bank size {})", self.env.launch.consts.len())
+                    }
+                    StateSpace::Param => {
+                        format!(" (param size {})", self.env.launch.params.len())
+                    }
+                    _ => String::new(),
+                };
+                format!(" is out of bounds{limit}")
+            });
         }
         Ok(())
+    }
+
+    /// The fault of a failed access check: "<describe the access><why>". Cold: only a
+    /// faulting instruction gets here.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn access_fault(
+        &self,
+        fk: FaultKind,
+        sp: StateSpace,
+        lane: usize,
+        a: u64,
+        bytes: u32,
+        kind: MemKind,
+        raw: u64,
+        why: String,
+    ) -> Fault {
+        let what = match kind {
+            MemKind::Load => "load",
+            MemKind::Store => "store",
+            MemKind::Atomic => "atomic",
+        };
+        let mut s = format!(
+            "{what} of {bytes} bytes at {} address {a:#x}",
+            space_name(sp)
+        );
+        if self.inst().mods.space.unwrap_or(StateSpace::Generic) == StateSpace::Generic {
+            s.push_str(&format!(" (generic address {raw:#x})"));
+        }
+        s.push_str(&format!(", lane {lane}"));
+        s.push_str(&why);
+        self.fault(fk, Some(lane), s)
+    }
+
+    /// The bytes of space `sp` for the uniform-space fast path, with the address of byte 0
+    /// and the per-lane stride (the local frame size for `.local`, else 0): lane `l`'s
+    /// address `a` is byte `buf_offset(a, base, stride, l)`. Same bytes as `mem_read`.
+    fn space_bytes(&self, sp: StateSpace) -> (&[u8], u64, usize) {
+        match sp {
+            StateSpace::Global => (self.env.global.bytes(), GLOBAL_BASE, 0),
+            StateSpace::Shared => (&self.cta.shared, 0, 0),
+            StateSpace::Local => (&self.warp.local, 0, self.warp.local_bytes as usize),
+            StateSpace::Const => (&self.env.launch.consts, 0, 0),
+            StateSpace::Param => (&self.env.launch.params, 0, 0),
+            StateSpace::Generic => (&[], 0, 0),
+        }
+    }
+
+    /// Mutable [`Exec::space_bytes`] (read-only spaces give an empty buffer: writes to them
+    /// are ignored, as in `mem_write`).
+    fn space_bytes_mut(&mut self, sp: StateSpace) -> (&mut [u8], u64, usize) {
+        match sp {
+            StateSpace::Global => (self.env.global.bytes_mut(), GLOBAL_BASE, 0),
+            StateSpace::Shared => (&mut self.cta.shared, 0, 0),
+            StateSpace::Local => (&mut self.warp.local, 0, self.warp.local_bytes as usize),
+            _ => (&mut [], 0, 0),
+        }
     }
 
     /// Read `size` bytes (checked) of lane `lane` in space `sp` at `a`. (Slices are taken
@@ -240,18 +408,19 @@ impl Exec<'_, '_> {
         }
     }
 
-    fn finish(&self, r: Resolved) -> MemAccess {
-        let mut acc = r.acc;
-        if acc.space == StateSpace::Generic {
-            if let Some(g) = r.generic {
-                acc.addrs = g;
-            }
+    /// For a generic instruction whose lanes resolved to different spaces, report the
+    /// access as generic with the generic addresses (as the module docs describe).
+    fn finish(acc: &mut MemAccess, r: &Resolved) {
+        if r.uniform.is_none() {
+            acc.space = StateSpace::Generic;
+            lanes(acc.mask, |l| {
+                acc.addrs[l] = generic_of(SPACES[r.lane_space[l] as usize], acc.addrs[l])
+            });
         }
-        acc
     }
 
     /// `ld` / `st`, scalar or vector.
-    pub(super) fn ld_st(&mut self) -> Res<MemAccess> {
+    pub(super) fn ld_st(&mut self, acc: &mut MemAccess) -> Res<()> {
         let inst = self.inst();
         let ty = inst.ty;
         let vec = inst.mods.vec.max(1) as usize;
@@ -265,27 +434,21 @@ impl Exec<'_, '_> {
         let bytes = esize * vec as u32;
         let load = inst.op == Opcode::Ld;
         let kind = if load { MemKind::Load } else { MemKind::Store };
-        let r = self.resolve(kind, bytes, bytes)?;
+        self.begin_access(acc, kind, bytes);
+        let r = self.resolve(acc, bytes)?;
         let m = self.executed;
         if m == 0 {
-            return Ok(r.acc);
+            return Ok(());
         }
         let mut vals = [[0u64; WARP_SIZE]; 4];
         if load {
             if inst.dsts.len() != vec {
                 return Err(self.unsupported("destination count does not match vector width"));
             }
-            lanes(m, |l| {
-                for (k, v) in vals.iter_mut().enumerate().take(vec) {
-                    let x = self.mem_read(
-                        r.lane_space[l],
-                        l,
-                        r.acc.addrs[l] + (k as u64) * esize as u64,
-                        esize,
-                    );
-                    v[l] = ext(ty, x);
-                }
-            });
+            for (k, v) in vals.iter_mut().enumerate().take(vec) {
+                self.load_element(&r, acc, k as u64 * esize as u64, esize, v);
+            }
+            // (`put` extends the loaded bits per `ty`.)
             for (k, v) in vals.iter().enumerate().take(vec) {
                 self.put(k, v, m, ty)?;
             }
@@ -296,19 +459,71 @@ impl Exec<'_, '_> {
             for (k, v) in vals.iter_mut().enumerate().take(vec) {
                 *v = self.src(k)?;
             }
+            self.store_elements(&r, acc, esize, &vals[..vec]);
+        }
+        Self::finish(acc, &r);
+        Ok(())
+    }
+
+    /// Load element `koff / esize` of every executed lane's access into `out`.
+    fn load_element(&self, r: &Resolved, acc: &MemAccess, koff: u64, esize: u32, out: &mut Lanes) {
+        let (m, addrs) = (acc.mask, &acc.addrs);
+        let Some(sp) = r.uniform else {
             lanes(m, |l| {
-                for (k, v) in vals.iter().enumerate().take(vec) {
-                    let a = r.acc.addrs[l] + (k as u64) * esize as u64;
+                out[l] = self.mem_read(r.lane_space[l], l, addrs[l] + koff, esize);
+            });
+            return;
+        };
+        // One space for all lanes: decide the space and the element size once.
+        let (buf, base, stride) = self.space_bytes(sp);
+        match esize {
+            1 => gather::<1>(buf, base, stride, m, addrs, koff, out),
+            2 => gather::<2>(buf, base, stride, m, addrs, koff, out),
+            4 => gather::<4>(buf, base, stride, m, addrs, koff, out),
+            _ => gather::<8>(buf, base, stride, m, addrs, koff, out),
+        }
+    }
+
+    /// Store `vals[k]` as element `k` of every executed lane's access, in ascending lane
+    /// order (so that the highest lane wins where lanes overlap).
+    fn store_elements(&mut self, r: &Resolved, acc: &MemAccess, esize: u32, vals: &[Lanes]) {
+        let (m, addrs) = (acc.mask, &acc.addrs);
+        let Some(sp) = r.uniform else {
+            lanes(m, |l| {
+                for (k, v) in vals.iter().enumerate() {
+                    let a = addrs[l] + (k as u64) * esize as u64;
                     self.mem_write(r.lane_space[l], l, a, esize, v[l]);
                 }
             });
+            return;
+        };
+        let (buf, base, stride) = self.space_bytes_mut(sp);
+        fn scatter<const N: usize>(
+            buf: &mut [u8],
+            base: u64,
+            stride: usize,
+            m: u32,
+            addrs: &Lanes,
+            vals: &[Lanes],
+        ) {
+            lanes(m, |l| {
+                for (k, v) in vals.iter().enumerate() {
+                    let a = addrs[l].wrapping_add((k * N) as u64);
+                    write_n::<N>(buf, buf_offset(a, base, stride, l), v[l]);
+                }
+            });
         }
-        Ok(self.finish(r))
+        match esize {
+            1 => scatter::<1>(buf, base, stride, m, addrs, vals),
+            2 => scatter::<2>(buf, base, stride, m, addrs, vals),
+            4 => scatter::<4>(buf, base, stride, m, addrs, vals),
+            _ => scatter::<8>(buf, base, stride, m, addrs, vals),
+        }
     }
 
     /// `atom` / `red`: lanes apply in ascending lane order; `atom`'s destination receives the
     /// old value.
-    pub(super) fn atom(&mut self) -> Res<MemAccess> {
+    pub(super) fn atom(&mut self, acc: &mut MemAccess) -> Res<()> {
         use ScalarType::*;
         let inst = self.inst();
         let ty = inst.ty;
@@ -336,10 +551,11 @@ impl Exec<'_, '_> {
         if !valid {
             return Err(self.unsupported("this atomic operation/type combination"));
         }
-        let r = self.resolve(MemKind::Atomic, size, size)?;
+        self.begin_access(acc, MemKind::Atomic, size);
+        let r = self.resolve(acc, size)?;
         let m = self.executed;
         if m == 0 {
-            return Ok(r.acc);
+            return Ok(());
         }
         // Generic atomics must land in global or shared memory.
         let local_idx = space_index(StateSpace::Local);
@@ -350,7 +566,7 @@ impl Exec<'_, '_> {
                 Some(l),
                 format!(
                     "atomic on .local memory at address {:#x}, lane {l}",
-                    r.acc.addrs[l]
+                    acc.addrs[l]
                 ),
             ));
         }
@@ -417,7 +633,7 @@ impl Exec<'_, '_> {
             if m & (1 << l) == 0 {
                 continue;
             }
-            let (sp, a) = (r.lane_space[l], r.acc.addrs[l]);
+            let (sp, a) = (r.lane_space[l], acc.addrs[l]);
             let o = self.mem_read(sp, l, a, size);
             let n = f(o, b[l], c[l], signed, bits);
             self.mem_write(sp, l, a, size, n);
@@ -426,6 +642,7 @@ impl Exec<'_, '_> {
         if inst.op == Opcode::Atom && !inst.dsts.is_empty() {
             self.put(0, &old, m, ty)?;
         }
-        Ok(self.finish(r))
+        Self::finish(acc, &r);
+        Ok(())
     }
 }

@@ -173,6 +173,19 @@ impl GlobalMemory {
 
     // ---- guest accessors: the caller has checked `contains(addr, size)` ----
 
+    /// The backing store (byte `i` is device address `GLOBAL_BASE + i`), for the guest
+    /// access fast path, whose accesses have been checked with [`GlobalMemory::contains`].
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Mutable [`GlobalMemory::bytes`].
+    #[inline]
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+
     /// Little-endian load of `size` (1, 2, 4 or 8) bytes, zero-extended. `None` when the
     /// access is not inside an allocation.
     #[inline]

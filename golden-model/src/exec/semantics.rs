@@ -27,7 +27,7 @@
 //! - Atomics of one warp instruction apply in ascending lane order.
 
 use super::float::{self as fl, Rnd};
-use super::int::{self as it, ext, mask, read_int};
+use super::int::{self as it, mask, read_int};
 use super::*;
 use crate::error::{FaultKind, GuestFault};
 use crate::ptx::ir::{
@@ -36,11 +36,26 @@ use crate::ptx::ir::{
 };
 
 pub(super) type Lanes = [u64; WARP_SIZE];
-type Res<T> = Result<T, GuestFault>;
+
+/// Internal fault type: boxed so that every `Result` on the hot path stays small (a
+/// `GuestFault` is over 100 bytes; it is unboxed once, at the [`execute`] boundary).
+pub(super) type Fault = Box<GuestFault>;
+pub(super) type Res<T> = Result<T, Fault>;
+
+/// All-zero lanes, for absent optional operands.
+pub(super) static ZERO_LANES: Lanes = [0; WARP_SIZE];
 
 /// Call `f(lane)` for every set bit of `m`, lowest lane first.
 #[inline(always)]
 pub(super) fn lanes(mut m: u32, mut f: impl FnMut(usize)) {
+    if m == u32::MAX {
+        // Full warp (the common case): a plain counted loop, which the compiler can unroll
+        // or vectorise, instead of walking the set bits.
+        for l in 0..WARP_SIZE {
+            f(l);
+        }
+        return;
+    }
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
@@ -69,6 +84,28 @@ pub fn execute(
     cta: &mut CtaState,
     env: &mut ExecEnv,
 ) -> Result<StepResult, GuestFault> {
+    let mut res = StepResult {
+        flow: Flow::Seq,
+        executed: active,
+        mem: None,
+        barrier: None,
+    };
+    // The result is filled in place (it is large) and the fault unboxed only here.
+    match step(pc, active, warp, cta, env, &mut res) {
+        Ok(()) => Ok(res),
+        Err(f) => Err(*f),
+    }
+}
+
+/// [`execute`] writing into `res` (which starts as a `Seq` step with `executed = active`).
+fn step(
+    pc: u32,
+    active: u32,
+    warp: &mut WarpState,
+    cta: &mut CtaState,
+    env: &mut ExecEnv,
+    res: &mut StepResult,
+) -> Res<()> {
     let kernel = env.kernel;
     let Some(inst) = kernel.insts.get(pc as usize) else {
         let x = Exec {
@@ -98,16 +135,11 @@ pub fn execute(
         Some(g) => active & x.pred_mask(g.reg, g.negate)?,
     };
     x.executed = executed;
-    let mut res = StepResult {
-        flow: Flow::Seq,
-        executed,
-        mem: None,
-        barrier: None,
-    };
+    res.executed = executed;
     use Opcode::*;
     match inst.op {
-        Ld | St => res.mem = Some(x.ld_st()?),
-        Atom | Red => res.mem = Some(x.atom()?),
+        Ld | St => x.ld_st(res.mem.insert(MemAccess::default()))?,
+        Atom | Red => x.atom(res.mem.insert(MemAccess::default()))?,
         Bra => {
             let target = inst
                 .target
@@ -157,7 +189,7 @@ pub fn execute(
         Vote => x.vote()?,
         Shfl => x.shfl()?,
     }
-    Ok(res)
+    Ok(())
 }
 
 /// Execution context of one warp instruction.
@@ -179,7 +211,10 @@ impl<'a> Exec<'_, 'a> {
     // ---------------------------------------------------------------- faults
 
     /// A fully filled guest fault; `lane` = the faulting lane (default: first executed one).
-    pub fn fault(&self, kind: FaultKind, lane: Option<usize>, detail: String) -> GuestFault {
+    /// Cold and out of line: faults end the launch, so the hot paths only branch here.
+    #[cold]
+    #[inline(never)]
+    pub fn fault(&self, kind: FaultKind, lane: Option<usize>, detail: String) -> Fault {
         let lane = lane.unwrap_or_else(|| {
             if self.executed != 0 {
                 self.executed.trailing_zeros() as usize
@@ -187,7 +222,7 @@ impl<'a> Exec<'_, 'a> {
                 0
             }
         });
-        GuestFault {
+        Box::new(GuestFault {
             kind,
             kernel: self.env.kernel.name.clone(),
             file: self.env.module.file.clone(),
@@ -197,11 +232,13 @@ impl<'a> Exec<'_, 'a> {
             cta: self.cta.ctaid,
             thread: self.warp.tid[lane % WARP_SIZE],
             detail,
-        }
+        })
     }
 
     /// An `Unsupported` fault naming the instruction.
-    pub fn unsupported(&self, what: impl std::fmt::Display) -> GuestFault {
+    #[cold]
+    #[inline(never)]
+    pub fn unsupported(&self, what: impl std::fmt::Display) -> Fault {
         let desc = match self.inst {
             Some(i) => describe(i),
             None => String::from("?"),
@@ -230,42 +267,69 @@ impl<'a> Exec<'_, 'a> {
         Ok(if negate { !m } else { m })
     }
 
-    /// Source operand `i`, all 32 lanes.
+    /// Source operand `i`, all 32 lanes (a copy; the hot paths use [`Exec::src_ref`]).
     #[inline]
     pub fn src(&self, i: usize) -> Res<Lanes> {
+        let mut buf = [0; WARP_SIZE];
+        Ok(*self.src_ref(i, &mut buf)?)
+    }
+
+    /// Source operand `i`, all 32 lanes, without copying a register: a register operand is
+    /// borrowed straight from the register file; any other operand is materialised in `buf`.
+    #[inline(always)]
+    pub fn src_ref<'s>(&'s self, i: usize, buf: &'s mut Lanes) -> Res<&'s Lanes> {
         match self.inst().srcs.get(i) {
-            Some(op) => self.operand(op),
+            Some(op) => self.operand_ref(op, buf),
             None => Err(self.unsupported(format!("missing source operand {}", i + 1))),
         }
     }
 
     /// Source operand `i` read as an integer of type `ty` (sign/zero-extended).
-    #[inline]
+    #[inline(always)]
     fn src_int(&self, i: usize, ty: ScalarType) -> Res<Lanes> {
-        let mut a = self.src(i)?;
-        if ty.bits() < 64 {
-            for v in a.iter_mut() {
-                *v = read_int(ty, *v);
+        let mut buf = [0; WARP_SIZE];
+        let a = self.src_ref(i, &mut buf)?;
+        let (bits, signed) = (ty.bits(), ty.is_signed());
+        let mut out = *a;
+        if bits < 64 {
+            for v in out.iter_mut() {
+                *v = it::read_int_bits(*v, bits, signed);
             }
         }
-        Ok(a)
+        Ok(out)
+    }
+
+    /// Row `r` of the register file (all 32 lanes).
+    #[inline(always)]
+    pub(super) fn reg_row(&self, r: u16) -> Res<&Lanes> {
+        let base = r as usize * WARP_SIZE;
+        match self.warp.regs.get(base..base + WARP_SIZE) {
+            Some(row) => Ok(row.try_into().expect("row of WARP_SIZE lanes")),
+            None => Err(self.unsupported(format!("register {r} out of range"))),
+        }
+    }
+
+    /// [`Exec::operand`] without copying register rows (see [`Exec::src_ref`]).
+    #[inline(always)]
+    pub fn operand_ref<'s>(&'s self, op: &Operand, buf: &'s mut Lanes) -> Res<&'s Lanes> {
+        match *op {
+            Operand::Reg(r) => self.reg_row(r),
+            Operand::Imm(v) => {
+                *buf = [v; WARP_SIZE];
+                Ok(buf)
+            }
+            _ => {
+                *buf = self.operand(op)?;
+                Ok(buf)
+            }
+        }
     }
 
     /// The value of an operand in every lane.
     #[inline]
     pub fn operand(&self, op: &Operand) -> Res<Lanes> {
         match *op {
-            Operand::Reg(r) => {
-                let base = r as usize * WARP_SIZE;
-                match self.warp.regs.get(base..base + WARP_SIZE) {
-                    Some(row) => {
-                        let mut out = [0u64; WARP_SIZE];
-                        out.copy_from_slice(row);
-                        Ok(out)
-                    }
-                    None => Err(self.unsupported(format!("register {r} out of range"))),
-                }
-            }
+            Operand::Reg(r) => self.reg_row(r).copied(),
             Operand::Imm(v) => Ok([v; WARP_SIZE]),
             Operand::Special(s) => self.special(s),
             Operand::SymbolAddr(id) => Ok([self.symbol_value(id)?; WARP_SIZE]),
@@ -405,7 +469,14 @@ impl<'a> Exec<'_, 'a> {
                     return Err(self.unsupported(format!("register {r} out of range")));
                 }
                 let row = &mut self.warp.regs[base..base + WARP_SIZE];
-                lanes(m, |l| row[l] = ext(ty, d[l]));
+                // `ext` decided once for the instruction, not per lane.
+                let bits = ty.bits();
+                if ty.is_signed() {
+                    lanes(m, |l| row[l] = it::sext(d[l], bits));
+                } else {
+                    let mk = it::ext_mask(ty);
+                    lanes(m, |l| row[l] = d[l] & mk);
+                }
                 Ok(())
             }
             Operand::Sink => Ok(()),
@@ -421,7 +492,8 @@ impl<'a> Exec<'_, 'a> {
         let m = self.executed;
         let (nd, ns) = (inst.dsts.len(), inst.srcs.len());
         if nd == 1 && ns == 1 {
-            let a = self.src(0)?;
+            let mut buf = [0; WARP_SIZE];
+            let a = *self.src_ref(0, &mut buf)?;
             return self.put(0, &a, m, ty);
         }
         if nd == 1 && ns > 1 {
@@ -456,9 +528,15 @@ impl<'a> Exec<'_, 'a> {
 
     fn selp(&mut self) -> Res<()> {
         let ty = self.inst().ty;
-        let (a, b, c) = (self.src(0)?, self.src(1)?, self.src(2)?);
+        let mut bufs = [[0; WARP_SIZE]; 3];
+        let [ba, bb, bc] = &mut bufs;
+        let (a, b, c) = (
+            self.src_ref(0, ba)?,
+            self.src_ref(1, bb)?,
+            self.src_ref(2, bc)?,
+        );
         let mut d = [0u64; WARP_SIZE];
-        map3(self.executed, &a, &b, &c, &mut d, |a, b, c| {
+        map3(self.executed, a, b, c, &mut d, |a, b, c| {
             if c & 1 != 0 {
                 a
             } else {
@@ -582,10 +660,20 @@ impl<'a> Exec<'_, 'a> {
         let r = Rnd::from(inst.mods.rounding);
         let (ftz, sat) = (inst.mods.ftz, inst.mods.sat);
         let mut d = [0u64; WARP_SIZE];
-        let a = self.src(0)?;
+        let mut bufs = [[0; WARP_SIZE]; 3];
+        let [ba, bb, bc] = &mut bufs;
+        let a = self.src_ref(0, ba)?;
         let n = inst.srcs.len();
-        let b = if n > 1 { self.src(1)? } else { [0; WARP_SIZE] };
-        let c = if n > 2 { self.src(2)? } else { [0; WARP_SIZE] };
+        let b = if n > 1 {
+            self.src_ref(1, bb)?
+        } else {
+            &ZERO_LANES
+        };
+        let c = if n > 2 {
+            self.src_ref(2, bc)?
+        } else {
+            &ZERO_LANES
+        };
         use Opcode::*;
         match inst.ty {
             ScalarType::F32 => {
@@ -601,17 +689,17 @@ impl<'a> Exec<'_, 'a> {
                     fl::canon32(if sat { fl::sat32(x) } else { x })
                 };
                 match inst.op {
-                    Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), i(y), r))),
-                    Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add32(i(x), -i(y), r))),
-                    Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul32(i(x), i(y), r))),
-                    Fma | Mad => map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                    Add => map2(m, a, b, &mut d, |x, y| o(fl::add32(i(x), i(y), r))),
+                    Sub => map2(m, a, b, &mut d, |x, y| o(fl::add32(i(x), -i(y), r))),
+                    Mul => map2(m, a, b, &mut d, |x, y| o(fl::mul32(i(x), i(y), r))),
+                    Fma | Mad => map3(m, a, b, c, &mut d, |x, y, z| {
                         o(fl::fma32(i(x), i(y), i(z), r))
                     }),
-                    Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div32(i(x), i(y), r))),
-                    Abs => map1(m, &a, &mut d, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
-                    Neg => map1(m, &a, &mut d, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
-                    Min => map2(m, &a, &b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
-                    Max => map2(m, &a, &b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    Div => map2(m, a, b, &mut d, |x, y| o(fl::div32(i(x), i(y), r))),
+                    Abs => map1(m, a, &mut d, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
+                    Neg => map1(m, a, &mut d, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
+                    Min => map2(m, a, b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, a, b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
                     _ => return Err(self.unsupported("f32 form of this instruction")),
                 }
             }
@@ -625,17 +713,17 @@ impl<'a> Exec<'_, 'a> {
                 };
                 let o = |x: f64| fl::canon64(if sat { fl::sat64(x) } else { x });
                 match inst.op {
-                    Add => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
-                    Sub => map2(m, &a, &b, &mut d, |x, y| o(fl::add64(i(x), -i(y), r))),
-                    Mul => map2(m, &a, &b, &mut d, |x, y| o(fl::mul64(i(x), i(y), r))),
-                    Fma | Mad => map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                    Add => map2(m, a, b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
+                    Sub => map2(m, a, b, &mut d, |x, y| o(fl::add64(i(x), -i(y), r))),
+                    Mul => map2(m, a, b, &mut d, |x, y| o(fl::mul64(i(x), i(y), r))),
+                    Fma | Mad => map3(m, a, b, c, &mut d, |x, y, z| {
                         o(fl::fma64(i(x), i(y), i(z), r))
                     }),
-                    Div => map2(m, &a, &b, &mut d, |x, y| o(fl::div64(i(x), i(y), r))),
-                    Abs => map1(m, &a, &mut d, |x| i(x).to_bits() & !(1 << 63)),
-                    Neg => map1(m, &a, &mut d, |x| i(x).to_bits() ^ (1 << 63)),
-                    Min => map2(m, &a, &b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
-                    Max => map2(m, &a, &b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    Div => map2(m, a, b, &mut d, |x, y| o(fl::div64(i(x), i(y), r))),
+                    Abs => map1(m, a, &mut d, |x| i(x).to_bits() & !(1 << 63)),
+                    Neg => map1(m, a, &mut d, |x| i(x).to_bits() ^ (1 << 63)),
+                    Min => map2(m, a, b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, a, b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
                     _ => return Err(self.unsupported("f64 form of this instruction")),
                 }
             }
@@ -655,7 +743,8 @@ impl<'a> Exec<'_, 'a> {
             Rnd::from(inst.mods.rounding)
         };
         let ftz = inst.mods.ftz;
-        let a = self.src(0)?;
+        let mut buf = [0; WARP_SIZE];
+        let a = self.src_ref(0, &mut buf)?;
         let mut d = [0u64; WARP_SIZE];
         let mut dty = ty;
         use Opcode::*;
@@ -679,7 +768,7 @@ impl<'a> Exec<'_, 'a> {
                         fl::f64_of(v).is_subnormal()
                     }
                 };
-                map1(m, &a, &mut d, |v| {
+                map1(m, a, &mut d, |v| {
                     let x = f64of(v);
                     (match sel {
                         0 => x.is_finite(),
@@ -694,13 +783,13 @@ impl<'a> Exec<'_, 'a> {
             }
             (Copysign, ScalarType::F32) => {
                 let b = self.src(1)?;
-                map2(m, &a, &b, &mut d, |x, y| {
+                map2(m, a, &b, &mut d, |x, y| {
                     (x & 0x8000_0000) | (y & 0x7fff_ffff)
                 });
             }
             (Copysign, ScalarType::F64) => {
                 let b = self.src(1)?;
-                map2(m, &a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
+                map2(m, a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
             }
             (_, ScalarType::F32) => {
                 let i = |v: u64| {
@@ -713,13 +802,13 @@ impl<'a> Exec<'_, 'a> {
                 let o = |x: f32| fl::canon32(if ftz { fl::ftz32(x) } else { x });
                 let via64 = |x: f32, f: fn(f64) -> f64| f(x as f64) as f32;
                 match inst.op {
-                    Sqrt => map1(m, &a, &mut d, |x| o(fl::sqrt32(i(x), r))),
-                    Rsqrt => map1(m, &a, &mut d, |x| o(via64(i(x), |v| 1.0 / v.sqrt()))),
-                    Rcp => map1(m, &a, &mut d, |x| o(fl::div32(1.0, i(x), r))),
-                    Sin => map1(m, &a, &mut d, |x| o(via64(i(x), f64::sin))),
-                    Cos => map1(m, &a, &mut d, |x| o(via64(i(x), f64::cos))),
-                    Lg2 => map1(m, &a, &mut d, |x| o(via64(i(x), f64::log2))),
-                    Ex2 => map1(m, &a, &mut d, |x| o(via64(i(x), f64::exp2))),
+                    Sqrt => map1(m, a, &mut d, |x| o(fl::sqrt32(i(x), r))),
+                    Rsqrt => map1(m, a, &mut d, |x| o(via64(i(x), |v| 1.0 / v.sqrt()))),
+                    Rcp => map1(m, a, &mut d, |x| o(fl::div32(1.0, i(x), r))),
+                    Sin => map1(m, a, &mut d, |x| o(via64(i(x), f64::sin))),
+                    Cos => map1(m, a, &mut d, |x| o(via64(i(x), f64::cos))),
+                    Lg2 => map1(m, a, &mut d, |x| o(via64(i(x), f64::log2))),
+                    Ex2 => map1(m, a, &mut d, |x| o(via64(i(x), f64::exp2))),
                     _ => return Err(self.unsupported("f32 form of this instruction")),
                 }
             }
@@ -733,13 +822,13 @@ impl<'a> Exec<'_, 'a> {
                 };
                 let o = |x: f64| fl::canon64(if ftz { fl::ftz64(x) } else { x });
                 match inst.op {
-                    Sqrt => map1(m, &a, &mut d, |x| o(fl::sqrt64(i(x), r))),
-                    Rsqrt => map1(m, &a, &mut d, |x| o(1.0 / i(x).sqrt())),
-                    Rcp => map1(m, &a, &mut d, |x| o(fl::div64(1.0, i(x), r))),
-                    Sin => map1(m, &a, &mut d, |x| o(i(x).sin())),
-                    Cos => map1(m, &a, &mut d, |x| o(i(x).cos())),
-                    Lg2 => map1(m, &a, &mut d, |x| o(i(x).log2())),
-                    Ex2 => map1(m, &a, &mut d, |x| o(i(x).exp2())),
+                    Sqrt => map1(m, a, &mut d, |x| o(fl::sqrt64(i(x), r))),
+                    Rsqrt => map1(m, a, &mut d, |x| o(1.0 / i(x).sqrt())),
+                    Rcp => map1(m, a, &mut d, |x| o(fl::div64(1.0, i(x), r))),
+                    Sin => map1(m, a, &mut d, |x| o(i(x).sin())),
+                    Cos => map1(m, a, &mut d, |x| o(i(x).cos())),
+                    Lg2 => map1(m, a, &mut d, |x| o(i(x).log2())),
+                    Ex2 => map1(m, a, &mut d, |x| o(i(x).exp2())),
                     _ => return Err(self.unsupported("f64 form of this instruction")),
                 }
             }
@@ -855,7 +944,9 @@ impl<'a> Exec<'_, 'a> {
             Num => (0b0111, false),
             Nan => (0b1000, false),
         };
-        let (a, b) = (self.src(0)?, self.src(1)?);
+        let mut bufs = [[0; WARP_SIZE]; 2];
+        let [ba, bb] = &mut bufs;
+        let (a, b) = (self.src_ref(0, ba)?, self.src_ref(1, bb)?);
         let mut r = [0u64; WARP_SIZE];
         let class_f = |x: f64, y: f64| -> u32 {
             if x < y {
@@ -878,12 +969,12 @@ impl<'a> Exec<'_, 'a> {
                         fl::f32_of(v)
                     }
                 };
-                map2(m, &a, &b, &mut r, |x, y| {
+                map2(m, a, b, &mut r, |x, y| {
                     ((table >> class_f(i(x) as f64, i(y) as f64)) & 1) as u64
                 });
             }
             ScalarType::F64 => {
-                map2(m, &a, &b, &mut r, |x, y| {
+                map2(m, a, b, &mut r, |x, y| {
                     ((table >> class_f(fl::f64_of(x), fl::f64_of(y))) & 1) as u64
                 });
             }
@@ -892,7 +983,7 @@ impl<'a> Exec<'_, 'a> {
             }
             _ => {
                 let signed = ct.is_signed() && !force_unsigned;
-                map2(m, &a, &b, &mut r, |x, y| {
+                map2(m, a, b, &mut r, |x, y| {
                     let (x, y) = (read_int(ct, x), read_int(ct, y));
                     let ord = if signed {
                         (x as i64).cmp(&(y as i64))
@@ -966,7 +1057,8 @@ impl<'a> Exec<'_, 'a> {
         if dt == ScalarType::Pred || st == ScalarType::Pred {
             return Err(self.unsupported("cvt of .pred"));
         }
-        let a = self.src(0)?;
+        let mut buf = [0; WARP_SIZE];
+        let a = self.src_ref(0, &mut buf)?;
         let mut d = [0u64; WARP_SIZE];
         // Source float value as f64 (exact for f16/f32), with ftz on f32 inputs.
         let fin = |v: u64| -> f64 {
@@ -983,7 +1075,7 @@ impl<'a> Exec<'_, 'a> {
             (false, false) => {
                 let (dbits, dsigned) = (dt.bits(), dt.is_signed());
                 let ssigned = st.is_signed();
-                map1(m, &a, &mut d, |x| {
+                map1(m, a, &mut d, |x| {
                     let v = read_int(st, x);
                     if sat {
                         let w = if ssigned { v as i64 as i128 } else { v as i128 };
@@ -1001,13 +1093,13 @@ impl<'a> Exec<'_, 'a> {
                 // float → int: round to integral (default: toward zero), saturate, NaN → 0.
                 let r = if rounding.is_none() { Rnd::Z } else { r };
                 let (dbits, dsigned) = (dt.bits(), dt.is_signed());
-                map1(m, &a, &mut d, |x| {
+                map1(m, a, &mut d, |x| {
                     fl::f64_to_int(fl::round_integral64(fin(x), r), dbits, dsigned)
                 });
             }
             (false, true) => {
                 let ssigned = st.is_signed();
-                map1(m, &a, &mut d, |x| {
+                map1(m, a, &mut d, |x| {
                     let v = read_int(st, x);
                     let w = if ssigned { v as i64 as i128 } else { v as i128 };
                     match dt {
@@ -1027,7 +1119,7 @@ impl<'a> Exec<'_, 'a> {
                 });
             }
             (true, true) => {
-                map1(m, &a, &mut d, |x| {
+                map1(m, a, &mut d, |x| {
                     let v = fin(x);
                     let v = if integral {
                         fl::round_integral64(v, r)
@@ -1067,12 +1159,13 @@ impl<'a> Exec<'_, 'a> {
             // this model: identity as well.
             _ => 0,
         };
-        let a = self.src(0)?;
+        let mut buf = [0; WARP_SIZE];
+        let a = self.src_ref(0, &mut buf)?;
         let mut d = [0u64; WARP_SIZE];
         if to {
-            map1(m, &a, &mut d, |x| x.wrapping_sub(window) & mask(bits));
+            map1(m, a, &mut d, |x| x.wrapping_sub(window) & mask(bits));
         } else {
-            map1(m, &a, &mut d, |x| x.wrapping_add(window) & mask(bits));
+            map1(m, a, &mut d, |x| x.wrapping_add(window) & mask(bits));
         }
         self.put(0, &d, m, inst.ty)
     }
