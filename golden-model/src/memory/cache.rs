@@ -141,46 +141,47 @@ impl TagArray {
 /// Index of an MSHR entry.
 pub type MshrIdx = u16;
 
-#[derive(Debug, Clone)]
-struct MshrEntry<W> {
-    line_addr: u64,
-    busy: bool,
-    waiters: Vec<W>,
-}
+/// Line address of a free MSHR entry (never an aligned line address in use).
+const FREE: u64 = u64::MAX;
 
 /// Miss status holding registers: one entry per outstanding line, each holding up to
-/// `max_merge` requests (the first miss plus merged ones). Lookup is a scan of the busy
-/// entries (tables are small: 32 on Fermi). Entries are allocated lowest free index first.
+/// `max_merge` requests (the first miss plus merged ones). Lookup is a scan of a compact
+/// array of line addresses (tables are small: 32 on Fermi). Entries are allocated lowest
+/// free index first.
 #[derive(Debug, Clone)]
 pub struct MshrTable<W> {
-    entries: Vec<MshrEntry<W>>,
+    /// Line address per entry, `FREE` when unused.
+    lines: Vec<u64>,
+    /// Waiters per entry, `max_merge` slots each (flat).
+    waiters: Vec<W>,
+    /// Number of waiters per entry.
+    count: Vec<u16>,
     max_merge: usize,
     used: usize,
 }
 
-impl<W: Copy> MshrTable<W> {
+impl<W: Copy + Default> MshrTable<W> {
     pub fn new(entries: usize, max_merge: usize) -> MshrTable<W> {
         assert!(entries > 0 && entries <= MshrIdx::MAX as usize && max_merge > 0);
+        assert!(max_merge <= u16::MAX as usize);
         MshrTable {
-            entries: (0..entries)
-                .map(|_| MshrEntry {
-                    line_addr: 0,
-                    busy: false,
-                    waiters: Vec::with_capacity(max_merge),
-                })
-                .collect(),
+            lines: vec![FREE; entries],
+            waiters: vec![W::default(); entries * max_merge],
+            count: vec![0; entries],
             max_merge,
             used: 0,
         }
     }
 
+    #[inline]
     pub fn find(&self, line_addr: u64) -> Option<MshrIdx> {
         if self.used == 0 {
             return None;
         }
-        self.entries
+        debug_assert!(line_addr != FREE);
+        self.lines
             .iter()
-            .position(|e| e.busy && e.line_addr == line_addr)
+            .position(|&l| l == line_addr)
             .map(|i| i as MshrIdx)
     }
 
@@ -190,54 +191,57 @@ impl<W: Copy> MshrTable<W> {
     }
 
     pub fn free(&self) -> usize {
-        self.entries.len() - self.used
+        self.lines.len() - self.used
     }
 
     pub fn is_full(&self) -> bool {
-        self.used == self.entries.len()
+        self.used == self.lines.len()
     }
 
     /// Can one more request merge into entry `idx`?
+    #[inline]
     pub fn can_merge(&self, idx: MshrIdx) -> bool {
-        self.entries[idx as usize].waiters.len() < self.max_merge
+        (self.count[idx as usize] as usize) < self.max_merge
     }
 
     pub fn merge(&mut self, idx: MshrIdx, w: W) {
-        let e = &mut self.entries[idx as usize];
+        let i = idx as usize;
+        let n = self.count[i] as usize;
         assert!(
-            e.busy && e.waiters.len() < self.max_merge,
+            self.lines[i] != FREE && n < self.max_merge,
             "MSHR merge over capacity"
         );
-        e.waiters.push(w);
+        self.waiters[i * self.max_merge + n] = w;
+        self.count[i] += 1;
     }
 
     /// Allocate an entry for `line_addr` (caller checked `!is_full()` and `find` is None).
     pub fn allocate(&mut self, line_addr: u64, w: W) -> MshrIdx {
+        debug_assert!(line_addr != FREE);
         let i = self
-            .entries
+            .lines
             .iter()
-            .position(|e| !e.busy)
+            .position(|&l| l == FREE)
             .expect("MSHR table full");
-        let e = &mut self.entries[i];
-        e.busy = true;
-        e.line_addr = line_addr;
-        e.waiters.clear();
-        e.waiters.push(w);
+        self.lines[i] = line_addr;
+        self.waiters[i * self.max_merge] = w;
+        self.count[i] = 1;
         self.used += 1;
         i as MshrIdx
     }
 
     pub fn line_of(&self, idx: MshrIdx) -> u64 {
-        self.entries[idx as usize].line_addr
+        self.lines[idx as usize]
     }
 
     /// Free entry `idx`, appending its waiters (in arrival order) to `out`.
     pub fn release(&mut self, idx: MshrIdx, out: &mut Vec<W>) {
-        let e = &mut self.entries[idx as usize];
-        assert!(e.busy, "release of a free MSHR");
-        e.busy = false;
-        out.extend_from_slice(&e.waiters);
-        e.waiters.clear();
+        let i = idx as usize;
+        assert!(self.lines[i] != FREE, "release of a free MSHR");
+        self.lines[i] = FREE;
+        let base = i * self.max_merge;
+        out.extend_from_slice(&self.waiters[base..base + self.count[i] as usize]);
+        self.count[i] = 0;
         self.used -= 1;
     }
 }

@@ -127,6 +127,12 @@ pub struct Channel {
     bus_free: u64,
     /// Reads whose data is on the bus: (last data cycle, owner, tag); non-decreasing.
     returns: VecDeque<(u64, u16, u16)>,
+    /// Per DRAM bank: queued requests for its open row (FR-FCFS row-hit candidates).
+    open_hits: Vec<u16>,
+    /// Lower bound on the next DRAM cycle at which `schedule` can issue a command (the
+    /// eligibility conditions are all `now >= x` on state that only commands and pushes
+    /// change); `u64::MAX` when nothing can issue until the next push.
+    wake: u64,
     pub counters: DramCounters,
 }
 
@@ -153,6 +159,8 @@ impl Channel {
             next_col: 0,
             bus_free: 0,
             returns: VecDeque::with_capacity(cap * 2),
+            open_hits: vec![0; d.banks as usize],
+            wake: 0,
             counters: DramCounters::default(),
         }
     }
@@ -174,7 +182,77 @@ impl Channel {
     /// Queue a request (caller checked `can_accept`).
     pub fn push(&mut self, r: DramReq) {
         debug_assert!(self.can_accept());
+        let b = &self.banks[r.bank as usize];
+        if b.open == r.row {
+            self.open_hits[r.bank as usize] += 1;
+        }
+        // Only the new request can have become eligible (a new row hit only delays a PRE).
+        if self.fr_fcfs || self.queue.is_empty() {
+            let w = self.ready_at(&r);
+            self.wake = self.wake.min(w);
+        }
         self.queue.push(r);
+    }
+
+    /// Earliest DRAM cycle at which `r` could get a command, the current state unchanged.
+    #[inline]
+    fn ready_at(&self, r: &DramReq) -> u64 {
+        let t = &self.t;
+        let b = &self.banks[r.bank as usize];
+        if b.open == r.row {
+            let lat = if r.write { t.t_wl } else { t.t_cl };
+            self.next_col
+                .max(b.col_ready)
+                .max(self.bus_free.saturating_sub(lat))
+        } else if b.open != NO_ROW {
+            if self.fr_fcfs && self.open_hits[r.bank as usize] > 0 {
+                u64::MAX
+            } else {
+                b.pre_ready
+            }
+        } else {
+            b.act_ready.max(self.next_act)
+        }
+    }
+
+    fn recompute_wake(&mut self, now: u64) {
+        let limit = if self.fr_fcfs { self.queue.len() } else { 1 };
+        let mut w = u64::MAX;
+        for r in &self.queue[..limit.min(self.queue.len())] {
+            w = w.min(self.ready_at(r));
+        }
+        self.wake = w.max(now + 1);
+    }
+
+    /// The next DRAM cycle at which `tick` has something to do (`u64::MAX`: idle).
+    #[inline]
+    pub fn next_event(&self) -> u64 {
+        let w = if self.queue.is_empty() {
+            u64::MAX
+        } else {
+            self.wake
+        };
+        match self.returns.front() {
+            Some(&(t, _, _)) => w.min(t),
+            None => w,
+        }
+    }
+
+    /// [`tick`](Self::tick) every DRAM cycle `from ..= to`, skipping cycles with nothing to
+    /// do. Same outcome as the per-cycle loop.
+    pub fn tick_range(&mut self, from: u64, to: u64, done: &mut Vec<(u16, u16)>) {
+        let mut d = from.max(self.wake);
+        while d <= to && !self.queue.is_empty() {
+            self.schedule(d);
+            d = (d + 1).max(self.wake);
+        }
+        while let Some(&(t, o, g)) = self.returns.front() {
+            if t > to {
+                break;
+            }
+            self.returns.pop_front();
+            done.push((o, g));
+        }
     }
 
     /// Anything queued or on the bus?
@@ -189,7 +267,7 @@ impl Channel {
     /// Advance to DRAM cycle `now`: issue at most one command, then append the (owner, tag)
     /// of every read whose data has fully arrived by `now` to `done`.
     pub fn tick(&mut self, now: u64, done: &mut Vec<(u16, u16)>) {
-        if !self.queue.is_empty() {
+        if !self.queue.is_empty() && now >= self.wake {
             self.schedule(now);
         }
         while let Some(&(t, o, g)) = self.returns.front() {
@@ -202,6 +280,11 @@ impl Channel {
     }
 
     fn schedule(&mut self, now: u64) {
+        self.schedule_inner(now);
+        self.recompute_wake(now);
+    }
+
+    fn schedule_inner(&mut self, now: u64) {
         let t = self.t;
         // 1. column command
         if now >= self.next_col {
@@ -212,6 +295,7 @@ impl Channel {
                 let lat = if r.write { t.t_wl } else { t.t_cl };
                 if b.open == r.row && now >= b.col_ready && now + lat >= self.bus_free {
                     self.queue.remove(i);
+                    self.open_hits[r.bank as usize] -= 1;
                     let start = now + lat;
                     let end = start + t.burst(r.bytes);
                     self.bus_free = end;
@@ -246,14 +330,10 @@ impl Channel {
                 if now < b.pre_ready {
                     continue;
                 }
-                if self.fr_fcfs
-                    && self
-                        .queue
-                        .iter()
-                        .any(|q| q.bank == r.bank && q.row == b.open)
-                {
+                if self.fr_fcfs && self.open_hits[r.bank as usize] > 0 {
                     continue;
                 }
+                self.open_hits[r.bank as usize] = 0;
                 let bank = &mut self.banks[r.bank as usize];
                 bank.open = NO_ROW;
                 bank.act_ready = now + t.t_rp;
@@ -261,6 +341,12 @@ impl Channel {
                 return;
             }
             if now >= b.act_ready && now >= self.next_act {
+                let (bk, row) = (r.bank, r.row);
+                self.open_hits[bk as usize] = self
+                    .queue
+                    .iter()
+                    .filter(|q| q.bank == bk && q.row == row)
+                    .count() as u16;
                 let bank = &mut self.banks[r.bank as usize];
                 bank.open = r.row;
                 bank.col_ready = now + t.t_rcd;

@@ -19,9 +19,10 @@ use super::coalescer::SECTOR_BYTES;
 pub const HEADER_BYTES: u32 = 8;
 
 /// What a request asks L2 to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PacketKind {
     /// L1 fill: reply goes to L1 MSHR `id`.
+    #[default]
     Load,
     /// Load that could not get an L1 MSHR (only when one instruction needs more MSHRs than
     /// the table has): not allocated in L1; reply completes transaction of instruction `id`.
@@ -33,7 +34,7 @@ pub enum PacketKind {
 }
 
 /// A request (SM -> L2) and, with the same fields, its reply (L2 -> SM).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Packet {
     pub kind: PacketKind,
     pub sm: u16,
@@ -103,6 +104,11 @@ impl Crossbar {
     /// Can SM `sm` start sending a packet this cycle?
     pub fn sm_can_send(&self, now: u64, sm: usize) -> bool {
         self.sm_out_free[sm] <= now
+    }
+
+    /// First cycle at which L2 bank `bank` can start sending a reply.
+    pub fn bank_free_at(&self, bank: usize) -> u64 {
+        self.bank_out_free[bank]
     }
 
     /// Can L2 bank `bank` start sending a reply this cycle?

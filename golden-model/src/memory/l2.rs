@@ -36,6 +36,12 @@ use super::stats::MemStats;
 /// Address -> (L2 bank, DRAM channel, DRAM bank/row) mapping.
 #[derive(Debug, Clone)]
 pub struct AddrMap {
+    /// log2 of `interleave` / `line_bytes` / `row_bytes` / `dram_banks` when a power of
+    /// two (all are on the presets), else `u32::MAX` (divide).
+    il_shift: u32,
+    line_shift: u32,
+    row_shift: u32,
+    dbank_shift: u32,
     interleave: u64,
     channels: u64,
     banks: u64,
@@ -49,7 +55,18 @@ impl AddrMap {
     pub fn new(cfg: &crate::config::GpuConfig) -> AddrMap {
         let channels = cfg.dram.channels as u64;
         let banks = cfg.l2.banks as u64;
+        let shift = |x: u64| {
+            if x.is_power_of_two() {
+                x.trailing_zeros()
+            } else {
+                u32::MAX
+            }
+        };
         AddrMap {
+            il_shift: shift(cfg.dram.interleave_bytes as u64),
+            line_shift: shift(cfg.l2.line_bytes as u64),
+            row_shift: shift(cfg.dram.row_bytes as u64),
+            dbank_shift: shift(cfg.dram.banks as u64),
             interleave: cfg.dram.interleave_bytes as u64,
             channels,
             banks,
@@ -66,9 +83,38 @@ impl AddrMap {
         }
     }
 
+    /// `x / d` where `shift` is log2(d) or `u32::MAX`.
+    #[inline]
+    fn div(x: u64, d: u64, shift: u32) -> u64 {
+        if shift != u32::MAX {
+            x >> shift
+        } else {
+            x / d
+        }
+    }
+
+    /// `x % d` where `shift` is log2(d) or `u32::MAX`.
+    #[inline]
+    fn rem(x: u64, d: u64, shift: u32) -> u64 {
+        if shift != u32::MAX {
+            x & (d - 1)
+        } else {
+            x % d
+        }
+    }
+
+    /// (chunk number, offset in chunk) of a byte address.
+    #[inline]
+    fn chunk(&self, addr: u64) -> (u64, u64) {
+        (
+            Self::div(addr, self.interleave, self.il_shift),
+            Self::rem(addr, self.interleave, self.il_shift),
+        )
+    }
+
     /// L2 bank of a byte address.
     pub fn bank(&self, addr: u64) -> usize {
-        let c = addr / self.interleave;
+        let c = self.chunk(addr).0;
         if self.subs == 0 {
             return (c % self.banks) as usize;
         }
@@ -88,23 +134,27 @@ impl AddrMap {
 
     /// Line number inside the bank (set-index key).
     pub fn bank_key(&self, addr: u64) -> u64 {
-        let c = addr / self.interleave;
+        let (c, off) = self.chunk(addr);
         let per = if self.subs == 0 {
             self.banks
         } else {
             self.channels * self.subs
         };
-        ((c / per) * self.interleave + addr % self.interleave) / self.line_bytes
+        Self::div(
+            (c / per) * self.interleave + off,
+            self.line_bytes,
+            self.line_shift,
+        )
     }
 
     /// (DRAM bank, row) of a byte address inside its channel.
     pub fn dram_bank_row(&self, addr: u64) -> (u16, u32) {
-        let c = addr / self.interleave;
-        let local = (c / self.channels) * self.interleave + addr % self.interleave;
-        let page = local / self.row_bytes;
+        let (c, off) = self.chunk(addr);
+        let local = (c / self.channels) * self.interleave + off;
+        let page = Self::div(local, self.row_bytes, self.row_shift);
         (
-            (page % self.dram_banks) as u16,
-            (page / self.dram_banks) as u32,
+            Self::rem(page, self.dram_banks, self.dbank_shift) as u16,
+            Self::div(page, self.dram_banks, self.dbank_shift) as u32,
         )
     }
 }
@@ -123,6 +173,9 @@ pub struct L2Bank {
     pub replies: VecDeque<Packet>,
     /// DRAM requests waiting for room in the channel queue.
     pub to_dram: VecDeque<DramReq>,
+    /// The head request stalled and nothing it depends on has changed since (the caller
+    /// clears this when it pops `replies` or `to_dram`).
+    pub stalled: bool,
     full: u32,
 }
 
@@ -151,6 +204,7 @@ impl L2Bank {
             input: VecDeque::with_capacity(q + 1),
             replies: VecDeque::with_capacity(q + c.mshrs as usize * c.mshr_merge as usize),
             to_dram: VecDeque::with_capacity(cfg.dram.queue as usize + c.mshrs as usize + 1),
+            stalled: false,
             full: if sectors >= 32 {
                 u32::MAX
             } else {
@@ -196,14 +250,21 @@ impl L2Bank {
         if ready > now {
             return (Step::Idle, 0);
         }
-        let set = self.tags.set_of(map.bank_key(p.line_addr));
-        let line = self.tags.probe(set, p.line_addr);
+        if self.stalled {
+            // same head, same tags / MSHRs / queue lengths: same verdict
+            stats.l2_stall_cycles += 1;
+            return (Step::Stalled, 0);
+        }
+        // (the stall checks below read no tag state: test them before the lookup)
         let mut created = 0;
         if p.kind == PacketKind::Store {
             if self.to_dram.len() >= dram_cap {
                 stats.l2_stall_cycles += 1;
+                self.stalled = true;
                 return (Step::Stalled, 0);
             }
+            let set = self.tags.set_of(map.bank_key(p.line_addr));
+            let line = self.tags.probe(set, p.line_addr);
             stats.l2_accesses += 1;
             match line {
                 Some(i) => {
@@ -225,8 +286,11 @@ impl L2Bank {
         // load / atomic
         if self.replies.len() >= reply_cap {
             stats.l2_stall_cycles += 1;
+            self.stalled = true;
             return (Step::Stalled, 0);
         }
+        let set = self.tags.set_of(map.bank_key(p.line_addr));
+        let line = self.tags.probe(set, p.line_addr);
         let valid = line.map_or(0, |i| self.tags.valid_sectors(i));
         if let Some(i) = line.filter(|_| valid & p.sectors == p.sectors) {
             stats.l2_accesses += 1;
@@ -256,6 +320,7 @@ impl L2Bank {
             }
             _ => {
                 stats.l2_stall_cycles += 1;
+                self.stalled = true;
                 return (Step::Stalled, 0);
             }
         }
@@ -274,6 +339,7 @@ impl L2Bank {
         scratch: &mut Vec<Packet>,
         stats: &mut MemStats,
     ) -> u32 {
+        self.stalled = false;
         let line_addr = self.mshr.line_of(m);
         let fetch = self.fetch[m as usize];
         let set = self.tags.set_of(map.bank_key(line_addr));

@@ -55,9 +55,15 @@
 //! Stores complete when their last packet is delivered to its L2 bank (`1 + 8 + ser`).
 //!
 //! # Determinism and speed
-//! No hash maps; events are ordered by (cycle, sequence number). Queues are preallocated;
-//! `cycle` returns at once when nothing is in flight and only visits the SM queues / L2
-//! banks when they hold something. A rejected instruction's coalescing is reused on retry.
+//! No hash maps; events are ordered by (cycle, sequence number) (a timing wheel with a heap
+//! for far-future events). Queues are preallocated; `cycle` returns at once when nothing is
+//! in flight and only visits SM injection queues / L2 banks that hold something (bitmasks),
+//! an L2 bank only from the cycle it can next act (head out of the pipeline, reply port
+//! free), and a DRAM channel only from its next possible command or data return (each
+//! channel keeps a lower bound on its next command cycle and per-bank counts of queued
+//! open-row hits). A rejected instruction's coalescing is reused on retry, and so is its
+//! verdict while the SM's L1 / MSHR / injection-queue state is unchanged; a stalled L2 head
+//! likewise. None of this changes any timing or counter.
 //!
 //! # Limitations (not modelled)
 //! - `l1.banks`, L1 port conflicts and the L1 tag-lookup bandwidth (the SM charges
@@ -120,6 +126,67 @@ enum Event {
     L2Fill { bank: u16, mshr: MshrIdx },
 }
 
+/// Log2 of the timing-wheel size (events at most this far ahead avoid the heap).
+const WHEEL_BITS: u32 = 9;
+const WHEEL: u64 = 1 << WHEEL_BITS;
+const WHEEL_MASK: u64 = WHEEL - 1;
+
+/// Pending events, delivered in (cycle, schedule order) order, exactly as a heap keyed by
+/// (cycle, sequence number) would. Events due in `[cursor, cursor + WHEEL)` sit in a timing
+/// wheel (one FIFO per cycle, in schedule order); the others ("far", or "late": due before
+/// `cursor`) in a heap. Far events move into the wheel as soon as their cycle enters the
+/// window, before any event of that cycle can be scheduled directly into it, so each wheel
+/// slot stays in schedule order.
+#[derive(Debug, Clone)]
+struct EventQueue {
+    /// The next cycle whose wheel slot has not been processed.
+    cursor: u64,
+    slots: Vec<Vec<Event>>,
+    in_wheel: usize,
+    far: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    seq: u64,
+}
+
+impl EventQueue {
+    fn new() -> EventQueue {
+        EventQueue {
+            cursor: 0,
+            slots: (0..WHEEL).map(|_| Vec::with_capacity(8)).collect(),
+            in_wheel: 0,
+            far: BinaryHeap::with_capacity(64),
+            seq: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, t: u64, e: Event) {
+        self.seq += 1;
+        if t >= self.cursor && t - self.cursor < WHEEL {
+            self.slots[(t & WHEEL_MASK) as usize].push(e);
+            self.in_wheel += 1;
+        } else {
+            self.far.push(Reverse((t, self.seq, e)));
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.in_wheel == 0 && self.far.is_empty()
+    }
+
+    /// Move far events whose cycle entered the window into the wheel.
+    #[inline]
+    fn migrate(&mut self) {
+        while let Some(&Reverse((t, _, e))) = self.far.peek() {
+            if t >= self.cursor + WHEEL || t < self.cursor {
+                break;
+            }
+            self.far.pop();
+            self.slots[(t & WHEEL_MASK) as usize].push(e);
+            self.in_wheel += 1;
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Instr {
     token: u32,
@@ -138,11 +205,16 @@ struct SmMem {
     completed: VecDeque<u32>,
     /// The last rejected access and its transactions (always `Some` between calls).
     retry: Option<Box<Retry>>,
+    /// Bumped on every change to the state `issue`'s feasibility check reads (L1 tags,
+    /// MSHRs, injection queue), so that an unchanged retry can repeat its verdict.
+    version: u64,
 }
 
 #[derive(Debug, Clone, Default)]
 struct Retry {
     valid: bool,
+    /// The verdict of the last attempt and the SM `version` it was taken at.
+    stall: Option<(MemStall, u64)>,
     access: MemAccess,
     co: coalescer::Coalesced,
 }
@@ -177,8 +249,14 @@ pub struct MemoryHierarchy {
     banks: Vec<L2Bank>,
     bank_channel: Vec<u16>,
     channels: Vec<Channel>,
-    events: BinaryHeap<Reverse<(u64, u64, Event)>>,
-    seq: u64,
+    events: EventQueue,
+    /// Bit per SM: injection queue not empty.
+    inject_mask: Vec<u64>,
+    /// Bit per L2 bank: input, reply or DRAM-request queue not empty.
+    bank_mask: Vec<u64>,
+    /// Per L2 bank: no cycle before this one has anything to do (head request still in
+    /// the pipeline, reply port busy).
+    bank_wake: Vec<u64>,
     /// Warp instructions accepted and not completed.
     pending_instrs: u64,
     /// Packets in SM injection queues.
@@ -220,6 +298,7 @@ impl MemoryHierarchy {
                 free_slots: Vec::with_capacity(64),
                 completed: VecDeque::with_capacity(64),
                 retry: Some(Box::default()),
+                version: 0,
             })
             .collect();
         let map = AddrMap::new(cfg);
@@ -252,8 +331,10 @@ impl MemoryHierarchy {
             channels: (0..cfg.dram.channels)
                 .map(|_| Channel::new(&cfg.dram))
                 .collect(),
-            events: BinaryHeap::with_capacity(1024),
-            seq: 0,
+            events: EventQueue::new(),
+            inject_mask: vec![0; nsm.div_ceil(64)],
+            bank_mask: vec![0; nbanks.div_ceil(64)],
+            bank_wake: vec![u64::MAX; nbanks],
             pending_instrs: 0,
             injected: 0,
             l2_items: 0,
@@ -272,9 +353,9 @@ impl MemoryHierarchy {
         }
     }
 
+    #[inline]
     fn schedule(&mut self, t: u64, e: Event) {
-        self.seq += 1;
-        self.events.push(Reverse((t, self.seq, e)));
+        self.events.push(t, e);
     }
 
     fn alloc_instr(&mut self, sm: usize, ins: Instr) -> u32 {
@@ -342,10 +423,32 @@ impl MemoryHierarchy {
         let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
         if !(retry.valid && same_access(&retry.access, access)) {
             retry.access = *access;
+            retry.stall = None;
             coalesce_into(access, self.line_bytes, &mut retry.co);
         }
-        let r = self.issue_coalesced(now, sm, token, access, &retry.co);
-        retry.valid = r.is_err();
+        let version = self.sms[sm].version;
+        let r = match retry.stall {
+            // Nothing the check reads has changed: same verdict, same counter.
+            Some((st, v)) if v == version => {
+                match st {
+                    MemStall::L1MshrFull => self.stats.stall_l1_mshr_full += 1,
+                    MemStall::L1MshrMergeFull => self.stats.stall_l1_merge_full += 1,
+                    MemStall::MissQueueFull => self.stats.stall_miss_queue_full += 1,
+                }
+                Err(st)
+            }
+            _ => self.issue_coalesced(now, sm, token, access, &retry.co),
+        };
+        match r {
+            Ok(_) => {
+                retry.valid = false;
+                retry.stall = None;
+            }
+            Err(st) => {
+                retry.valid = true;
+                retry.stall = Some((st, self.sms[sm].version));
+            }
+        }
         self.sms[sm].retry = Some(retry);
         r
     }
@@ -452,6 +555,7 @@ impl MemoryHierarchy {
                 }
                 self.stats.instructions += 1;
                 self.stats.transactions += n as u64;
+                self.committed(sm);
                 Ok(IssueInfo {
                     transactions: n,
                     l1_hits: hits,
@@ -497,11 +601,22 @@ impl MemoryHierarchy {
                 }
                 self.stats.instructions += 1;
                 self.stats.transactions += n as u64;
+                self.committed(sm);
                 Ok(IssueInfo {
                     transactions: n,
                     l1_hits: 0,
                 })
             }
+        }
+    }
+
+    /// After an accepted instruction changed SM `sm`'s L1 / MSHR / injection queue.
+    #[inline]
+    fn committed(&mut self, sm: usize) {
+        let s = &mut self.sms[sm];
+        s.version += 1;
+        if !s.inject.is_empty() {
+            self.inject_mask[sm / 64] |= 1 << (sm % 64);
         }
     }
 
@@ -542,6 +657,8 @@ impl MemoryHierarchy {
         let target = self.dram_cycles_at(now);
         if !self.busy() {
             self.dram_now = self.dram_now.max(target);
+            // nothing scheduled: the wheel may restart at the next cycle
+            self.events.cursor = self.events.cursor.max(now + 1);
             return;
         }
         self.dram(now, target);
@@ -557,14 +674,15 @@ impl MemoryHierarchy {
     fn dram(&mut self, now: u64, target: u64) {
         let from = self.dram_now + 1;
         self.dram_now = self.dram_now.max(target);
+        if from > target {
+            return;
+        }
         let mut done = std::mem::take(&mut self.scratch_done);
         for ch in self.channels.iter_mut() {
-            if !ch.busy() {
+            if ch.next_event() > target {
                 continue;
             }
-            for d in from..=target {
-                ch.tick(d, &mut done);
-            }
+            ch.tick_range(from, target, &mut done);
         }
         for &(bank, mshr) in &done {
             self.schedule(now + self.ctrl_latency, Event::L2Fill { bank, mshr });
@@ -574,133 +692,231 @@ impl MemoryHierarchy {
     }
 
     fn process_events(&mut self, now: u64) {
-        while let Some(&Reverse((t, _, e))) = self.events.peek() {
-            if t > now {
+        // late events (scheduled for a cycle already processed) come first
+        while let Some(&Reverse((t, _, e))) = self.events.far.peek() {
+            if t >= self.events.cursor || t > now {
                 break;
             }
-            self.events.pop();
-            match e {
-                Event::TxDone { sm, slot } => self.tx_done(now, sm as usize, slot),
-                Event::L1Fill { sm, mshr } => {
-                    let sm = sm as usize;
-                    let mut w = std::mem::take(&mut self.scratch_l1);
-                    w.clear();
-                    let s = &mut self.sms[sm];
-                    let line = s.mshr.line_of(mshr);
-                    let set = s.l1.set_of(line >> self.line_shift);
-                    match s.l1.probe(set, line) {
-                        Some(i) => s.l1.update(i, self.full_sectors, 0),
-                        None => {
-                            // L1 is write-through: victims are never dirty.
-                            s.l1.insert(set, line, self.full_sectors, 0);
-                        }
-                    }
-                    s.mshr.release(mshr, &mut w);
-                    for &slot in &w {
-                        self.tx_done(now, sm, slot);
-                    }
-                    self.scratch_l1 = w;
+            self.events.far.pop();
+            self.handle(now, e);
+        }
+        while self.events.cursor <= now {
+            let far_due = matches!(self.events.far.peek(), Some(&Reverse((t, _, _))) if t <= now);
+            if self.events.in_wheel == 0 && !far_due {
+                self.events.cursor = now + 1;
+                self.events.migrate();
+                break;
+            }
+            let slot = (self.events.cursor & WHEEL_MASK) as usize;
+            if !self.events.slots[slot].is_empty() {
+                let mut v = std::mem::take(&mut self.events.slots[slot]);
+                self.events.in_wheel -= v.len();
+                for &e in &v {
+                    self.handle(now, e);
                 }
-                Event::L2Fill { bank, mshr } => {
-                    let mut w = std::mem::take(&mut self.scratch_l2);
-                    let created =
-                        self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
-                    self.scratch_l2 = w;
-                    // the DRAM read (counted while queued) is replaced by what the fill created
-                    self.l2_items = self.l2_items - 1 + created as u64;
+                v.clear();
+                self.events.slots[slot] = v;
+            }
+            self.events.cursor += 1;
+            self.events.migrate();
+        }
+    }
+
+    fn handle(&mut self, now: u64, e: Event) {
+        match e {
+            Event::TxDone { sm, slot } => self.tx_done(now, sm as usize, slot),
+            Event::L1Fill { sm, mshr } => {
+                let sm = sm as usize;
+                let mut w = std::mem::take(&mut self.scratch_l1);
+                w.clear();
+                let s = &mut self.sms[sm];
+                s.version += 1;
+                let line = s.mshr.line_of(mshr);
+                let set = s.l1.set_of(line >> self.line_shift);
+                match s.l1.probe(set, line) {
+                    Some(i) => s.l1.update(i, self.full_sectors, 0),
+                    None => {
+                        // L1 is write-through: victims are never dirty.
+                        s.l1.insert(set, line, self.full_sectors, 0);
+                    }
                 }
+                s.mshr.release(mshr, &mut w);
+                for &slot in &w {
+                    self.tx_done(now, sm, slot);
+                }
+                self.scratch_l1 = w;
+            }
+            Event::L2Fill { bank, mshr } => {
+                let mut w = std::mem::take(&mut self.scratch_l2);
+                let created =
+                    self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
+                self.scratch_l2 = w;
+                // the DRAM read (counted while queued) is replaced by what the fill created
+                self.l2_items = self.l2_items - 1 + created as u64;
+                let b = bank as usize;
+                self.bank_mask[b / 64] |= 1 << (b % 64);
+                self.bank_wake[b] = 0;
             }
         }
     }
 
     fn l2_banks(&mut self, now: u64) {
-        for b in 0..self.banks.len() {
-            let bank = &mut self.banks[b];
-            if !bank.busy() {
+        let mut from = 0;
+        while let Some(b) = next_set(&self.bank_mask, from) {
+            from = b + 1;
+            if self.bank_wake[b] > now {
                 continue;
             }
-            let (step, created) = bank.step(
-                now,
-                &self.map,
-                self.reply_cap,
-                self.dram_cap,
-                &mut self.stats,
-            );
-            if step == l2::Step::Done {
-                // the request is consumed; a load miss keeps one item for its DRAM read
-                self.l2_items = self.l2_items - 1 + created as u64;
+            self.l2_bank(now, b);
+            let bank = &self.banks[b];
+            let mut wake = u64::MAX;
+            if let Some(&(ready, _)) = bank.input.front() {
+                wake = ready.max(now + 1);
             }
-            // reply port
-            if self.xbar.bank_can_send(now, b) {
-                if let Some(p) = bank.replies.pop_front() {
+            if !bank.replies.is_empty() {
+                wake = wake.min(self.xbar.bank_free_at(b).max(now + 1));
+            }
+            if !bank.to_dram.is_empty() {
+                wake = now + 1;
+            }
+            self.bank_wake[b] = wake;
+            if wake == u64::MAX {
+                self.bank_mask[b / 64] &= !(1 << (b % 64));
+            }
+        }
+    }
+
+    /// One cycle of L2 bank `b` (which has something queued).
+    #[inline]
+    fn l2_bank(&mut self, now: u64, b: usize) {
+        let bank = &mut self.banks[b];
+        let (step, created) = bank.step(
+            now,
+            &self.map,
+            self.reply_cap,
+            self.dram_cap,
+            &mut self.stats,
+        );
+        if step == l2::Step::Done {
+            // the request is consumed; a load miss keeps one item for its DRAM read
+            self.l2_items = self.l2_items - 1 + created as u64;
+        }
+        // reply port
+        if self.xbar.bank_can_send(now, b) {
+            if let Some(p) = bank.replies.pop_front() {
+                bank.stalled = false;
+                self.l2_items -= 1;
+                let bytes = p.reply_bytes();
+                self.stats.icnt_reply_packets += 1;
+                self.stats.icnt_reply_bytes += bytes as u64;
+                let t = self.xbar.send_reply(now, b, p.sm as usize, bytes);
+                let e = match p.kind {
+                    PacketKind::Load => Event::L1Fill {
+                        sm: p.sm,
+                        mshr: p.id as MshrIdx,
+                    },
+                    _ => Event::TxDone {
+                        sm: p.sm,
+                        slot: p.id,
+                    },
+                };
+                self.schedule(t, e);
+            }
+        }
+        // DRAM request queue -> channel
+        let bank = &mut self.banks[b];
+        if let Some(&r) = bank.to_dram.front() {
+            let ch = &mut self.channels[self.bank_channel[b] as usize];
+            if ch.can_accept() {
+                bank.to_dram.pop_front();
+                bank.stalled = false;
+                ch.push(r);
+                if r.write {
+                    // writes leave the L2 accounting here; reads stay until their fill
                     self.l2_items -= 1;
-                    let bytes = p.reply_bytes();
-                    self.stats.icnt_reply_packets += 1;
-                    self.stats.icnt_reply_bytes += bytes as u64;
-                    let t = self.xbar.send_reply(now, b, p.sm as usize, bytes);
-                    let e = match p.kind {
-                        PacketKind::Load => Event::L1Fill {
-                            sm: p.sm,
-                            mshr: p.id as MshrIdx,
-                        },
-                        _ => Event::TxDone {
-                            sm: p.sm,
-                            slot: p.id,
-                        },
-                    };
-                    self.schedule(t, e);
-                }
-            }
-            // DRAM request queue -> channel
-            let bank = &mut self.banks[b];
-            if let Some(&r) = bank.to_dram.front() {
-                let ch = &mut self.channels[self.bank_channel[b] as usize];
-                if ch.can_accept() {
-                    bank.to_dram.pop_front();
-                    ch.push(r);
-                    if r.write {
-                        // writes leave the L2 accounting here; reads stay until their fill
-                        self.l2_items -= 1;
-                    }
                 }
             }
         }
     }
 
     fn inject(&mut self, now: u64) {
+        // SMs with a queued packet, round robin from `now % n`
         let n = self.sms.len();
         let start = (now % n as u64) as usize;
-        for k in 0..n {
-            let sm = (start + k) % n;
-            let Some(&p) = self.sms[sm].inject.front() else {
-                continue;
+        let mut from = start;
+        let mut wrapped = false;
+        loop {
+            let sm = match next_set(&self.inject_mask, from) {
+                Some(sm) if !wrapped || sm < start => sm,
+                _ if !wrapped => {
+                    wrapped = true;
+                    from = 0;
+                    continue;
+                }
+                _ => break,
             };
-            if !self.xbar.sm_can_send(now, sm) {
-                continue;
-            }
-            let bank = p.bank as usize;
-            if self.banks[bank].input.len() >= self.bank_in_cap {
-                self.stats.icnt_stall_cycles += 1;
-                continue;
-            }
-            self.sms[sm].inject.pop_front();
-            self.injected -= 1;
-            let bytes = p.request_bytes();
-            self.stats.icnt_req_packets += 1;
-            self.stats.icnt_req_bytes += bytes as u64;
-            let t = self.xbar.send_request(now, sm, bank, bytes);
-            self.banks[bank].input.push_back((t + self.l2_latency, p));
-            self.l2_items += 1;
-            if p.kind == PacketKind::Store {
-                self.schedule(
-                    t,
-                    Event::TxDone {
-                        sm: sm as u16,
-                        slot: p.id,
-                    },
-                );
+            from = sm + 1;
+            self.inject_sm(now, sm);
+            if self.sms[sm].inject.is_empty() {
+                self.inject_mask[sm / 64] &= !(1 << (sm % 64));
             }
         }
+    }
+
+    #[inline]
+    fn inject_sm(&mut self, now: u64, sm: usize) {
+        let Some(&p) = self.sms[sm].inject.front() else {
+            return;
+        };
+        if !self.xbar.sm_can_send(now, sm) {
+            return;
+        }
+        let bank = p.bank as usize;
+        if self.banks[bank].input.len() >= self.bank_in_cap {
+            self.stats.icnt_stall_cycles += 1;
+            return;
+        }
+        let s = &mut self.sms[sm];
+        s.inject.pop_front();
+        s.version += 1;
+        self.injected -= 1;
+        let bytes = p.request_bytes();
+        self.stats.icnt_req_packets += 1;
+        self.stats.icnt_req_bytes += bytes as u64;
+        let t = self.xbar.send_request(now, sm, bank, bytes);
+        self.banks[bank].input.push_back((t + self.l2_latency, p));
+        self.bank_mask[bank / 64] |= 1 << (bank % 64);
+        self.bank_wake[bank] = self.bank_wake[bank].min(t + self.l2_latency);
+        self.l2_items += 1;
+        if p.kind == PacketKind::Store {
+            self.schedule(
+                t,
+                Event::TxDone {
+                    sm: sm as u16,
+                    slot: p.id,
+                },
+            );
+        }
+    }
+}
+
+/// The first set bit at index `from` or above.
+#[inline]
+fn next_set(mask: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= mask.len() {
+        return None;
+    }
+    let mut bits = mask[w] & (u64::MAX << (from % 64));
+    loop {
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
+        }
+        w += 1;
+        if w >= mask.len() {
+            return None;
+        }
+        bits = mask[w];
     }
 }
 
