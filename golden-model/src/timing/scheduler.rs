@@ -16,7 +16,8 @@ pub struct Scheduler {
     active: Vec<usize>,
     pending: VecDeque<usize>,
     active_size: usize,
-    /// The candidate order, highest priority first; rebuilt only when `dirty`.
+    /// The candidate order after the greedy warp (see [`Scheduler::greedy`]), highest
+    /// priority first; rebuilt only when `dirty`.
     pub order: Vec<usize>,
     dirty: bool,
 }
@@ -77,14 +78,27 @@ impl Scheduler {
         }
     }
 
-    /// Bring `order` up to date with this cycle's candidates, highest priority first.
+    /// The warp offered before `order` (GTO's greedy warp), which `order` may repeat.
+    pub fn greedy(&self) -> Option<usize> {
+        match self.policy {
+            SchedulerPolicy::Gto => self.last_issued,
+            _ => None,
+        }
+    }
+
+    /// Bring `order` up to date. GTO keeps plain age order there (the greedy warp is offered
+    /// first by [`Scheduler::greedy`]), so issuing never forces a rebuild.
     pub fn refresh_order(&mut self) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
         let mut out = std::mem::take(&mut self.order);
-        self.candidates(&mut out);
+        out.clear();
+        match self.policy {
+            SchedulerPolicy::Gto => out.extend_from_slice(&self.by_age),
+            _ => self.candidates(&mut out),
+        }
         self.order = out;
     }
 
@@ -130,8 +144,8 @@ impl Scheduler {
     /// Warp `warp` issued; `long_latency` marks a long-latency operation or a barrier,
     /// which demotes the warp to the pending set under the two-level policy.
     pub fn issued(&mut self, warp: usize, long_latency: bool) {
-        // GTO's order only changes when the greedy warp does; the others rotate every issue.
-        self.dirty |= self.policy != SchedulerPolicy::Gto || self.last_issued != Some(warp);
+        // GTO's age order does not change on issue; the others rotate every issue.
+        self.dirty |= self.policy != SchedulerPolicy::Gto;
         self.last_issued = Some(warp);
         match self.policy {
             SchedulerPolicy::Lrr => {

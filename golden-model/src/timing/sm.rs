@@ -607,8 +607,10 @@ impl Sm {
         let mut chosen = None;
         // Take the candidate order out to avoid borrowing the scheduler while checking warps.
         self.schedulers[s].refresh_order();
+        let greedy = self.schedulers[s].greedy();
         let order = std::mem::take(&mut self.schedulers[s].order);
-        for &w in &order {
+        let rest = order.iter().copied().filter(|&w| Some(w) != greedy);
+        for w in greedy.into_iter().chain(rest) {
             if now < self.not_before[w] {
                 worst = worst.max(self.blocked_reason[w]);
                 continue;

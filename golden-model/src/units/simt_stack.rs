@@ -336,7 +336,11 @@ impl SimtStackSpe {
 
     /// Combinational event outputs for this cycle's inputs.
     pub fn events(&self, inp: &SpeInputs) -> SpeEvents {
-        match self.decide(inp) {
+        Self::events_of(self.decide(inp))
+    }
+
+    fn events_of(action: Action) -> SpeEvents {
+        match action {
             Action::AutoPop | Action::Pop { .. } => SpeEvents {
                 pop: true,
                 ..Default::default()
@@ -357,8 +361,8 @@ impl SimtStackSpe {
 
     /// Clock edge: advance the state with this cycle's inputs; returns the cycle's events.
     pub fn tick(&mut self, inp: &SpeInputs) -> SpeEvents {
-        let ev = self.events(inp);
         let action = self.decide(inp);
+        let ev = Self::events_of(action);
         // Threads retired by an EXIT update (only applied by a Pop or Continue action).
         let exiting = if inp.upd_valid && UpdKind::from_bits(inp.upd_kind) == UpdKind::Exit {
             inp.upd_taken & self.lanes & self.tos_mask()
