@@ -105,7 +105,7 @@ fn taken(seed: u64, thread: u32, pc: u32, visit: u32, op: Op) -> bool {
         // Back edges: a per-thread trip count of 1..=3 iterations.
         Op::Branch { target, .. } if target <= pc => visit % 3 < (h % 3) as u32,
         // Exits are rare so that most threads reach the end.
-        Op::Exit { all: false } => h % 8 == 0,
+        Op::Exit { all: false } => h.is_multiple_of(8),
         _ => h & 1 == 1,
     }
 }
