@@ -159,71 +159,39 @@ pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
 }
 
 /// Given `c`, the round-to-nearest result, and `s`, a value whose sign is the sign of
-/// (exact − c), step to the directed result (at most one ulp away).
+/// (exact − c), step to the directed result (at most one ulp away). `down`/`up` step one
+/// ulp in the result's format; `T::default()` is its zero.
 #[inline]
-fn dir32(c: f32, s: f64, r: Rnd) -> f32 {
+fn directed<T: Copy + PartialOrd + Default>(
+    c: T,
+    s: f64,
+    r: Rnd,
+    down: fn(T) -> T,
+    up: fn(T) -> T,
+) -> T {
     if s == 0.0 || s.is_nan() {
         return c;
     }
+    let zero = T::default();
     match r {
         Rnd::N => c,
-        Rnd::Z => {
-            if s < 0.0 && c > 0.0 {
-                next_down32(c)
-            } else if s > 0.0 && c < 0.0 {
-                next_up32(c)
-            } else {
-                c
-            }
-        }
-        Rnd::M => {
-            if s < 0.0 {
-                next_down32(c)
-            } else {
-                c
-            }
-        }
-        Rnd::P => {
-            if s > 0.0 {
-                next_up32(c)
-            } else {
-                c
-            }
-        }
+        Rnd::Z if s < 0.0 && c > zero => down(c),
+        Rnd::Z if s > 0.0 && c < zero => up(c),
+        Rnd::Z => c,
+        Rnd::M if s < 0.0 => down(c),
+        Rnd::P if s > 0.0 => up(c),
+        Rnd::M | Rnd::P => c,
     }
 }
 
 #[inline]
+fn dir32(c: f32, s: f64, r: Rnd) -> f32 {
+    directed(c, s, r, next_down32, next_up32)
+}
+
+#[inline]
 fn dir64(c: f64, s: f64, r: Rnd) -> f64 {
-    if s == 0.0 || s.is_nan() {
-        return c;
-    }
-    match r {
-        Rnd::N => c,
-        Rnd::Z => {
-            if s < 0.0 && c > 0.0 {
-                next_down64(c)
-            } else if s > 0.0 && c < 0.0 {
-                next_up64(c)
-            } else {
-                c
-            }
-        }
-        Rnd::M => {
-            if s < 0.0 {
-                next_down64(c)
-            } else {
-                c
-            }
-        }
-        Rnd::P => {
-            if s > 0.0 {
-                next_up64(c)
-            } else {
-                c
-            }
-        }
-    }
+    directed(c, s, r, next_down64, next_up64)
 }
 
 /// Result of an operation on finite operands that overflowed, per direction.
