@@ -67,45 +67,36 @@ fn user_kernel_runs_and_writes_its_output_buffer() {
     }
 }
 
+/// Malformed and unsupported PTX: exit code 2 and `file:line:col` naming the construct.
 #[test]
-fn malformed_ptx_is_reported_with_file_line_column() {
-    let body =
-        "kernel = \"broken\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
-    let launch = scratch_launch("broken", body);
-    let o = warpforge(&[
-        "run",
-        "--ptx",
-        &fx("syntax_error.ptx"),
-        "--launch",
-        launch.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
-    assert!(
-        t.contains("syntax_error.ptx:12:"),
-        "names file and line: {t}"
-    );
-    assert!(!t.contains("panicked"), "{t}");
-}
-
-#[test]
-fn unsupported_instruction_is_named() {
-    let body =
-        "kernel = \"tex_user\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n";
-    let launch = scratch_launch("unsupported", body);
-    let o = warpforge(&[
-        "run",
-        "--ptx",
-        &fx("unsupported.ptx"),
-        "--launch",
-        launch.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
-    assert!(
-        t.contains("unsupported.ptx:12:") && t.contains("frobnicate"),
-        "{t}"
-    );
+fn bad_ptx_is_reported_with_file_line_column() {
+    let cases = [
+        ("syntax_error.ptx", "broken", &["syntax_error.ptx:12:"][..]),
+        (
+            "unsupported.ptx",
+            "tex_user",
+            &["unsupported.ptx:12:", "frobnicate"][..],
+        ),
+    ];
+    for (ptx, kernel, needles) in cases {
+        let body = format!(
+            "kernel = \"{kernel}\"\ngrid = 1\nblock = 32\n[[param]]\nkind = \"buffer\"\nbytes = 4\n"
+        );
+        let launch = scratch_launch(kernel, &body);
+        let o = warpforge(&[
+            "run",
+            "--ptx",
+            &fx(ptx),
+            "--launch",
+            launch.to_str().unwrap(),
+        ]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{ptx}: {t}");
+        for n in needles {
+            assert!(t.contains(n), "{ptx}: expected `{n}` in: {t}");
+        }
+        assert!(!t.contains("panicked"), "{t}");
+    }
 }
 
 #[test]
