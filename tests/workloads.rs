@@ -78,6 +78,24 @@ fn workloads_verify_on_the_fx5800_preset_and_other_schedulers() {
 }
 
 #[test]
+fn two_level_scheduler_does_not_starve_warps_a_barrier_waits_for() {
+    // A 2-warp active set on one scheduler: warps waiting at __syncthreads must leave it so
+    // that the warps they wait for get promoted (this deadlocked before the fix).
+    let cfg = GpuConfig::preset(
+        "gtx480",
+        &[
+            "sm.schedulers=1".into(),
+            "sm.scheduler=two_level".into(),
+            "sm.two_level_active=2".into(),
+        ],
+    )
+    .unwrap();
+    for name in ["reduction", "bitonic_sort", "lud", "sgemm"] {
+        run(name, Mode::Timing, &cfg);
+    }
+}
+
+#[test]
 fn divergent_workloads_diverge_and_regular_ones_do_not() {
     let cfg = GpuConfig::preset("gtx480", &[]).unwrap();
     let bfs = run("bfs", Mode::Timing, &cfg);

@@ -16,6 +16,10 @@ pub struct Scheduler {
     active: Vec<usize>,
     pending: VecDeque<usize>,
     active_size: usize,
+    /// Warps waiting at a barrier (bit per warp slot). Under the two-level policy they leave
+    /// the active set and are not promoted until released: an active set full of waiting
+    /// warps would otherwise starve the pending warps the barrier waits for.
+    waiting: u64,
     /// The candidate order after the greedy warp (see [`Scheduler::greedy`]), highest
     /// priority first; rebuilt only when `dirty`.
     pub order: Vec<usize>,
@@ -32,6 +36,7 @@ impl Scheduler {
             active: Vec::new(),
             pending: VecDeque::new(),
             active_size: two_level_active.max(1) as usize,
+            waiting: 0,
             order: Vec::new(),
             dirty: true,
         }
@@ -43,6 +48,7 @@ impl Scheduler {
         self.pending.clear();
         self.last_issued = None;
         self.rr = 0;
+        self.waiting = 0;
         self.dirty = true;
     }
 
@@ -69,12 +75,37 @@ impl Scheduler {
         self.dirty = true;
     }
 
+    /// Promote the oldest pending warps that are not waiting at a barrier.
     fn refill(&mut self) {
         while self.active.len() < self.active_size {
-            match self.pending.pop_front() {
+            let next = self
+                .pending
+                .iter()
+                .position(|&w| self.waiting >> w & 1 == 0);
+            match next.and_then(|i| self.pending.remove(i)) {
                 Some(w) => self.active.push(w),
                 None => break,
             }
+        }
+    }
+
+    /// Warp `warp` starts or stops waiting at a barrier.
+    pub fn set_waiting(&mut self, warp: usize, waiting: bool) {
+        let bit = 1u64 << warp;
+        if waiting {
+            self.waiting |= bit;
+        } else {
+            self.waiting &= !bit;
+        }
+        if self.policy == SchedulerPolicy::TwoLevel {
+            if waiting {
+                if let Some(i) = self.active.iter().position(|&w| w == warp) {
+                    self.active.remove(i);
+                    self.pending.push_back(warp);
+                }
+            }
+            self.refill();
+            self.dirty = true;
         }
     }
 
@@ -203,6 +234,31 @@ mod tests {
         assert_eq!(order(&s), vec![4, 0, 2]);
         s.issued(4, false);
         assert_eq!(order(&s), vec![0, 2, 4]);
+    }
+
+    #[test]
+    fn two_level_never_fills_its_active_set_with_barrier_waiters() {
+        let mut s = Scheduler::new(SchedulerPolicy::TwoLevel, 2);
+        for w in [0, 1, 2, 3] {
+            s.add(w, 0);
+        }
+        s.refresh_order();
+        assert_eq!(s.order, vec![0, 1]);
+        // 0 and 1 wait at a barrier for 2 and 3: those must become schedulable.
+        s.set_waiting(0, true);
+        s.set_waiting(1, true);
+        s.refresh_order();
+        assert_eq!(s.order, vec![2, 3]);
+        // 2 issues a long-latency op: the only other candidates wait, so it stays.
+        s.issued(2, true);
+        s.refresh_order();
+        assert!(s.order.contains(&3) && !s.order.contains(&0) && !s.order.contains(&1));
+        s.set_waiting(0, false);
+        s.set_waiting(1, false);
+        s.remove(2);
+        s.remove(3);
+        s.refresh_order();
+        assert_eq!(s.order, vec![0, 1]);
     }
 
     #[test]

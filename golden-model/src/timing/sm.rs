@@ -841,6 +841,8 @@ impl Sm {
     ) -> Result<(), Box<GuestFault>> {
         let id = id.min(15) as usize;
         self.warps[w].barrier = Some((id as u8, pc));
+        let n = self.schedulers.len();
+        self.schedulers[w % n].set_waiting(w, true);
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         cta.arrived[id] += 1;
         if let Some(c) = count {
@@ -872,6 +874,8 @@ impl Sm {
                 if let Some((id, _)) = self.warps[ws].barrier {
                     if released >> id & 1 == 1 {
                         self.warps[ws].barrier = None;
+                        let n = self.schedulers.len();
+                        self.schedulers[ws % n].set_waiting(ws, false);
                         self.not_before[ws] = 0;
                     }
                 }
