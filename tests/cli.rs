@@ -314,3 +314,35 @@ fn results_do_not_depend_on_thread_count() {
         .sum();
     assert!(cycles > 0);
 }
+
+#[test]
+fn module_scope_constants_and_globals_keep_their_initialisers() {
+    // globals.cu: out[i] = coeff[i % 4] * bias[i % 3] + counter, from a __constant__ table and
+    // __device__ variables with initialisers; blocks_seen = bias[0] (read atomically) + grid.
+    let body = std::fs::read_to_string(fixtures().join("globals.toml")).unwrap();
+    let launch = scratch_launch("globals", &body);
+    for mode in [&[][..], &["--functional"][..]] {
+        let mut args = vec![
+            "run",
+            "--quiet",
+            "--ptx",
+            &fx("globals.ptx").leak()[..],
+            "--launch",
+            launch.to_str().unwrap(),
+        ];
+        args.extend_from_slice(mode);
+        let o = warpforge(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let out = std::fs::read(launch.with_file_name("globals.out.bin")).unwrap();
+        let got: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let (coeff, bias) = ([0.5f32, 1.5, -2.0, 4.0], [3.0f32, -7.0, 11.0]);
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(*g, coeff[i % 4] * bias[i % 3] + 100.0, "out[{i}]");
+        }
+        let blocks = std::fs::read(launch.with_file_name("globals_blocks.out.bin")).unwrap();
+        assert_eq!(i32::from_le_bytes(blocks[..4].try_into().unwrap()), 3 + 2);
+    }
+}
