@@ -99,4 +99,4 @@ pub struct ExecEnv<'a> {
     pub cycle: u64,
 }
 
-pub use semantics::execute;
+pub use semantics::{execute, execute_into};

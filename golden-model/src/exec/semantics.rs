@@ -90,11 +90,26 @@ pub fn execute(
         mem: None,
         barrier: None,
     };
-    // The result is filled in place (it is large) and the fault unboxed only here.
-    match step(pc, active, warp, cta, env, &mut res) {
-        Ok(()) => Ok(res),
-        Err(f) => Err(*f),
-    }
+    execute_into(pc, active, warp, cta, env, &mut res).map_err(|f| *f)?;
+    Ok(res)
+}
+
+/// [`execute`] writing its result into `res`, which the caller reuses from instruction to
+/// instruction: the result holds 32 lane addresses, and the simulators' hot loops should not
+/// move it around.
+pub fn execute_into(
+    pc: u32,
+    active: u32,
+    warp: &mut WarpState,
+    cta: &mut CtaState,
+    env: &mut ExecEnv,
+    res: &mut StepResult,
+) -> Result<(), Box<GuestFault>> {
+    res.flow = Flow::Seq;
+    res.executed = active;
+    res.mem = None;
+    res.barrier = None;
+    step(pc, active, warp, cta, env, res)
 }
 
 /// [`execute`] writing into `res` (which starts as a `Seq` step with `executed = active`).

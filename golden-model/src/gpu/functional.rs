@@ -4,7 +4,9 @@
 
 use crate::config::GpuConfig;
 use crate::error::{FaultKind, GuestFault, SimError};
-use crate::exec::{self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, WarpState, WARP_SIZE};
+use crate::exec::{
+    self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, StepResult, WarpState, WARP_SIZE,
+};
 use crate::ptx::ir::{Kernel, Module};
 use crate::stats::KernelStats;
 use crate::timing::sm::stack_update;
@@ -34,6 +36,13 @@ pub fn run_kernel(
     };
     let limit = cfg.sim.max_warp_instructions;
     let total_ctas = launch.grid.count();
+    // Reused for every instruction (it carries 32 lane addresses).
+    let mut res = StepResult {
+        flow: Flow::Seq,
+        executed: 0,
+        mem: None,
+        barrier: None,
+    };
     for cta_id in 0..total_ctas {
         let mut cta = CtaState::new(launch, cta_id as u32);
         let mut warps: Vec<FWarp> = (0..launch.warps_per_cta)
@@ -73,7 +82,8 @@ pub fn run_kernel(
                         num_sms: cfg.sm.count,
                         cycle: stats.warp_instructions,
                     };
-                    let res = exec::execute(pc, active, &mut warp.state, &mut cta, &mut env)?;
+                    exec::execute_into(pc, active, &mut warp.state, &mut cta, &mut env, &mut res)
+                        .map_err(SimError::Fault)?;
                     stats.warp_instructions += 1;
                     stats.thread_instructions += active.count_ones() as u64;
                     if matches!(res.flow, Flow::Branch { taken, .. } if taken != 0 && taken != active)

@@ -15,8 +15,8 @@ use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
 use crate::error::{FaultKind, GuestFault};
 use crate::exec::{
-    self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, WarpState,
-    WARP_SIZE,
+    self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, StepResult,
+    WarpState, WARP_SIZE,
 };
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
@@ -141,6 +141,8 @@ pub struct Sm {
     wheel: Vec<Vec<Writeback>>,
     wheel_mask: u64,
     tokens: Vec<PendingMem>,
+    /// The result of the instruction being issued, reused from issue to issue.
+    step: StepResult,
     free_tokens: Vec<u32>,
     /// Warps whose stack needs an idle-cycle auto-pop.
     autopop: Vec<usize>,
@@ -206,6 +208,12 @@ impl Sm {
             wheel: (0..wheel_len).map(|_| Vec::with_capacity(16)).collect(),
             wheel_mask: wheel_len - 1,
             tokens: Vec::new(),
+            step: StepResult {
+                flow: Flow::Seq,
+                executed: 0,
+                mem: None,
+                barrier: None,
+            },
             free_tokens: Vec::new(),
             autopop: Vec::new(),
             need_fetch: 0,
@@ -671,7 +679,7 @@ impl Sm {
         let pc = self.warps[w].stack.tos_pc();
         let active = self.warps[w].stack.tos_mask() as u32;
         let d = k.decoded[pc as usize];
-        let res = {
+        {
             let cta = &mut self.ctas[cta_slot]
                 .as_mut()
                 .expect("active warp has a CTA")
@@ -685,14 +693,22 @@ impl Sm {
                 num_sms,
                 cycle: now,
             };
-            exec::execute(pc, active, &mut self.states[w], cta, &mut env).map_err(Box::new)?
-        };
+            exec::execute_into(
+                pc,
+                active,
+                &mut self.states[w],
+                cta,
+                &mut env,
+                &mut self.step,
+            )?;
+        }
+        let (flow, barrier) = (self.step.flow, self.step.barrier);
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += active.count_ones() as u64;
 
         // SIMT stack update.
-        let inp = stack_update(pc, &res.flow);
-        if matches!(res.flow, Flow::Branch { taken, .. } if taken != 0 && taken != active) {
+        let inp = stack_update(pc, &flow);
+        if matches!(flow, Flow::Branch { taken, .. } if taken != 0 && taken != active) {
             self.stats.divergent_branches += 1;
         }
         {
@@ -714,8 +730,8 @@ impl Sm {
         let mut long_latency = false;
         match d.class {
             InstClass::Mem => {
-                if let Some(acc) = res.mem {
-                    long_latency = self.issue_memory(w, now, k, &d, acc);
+                if let Some(acc) = self.step.mem.take() {
+                    long_latency = self.issue_memory(w, now, k, &d, &acc);
                 }
             }
             class => {
@@ -738,7 +754,7 @@ impl Sm {
             }
         }
 
-        if let Some((id, count)) = res.barrier {
+        if let Some((id, count)) = barrier {
             long_latency = true;
             self.arrive_barrier(w, cta_slot, id, count, k, pc)?;
         }
@@ -757,7 +773,7 @@ impl Sm {
         now: u64,
         k: &KernelCtx,
         d: &DecodedInst,
-        acc: MemAccess,
+        acc: &MemAccess,
     ) -> bool {
         match acc.space {
             StateSpace::Global | StateSpace::Local | StateSpace::Generic if acc.mask != 0 => {
@@ -789,13 +805,13 @@ impl Sm {
                     }
                 };
                 self.warps[w].inflight += 1;
-                self.lsu_queue.push_back((tok, acc));
+                self.lsu_queue.push_back((tok, *acc));
                 acc.kind != MemKind::Store
             }
             _ => {
                 // Shared, const, param (or a fully predicated-off access): inside the SM.
                 let (lat, busy) = if acc.space == StateSpace::Shared && acc.mask != 0 {
-                    let ways = shared_conflict_ways(&acc, k.cfg.sm.shared_banks);
+                    let ways = shared_conflict_ways(acc, k.cfg.sm.shared_banks);
                     self.stats.mem.shared_accesses += 1;
                     self.stats.mem.shared_conflict_cycles += ways as u64 - 1;
                     (k.cfg.sm.shared_latency + ways - 1, ways)
