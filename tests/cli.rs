@@ -346,3 +346,30 @@ fn module_scope_constants_and_globals_keep_their_initialisers() {
         assert_eq!(i32::from_le_bytes(blocks[..4].try_into().unwrap()), 3 + 2);
     }
 }
+
+#[test]
+fn a_kernel_that_never_ends_is_stopped_where_it_spins() {
+    let cases: [&[&str]; 2] = [
+        &["--set", "sim.max_cycles=3000"],
+        &["--functional", "--set", "sim.max_warp_instructions=5000"],
+    ];
+    for extra in cases {
+        let mut args = vec![
+            "run",
+            "--ptx",
+            &fx("spin.ptx").leak()[..],
+            "--launch",
+            &fx("spin.toml").leak()[..],
+        ];
+        args.extend_from_slice(extra);
+        let o = warpforge(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(t.contains("watchdog") && t.contains("kernel `spin`"), "{t}");
+        // The loop body is lines 12-13 of spin.ptx.
+        assert!(
+            t.contains("spin.ptx:12") || t.contains("spin.ptx:13"),
+            "names the loop: {t}"
+        );
+    }
+}

@@ -67,30 +67,7 @@ pub fn run_kernel(
             break;
         }
         if now - start >= cfg.sim.max_cycles {
-            if std::env::var_os("WARPFORGE_DEBUG").is_some() {
-                for sm in sms.iter() {
-                    for l in sm.describe_stuck().iter().take(8) {
-                        eprintln!("{l}");
-                    }
-                }
-                eprintln!("memory busy: {}", mem.busy());
-            }
-            return Err(GuestFault {
-                kind: FaultKind::Watchdog,
-                kernel: k.kernel.name.clone(),
-                file: k.module.file.clone(),
-                pc: 0,
-                line: k.kernel.loc.line,
-                warp: 0,
-                cta: [0; 3],
-                thread: [0; 3],
-                detail: format!(
-                    "the launch ran past sim.max_cycles = {} cycles ({} of {} blocks dispatched); \
-                     raise it with --set sim.max_cycles=N if the kernel is merely long",
-                    cfg.sim.max_cycles, next_cta, total_ctas
-                ),
-            }
-            .into());
+            return Err(watchdog_fault(k, sms, next_cta, total_ctas).into());
         }
         if (now - start).is_multiple_of(PROGRESS_INTERVAL) {
             if let Some(p) = progress.as_mut() {
@@ -99,4 +76,42 @@ pub fn run_kernel(
         }
     }
     Ok(now)
+}
+
+/// The fault reported when a launch outlives `sim.max_cycles`: it names the oldest warp still
+/// running (where a kernel that never ends is spinning) and a few others.
+fn watchdog_fault(k: &KernelCtx, sms: &[Sm], dispatched: u64, total_ctas: u64) -> GuestFault {
+    let mut resident: Vec<_> = sms.iter().flat_map(|sm| sm.resident_warps()).collect();
+    resident.sort_unstable();
+    let line_of = |pc: u32| {
+        k.kernel
+            .insts
+            .get(pc as usize)
+            .map(|i| i.loc.line)
+            .unwrap_or(0)
+    };
+    let examples: Vec<String> = resident
+        .iter()
+        .take(4)
+        .map(|&(w, _, _, pc)| format!("warp {w} at pc {pc} (line {})", line_of(pc)))
+        .collect();
+    let (warp, cta, thread, pc) = resident.first().copied().unwrap_or((0, [0; 3], [0; 3], 0));
+    GuestFault {
+        kind: FaultKind::Watchdog,
+        kernel: k.kernel.name.clone(),
+        file: k.module.file.clone(),
+        pc,
+        line: line_of(pc),
+        warp,
+        cta,
+        thread,
+        detail: format!(
+            "the launch ran past sim.max_cycles = {} cycles ({dispatched} of {total_ctas} blocks \
+             dispatched; {} warp(s) still running: {}); raise it with --set sim.max_cycles=N if \
+             the kernel is merely long",
+            k.cfg.sim.max_cycles,
+            resident.len(),
+            examples.join(", ")
+        ),
+    }
 }

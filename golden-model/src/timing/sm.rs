@@ -340,32 +340,20 @@ impl Sm {
         self.used_shared += f.shared;
     }
 
-    /// One line per resident warp: why it is not finished (for watchdog reports).
-    pub fn describe_stuck(&self) -> Vec<String> {
+    /// Every warp still resident and unfinished: (global warp id, block index, its first
+    /// thread, next PC). Used to say where a kernel that never ends is running.
+    pub fn resident_warps(&self) -> Vec<(u32, [u32; 3], [u32; 3], u32)> {
         let mut out = Vec::new();
         for (i, w) in self.warps.iter().enumerate() {
-            if w.active {
-                out.push(format!(
-                    "sm {} warp slot {i} (warp {}): pc {} depth {} valid {} finished {} inflight {} barrier {:?} ibuf {}",
-                    self.id,
-                    self.states[i].global_warp_id,
-                    w.stack.tos_pc(),
-                    w.stack.depth(),
-                    w.stack.tos_valid(),
-                    w.finished,
-                    w.inflight,
-                    w.barrier,
-                    w.ibuf_count
-                ));
+            if w.active && !w.finished {
+                let st = &self.states[i];
+                let cta = self.ctas[w.cta_slot]
+                    .as_ref()
+                    .map(|c| c.state.ctaid)
+                    .unwrap_or_default();
+                let lane = st.valid_lanes.trailing_zeros().min(31) as usize;
+                out.push((st.global_warp_id, cta, st.tid[lane], w.stack.tos_pc()));
             }
-        }
-        if !self.lsu_queue.is_empty() {
-            out.push(format!(
-                "sm {} lsu queue {} lsu_free {}",
-                self.id,
-                self.lsu_queue.len(),
-                self.lsu_free
-            ));
         }
         out
     }
