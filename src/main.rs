@@ -234,6 +234,8 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         let doc = serde_json::json!({
             "config": cfg.name,
             "overrides": a.overrides,
+            // Every value the model ran with, after overrides (for reproducing a study).
+            "effective_config": cfg,
             "mode": if a.functional { "functional" } else { "timing" },
             "size": a.size.to_string(),
             "seed": a.seed,
