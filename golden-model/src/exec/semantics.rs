@@ -63,6 +63,26 @@ pub(super) fn lanes(mut m: u32, mut f: impl FnMut(usize)) {
     }
 }
 
+/// Sign- or zero-extend every lane from `bits` wide to 64 bits (all lanes: a straight loop
+/// the compiler vectorises; unused lanes hold stale values that are never written back).
+#[inline(always)]
+fn extend_lanes(v: &mut Lanes, bits: u32, signed: bool) {
+    if bits >= 64 {
+        return;
+    }
+    if signed {
+        let s = 64 - bits;
+        for x in v.iter_mut() {
+            *x = (((*x << s) as i64) >> s) as u64;
+        }
+    } else {
+        let mk = it::mask(bits);
+        for x in v.iter_mut() {
+            *x &= mk;
+        }
+    }
+}
+
 #[inline(always)]
 fn map1(m: u32, a: &Lanes, d: &mut Lanes, f: impl Fn(u64) -> u64) {
     lanes(m, |l| d[l] = f(a[l]));
@@ -304,13 +324,8 @@ impl<'a> Exec<'_, 'a> {
     fn src_int(&self, i: usize, ty: ScalarType) -> Res<Lanes> {
         let mut buf = [0; WARP_SIZE];
         let a = self.src_ref(i, &mut buf)?;
-        let (bits, signed) = (ty.bits(), ty.is_signed());
         let mut out = *a;
-        if bits < 64 {
-            for v in out.iter_mut() {
-                *v = it::read_int_bits(*v, bits, signed);
-            }
-        }
+        extend_lanes(&mut out, ty.bits(), ty.is_signed());
         Ok(out)
     }
 
@@ -484,10 +499,11 @@ impl<'a> Exec<'_, 'a> {
                     return Err(self.unsupported(format!("register {r} out of range")));
                 }
                 let row = &mut self.warp.regs[base..base + WARP_SIZE];
-                // `ext` decided once for the instruction, not per lane.
+                // The extension is decided once for the instruction, not per lane.
                 let bits = ty.bits();
-                if ty.is_signed() {
-                    lanes(m, |l| row[l] = it::sext(d[l], bits));
+                if ty.is_signed() && bits < 64 {
+                    let s = 64 - bits;
+                    lanes(m, |l| row[l] = (((d[l] << s) as i64) >> s) as u64);
                 } else {
                     let mk = it::ext_mask(ty);
                     lanes(m, |l| row[l] = d[l] & mk);
@@ -997,16 +1013,17 @@ impl<'a> Exec<'_, 'a> {
                 return Err(self.unsupported("comparison type"));
             }
             _ => {
-                let signed = ct.is_signed() && !force_unsigned;
-                map2(m, a, b, &mut r, |x, y| {
-                    let (x, y) = (read_int(ct, x), read_int(ct, y));
-                    let ord = if signed {
-                        (x as i64).cmp(&(y as i64))
-                    } else {
-                        x.cmp(&y)
-                    };
-                    ((table >> (ord as i8 + 1) as u32) & 1) as u64
-                });
+                // Extend both operands once (a straight loop over all lanes), then compare
+                // with the signedness fixed outside the lane loop.
+                let (mut x, mut y) = (*a, *b);
+                extend_lanes(&mut x, ct.bits(), ct.is_signed());
+                extend_lanes(&mut y, ct.bits(), ct.is_signed());
+                let bit = |ord: std::cmp::Ordering| ((table >> (ord as i8 + 1) as u32) & 1) as u64;
+                if ct.is_signed() && !force_unsigned {
+                    map2(m, &x, &y, &mut r, |x, y| bit((x as i64).cmp(&(y as i64))));
+                } else {
+                    map2(m, &x, &y, &mut r, |x, y| bit(x.cmp(&y)));
+                }
             }
         }
         // Optional boolean combine with a third predicate.
