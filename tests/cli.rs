@@ -36,20 +36,23 @@ fn fx(name: &str) -> String {
     fixtures().join(name).display().to_string()
 }
 
+/// `warpforge run --ptx PTX --launch LAUNCH EXTRA...`, with PTX a fixture name.
+fn run_user_kernel(ptx: &str, launch: &Path, extra: &[&str]) -> Output {
+    let (ptx, launch) = (fx(ptx), launch.display().to_string());
+    let mut args = vec!["run", "--ptx", &ptx, "--launch", &launch];
+    args.extend_from_slice(extra);
+    warpforge(&args)
+}
+
+/// The two simulation modes every user-kernel test runs in.
+const MODES: [&[&str]; 2] = [&[], &["--functional"]];
+
 #[test]
 fn user_kernel_runs_and_writes_its_output_buffer() {
     let body = std::fs::read_to_string(fixtures().join("vecadd.toml")).unwrap();
     let launch = scratch_launch("vecadd", &body);
-    for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec![
-            "run",
-            "--ptx",
-            &fx("vecadd.ptx").leak()[..],
-            "--launch",
-            launch.to_str().unwrap(),
-        ];
-        args.extend_from_slice(mode);
-        let o = warpforge(&args);
+    for mode in MODES {
+        let o = run_user_kernel("vecadd.ptx", &launch, mode);
         assert!(o.status.success(), "{}", text(&o));
         assert!(text(&o).contains("vecadd"), "{}", text(&o));
         // c = a + b with a, b from the seeded patterns of the launch file.
@@ -156,16 +159,8 @@ fn launch_file_mistakes_are_clear_errors() {
 
 #[test]
 fn out_of_bounds_access_is_a_guest_fault_with_location() {
-    for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec![
-            "run",
-            "--ptx",
-            &fx("vecadd.ptx").leak()[..],
-            "--launch",
-            &fx("oob.toml").leak()[..],
-        ];
-        args.extend_from_slice(mode);
-        let o = warpforge(&args);
+    for mode in MODES {
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), mode);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(t.contains("out-of-bounds"), "{t}");
@@ -200,16 +195,8 @@ fn misaligned_access_is_a_guest_fault() {
 
 #[test]
 fn barrier_deadlock_is_detected_not_hung() {
-    for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec![
-            "run",
-            "--ptx",
-            &fx("deadlock.ptx").leak()[..],
-            "--launch",
-            &fx("deadlock.toml").leak()[..],
-        ];
-        args.extend_from_slice(mode);
-        let o = warpforge(&args);
+    for mode in MODES {
+        let o = run_user_kernel("deadlock.ptx", &fixtures().join("deadlock.toml"), mode);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(
@@ -321,17 +308,11 @@ fn module_scope_constants_and_globals_keep_their_initialisers() {
     // __device__ variables with initialisers; blocks_seen = bias[0] (read atomically) + grid.
     let body = std::fs::read_to_string(fixtures().join("globals.toml")).unwrap();
     let launch = scratch_launch("globals", &body);
-    for mode in [&[][..], &["--functional"][..]] {
-        let mut args = vec![
-            "run",
-            "--quiet",
-            "--ptx",
-            &fx("globals.ptx").leak()[..],
-            "--launch",
-            launch.to_str().unwrap(),
-        ];
-        args.extend_from_slice(mode);
-        let o = warpforge(&args);
+    for mode in MODES {
+        let extra: Vec<&str> = std::iter::once("--quiet")
+            .chain(mode.iter().copied())
+            .collect();
+        let o = run_user_kernel("globals.ptx", &launch, &extra);
         assert!(o.status.success(), "{}", text(&o));
         let out = std::fs::read(launch.with_file_name("globals.out.bin")).unwrap();
         let got: Vec<f32> = out
@@ -354,15 +335,7 @@ fn a_kernel_that_never_ends_is_stopped_where_it_spins() {
         &["--functional", "--set", "sim.max_warp_instructions=5000"],
     ];
     for extra in cases {
-        let mut args = vec![
-            "run",
-            "--ptx",
-            &fx("spin.ptx").leak()[..],
-            "--launch",
-            &fx("spin.toml").leak()[..],
-        ];
-        args.extend_from_slice(extra);
-        let o = warpforge(&args);
+        let o = run_user_kernel("spin.ptx", &fixtures().join("spin.toml"), extra);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(t.contains("watchdog") && t.contains("kernel `spin`"), "{t}");
