@@ -140,16 +140,8 @@ pub fn check_exact<T: PartialEq + fmt::Display>(
     expected: &[T],
     got: &[T],
 ) -> Verification {
-    if expected.len() != got.len() {
-        return Verification {
-            passed: false,
-            checked: 0,
-            detail: format!(
-                "{what}: expected {} values, got {}",
-                expected.len(),
-                got.len()
-            ),
-        };
+    if let Some(v) = length_mismatch(what, expected.len(), got.len()) {
+        return v;
     }
     for (i, (e, g)) in expected.iter().zip(got).enumerate() {
         if e != g {
@@ -167,6 +159,15 @@ pub fn check_exact<T: PartialEq + fmt::Display>(
     }
 }
 
+/// A failed verification when the result has the wrong number of values.
+fn length_mismatch(what: &str, expected: usize, got: usize) -> Option<Verification> {
+    (expected != got).then(|| Verification {
+        passed: false,
+        checked: 0,
+        detail: format!("{what}: expected {expected} values, got {got}"),
+    })
+}
+
 /// Float comparison tolerance: `|got - expected| <= abs + rel * |expected|`; NaN never
 /// matches.
 #[derive(Clone, Copy, Debug)]
@@ -177,16 +178,8 @@ pub struct Tolerance {
 
 /// Compare float results within `tol`.
 pub fn check_f32(what: &str, expected: &[f32], got: &[f32], tol: Tolerance) -> Verification {
-    if expected.len() != got.len() {
-        return Verification {
-            passed: false,
-            checked: 0,
-            detail: format!(
-                "{what}: expected {} values, got {}",
-                expected.len(),
-                got.len()
-            ),
-        };
+    if let Some(v) = length_mismatch(what, expected.len(), got.len()) {
+        return v;
     }
     let mut worst = 0.0f32;
     for (i, (&e, &g)) in expected.iter().zip(got).enumerate() {

@@ -70,6 +70,26 @@ pub fn f64_of(v: u64) -> f64 {
     f64::from_bits(v)
 }
 
+/// An f32 operand: its register bits, flushed to zero first under `.ftz`.
+#[inline(always)]
+pub fn read_f32(v: u64, ftz: bool) -> f32 {
+    if ftz {
+        ftz32(f32_of(v))
+    } else {
+        f32_of(v)
+    }
+}
+
+/// An f64 operand: its register bits, flushed to zero first under `.ftz`.
+#[inline(always)]
+pub fn read_f64(v: u64, ftz: bool) -> f64 {
+    if ftz {
+        ftz64(f64_of(v))
+    } else {
+        f64_of(v)
+    }
+}
+
 /// Flush a subnormal f32 to zero of the same sign.
 #[inline(always)]
 pub fn ftz32(x: f32) -> f32 {
@@ -114,40 +134,31 @@ pub fn sat64(x: f64) -> f64 {
     }
 }
 
-/// Smallest f32 greater than `x` (IEEE nextUp).
-#[inline]
-pub fn next_up32(x: f32) -> f32 {
-    if x.is_nan() || x == f32::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f32::from_bits(1);
-    }
-    let b = x.to_bits();
-    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
+/// IEEE nextUp / nextDown for one float format (the two formats differ only in types).
+macro_rules! next_up_down {
+    ($up:ident, $down:ident, $t:ty) => {
+        /// Smallest value greater than `x` (IEEE nextUp).
+        #[inline]
+        pub fn $up(x: $t) -> $t {
+            if x.is_nan() || x == <$t>::INFINITY {
+                return x;
+            }
+            if x == 0.0 {
+                return <$t>::from_bits(1);
+            }
+            let b = x.to_bits();
+            <$t>::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+        }
 
-#[inline]
-pub fn next_down32(x: f32) -> f32 {
-    -next_up32(-x)
+        /// Largest value less than `x` (IEEE nextDown).
+        #[inline]
+        pub fn $down(x: $t) -> $t {
+            -$up(-x)
+        }
+    };
 }
-
-#[inline]
-pub fn next_up64(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
-
-#[inline]
-pub fn next_down64(x: f64) -> f64 {
-    -next_up64(-x)
-}
+next_up_down!(next_up32, next_down32, f32);
+next_up_down!(next_up64, next_down64, f64);
 
 /// Error-free sum: `s + e == a + b` exactly (no overflow).
 #[inline(always)]

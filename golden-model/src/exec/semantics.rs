@@ -708,13 +708,7 @@ impl<'a> Exec<'_, 'a> {
         use Opcode::*;
         match inst.ty {
             ScalarType::F32 => {
-                let i = |v: u64| {
-                    if ftz {
-                        fl::ftz32(fl::f32_of(v))
-                    } else {
-                        fl::f32_of(v)
-                    }
-                };
+                let i = |v: u64| fl::read_f32(v, ftz);
                 let o = |x: f32| {
                     let x = if ftz { fl::ftz32(x) } else { x };
                     fl::canon32(if sat { fl::sat32(x) } else { x })
@@ -735,13 +729,7 @@ impl<'a> Exec<'_, 'a> {
                 }
             }
             ScalarType::F64 => {
-                let i = |v: u64| {
-                    if ftz {
-                        fl::ftz64(fl::f64_of(v))
-                    } else {
-                        fl::f64_of(v)
-                    }
-                };
+                let i = |v: u64| fl::read_f64(v, ftz);
                 let o = |x: f64| fl::canon64(if sat { fl::sat64(x) } else { x });
                 match inst.op {
                     Add => map2(m, a, b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
@@ -823,13 +811,7 @@ impl<'a> Exec<'_, 'a> {
                 map2(m, a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
             }
             (_, ScalarType::F32) => {
-                let i = |v: u64| {
-                    if ftz {
-                        fl::ftz32(fl::f32_of(v))
-                    } else {
-                        fl::f32_of(v)
-                    }
-                };
+                let i = |v: u64| fl::read_f32(v, ftz);
                 let o = |x: f32| fl::canon32(if ftz { fl::ftz32(x) } else { x });
                 let via64 = |x: f32, f: fn(f64) -> f64| f(x as f64) as f32;
                 match inst.op {
@@ -844,13 +826,7 @@ impl<'a> Exec<'_, 'a> {
                 }
             }
             (_, ScalarType::F64) => {
-                let i = |v: u64| {
-                    if ftz {
-                        fl::ftz64(fl::f64_of(v))
-                    } else {
-                        fl::f64_of(v)
-                    }
-                };
+                let i = |v: u64| fl::read_f64(v, ftz);
                 let o = |x: f64| fl::canon64(if ftz { fl::ftz64(x) } else { x });
                 match inst.op {
                     Sqrt => map1(m, a, &mut d, |x| o(fl::sqrt64(i(x), r))),
@@ -993,13 +969,7 @@ impl<'a> Exec<'_, 'a> {
         let ftz = inst.mods.ftz;
         match ct {
             ScalarType::F32 => {
-                let i = |v: u64| {
-                    if ftz {
-                        fl::ftz32(fl::f32_of(v))
-                    } else {
-                        fl::f32_of(v)
-                    }
-                };
+                let i = |v: u64| fl::read_f32(v, ftz);
                 map2(m, a, b, &mut r, |x, y| {
                     ((table >> class_f(i(x) as f64, i(y) as f64)) & 1) as u64
                 });

@@ -544,22 +544,14 @@ impl MemoryHierarchy {
                             self.full_sectors,
                             m as u32,
                         );
-                        self.sms[sm].inject.push_back(p);
-                        self.injected += 1;
+                        self.enqueue_packet(sm, p);
                     } else {
                         let p =
                             self.packet(PacketKind::LoadBypass, sm, t.line_addr, t.sectors, slot);
-                        self.sms[sm].inject.push_back(p);
-                        self.injected += 1;
+                        self.enqueue_packet(sm, p);
                     }
                 }
-                self.stats.instructions += 1;
-                self.stats.transactions += n as u64;
-                self.committed(sm);
-                Ok(IssueInfo {
-                    transactions: n,
-                    l1_hits: hits,
-                })
+                Ok(self.accepted(sm, n, hits))
             }
             MemKind::Store | MemKind::Atomic => {
                 if !queue_room(co.len()) {
@@ -596,17 +588,29 @@ impl MemoryHierarchy {
                         PacketKind::Atomic
                     };
                     let p = self.packet(pk, sm, t.line_addr, t.sectors, slot);
-                    self.sms[sm].inject.push_back(p);
-                    self.injected += 1;
+                    self.enqueue_packet(sm, p);
                 }
-                self.stats.instructions += 1;
-                self.stats.transactions += n as u64;
-                self.committed(sm);
-                Ok(IssueInfo {
-                    transactions: n,
-                    l1_hits: 0,
-                })
+                Ok(self.accepted(sm, n, 0))
             }
+        }
+    }
+
+    /// Queue a packet on SM `sm`'s injection port.
+    #[inline]
+    fn enqueue_packet(&mut self, sm: usize, p: Packet) {
+        self.sms[sm].inject.push_back(p);
+        self.injected += 1;
+    }
+
+    /// Count an accepted warp instruction of `n` transactions and describe it to the SM.
+    #[inline]
+    fn accepted(&mut self, sm: usize, n: u32, l1_hits: u32) -> IssueInfo {
+        self.stats.instructions += 1;
+        self.stats.transactions += n as u64;
+        self.committed(sm);
+        IssueInfo {
+            transactions: n,
+            l1_hits,
         }
     }
 
