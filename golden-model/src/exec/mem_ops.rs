@@ -585,28 +585,8 @@ impl Exec<'_, '_> {
             },
             (AtomOp::Add, F64) => |o, b, _, _, _| fl::canon64(fl::f64_of(o) + fl::f64_of(b)),
             (AtomOp::Add, _) => |o, b, _, _, _| o.wrapping_add(b),
-            (AtomOp::Min, _) => |o, b, _, s, bits| {
-                let (x, y) = (
-                    super::int::read_int_bits(o, bits, s),
-                    super::int::read_int_bits(b, bits, s),
-                );
-                if s {
-                    (x as i64).min(y as i64) as u64
-                } else {
-                    x.min(y)
-                }
-            },
-            (AtomOp::Max, _) => |o, b, _, s, bits| {
-                let (x, y) = (
-                    super::int::read_int_bits(o, bits, s),
-                    super::int::read_int_bits(b, bits, s),
-                );
-                if s {
-                    (x as i64).max(y as i64) as u64
-                } else {
-                    x.max(y)
-                }
-            },
+            (AtomOp::Min, _) => |o, b, _, s, bits| int_extreme(o, b, s, bits, false),
+            (AtomOp::Max, _) => |o, b, _, s, bits| int_extreme(o, b, s, bits, true),
             (AtomOp::Inc, _) => |o, b, _, _, _| {
                 let (o, b) = (o as u32, b as u32);
                 (if o >= b { 0 } else { o + 1 }) as u64
@@ -644,5 +624,25 @@ impl Exec<'_, '_> {
         }
         Self::finish(acc, &r);
         Ok(())
+    }
+}
+
+/// The smaller (or, with `max`, the larger) of two `bits`-wide integers, compared signed or
+/// unsigned (atom.min / atom.max).
+fn int_extreme(o: u64, b: u64, signed: bool, bits: u32, max: bool) -> u64 {
+    let (x, y) = (
+        super::int::read_int_bits(o, bits, signed),
+        super::int::read_int_bits(b, bits, signed),
+    );
+    let x_first = if signed {
+        (x as i64) <= (y as i64)
+    } else {
+        x <= y
+    };
+    // Ties return either operand: they are equal.
+    if x_first != max {
+        x
+    } else {
+        y
     }
 }
