@@ -9,6 +9,7 @@
 //! (ld/st/atom/red), [`int`] and [`float`] (pure bit-exact helpers), [`memory`] (device
 //! memory), [`state`] (architectural state).
 
+pub mod barrier;
 pub mod float;
 pub mod int;
 mod mem_ops;

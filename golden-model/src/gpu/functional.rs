@@ -4,6 +4,7 @@
 
 use crate::config::GpuConfig;
 use crate::error::{FaultKind, GuestFault, SimError};
+use crate::exec::barrier::BarrierTable;
 use crate::exec::{
     self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, StepResult, WarpState, WARP_SIZE,
 };
@@ -58,8 +59,7 @@ pub fn run_kernel(
             })
             .collect();
         let mut live = warps.len() as u32;
-        let mut arrived = [0u32; 16];
-        let mut expected = [0u32; 16];
+        let mut barriers = BarrierTable::default();
         while live > 0 {
             for warp in warps.iter_mut() {
                 if warp.barrier.is_some() || warp.stack.is_empty() {
@@ -124,12 +124,7 @@ pub fn run_kernel(
                         progress(stats.warp_instructions, cta_id);
                     }
                     if let Some((id, count)) = res.barrier {
-                        let id = id.min(15) as usize;
-                        warp.barrier = Some((id, pc));
-                        arrived[id] += 1;
-                        if let Some(c) = count {
-                            expected[id] = c.div_ceil(WARP_SIZE as u32);
-                        }
+                        warp.barrier = Some((barriers.arrive(id, count), pc));
                         break;
                     }
                 }
@@ -141,27 +136,13 @@ pub fn run_kernel(
                 break;
             }
             // Every live warp now waits at a barrier: release the complete ones.
-            let mut released = 0u16;
-            for id in 0..16 {
-                let need = if expected[id] > 0 { expected[id] } else { live };
-                if arrived[id] > 0 && arrived[id] >= need {
-                    arrived[id] = 0;
-                    expected[id] = 0;
-                    released |= 1 << id;
-                }
-            }
+            let released = barriers.release(live);
             if released == 0 {
                 let (w, pc) = warps
                     .iter()
                     .enumerate()
                     .find_map(|(i, w)| w.barrier.map(|(_, pc)| (i, pc)))
                     .unwrap_or((0, 0));
-                let ids: Vec<String> = arrived
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &a)| a > 0)
-                    .map(|(i, a)| format!("{a} warp(s) at barrier {i}"))
-                    .collect();
                 return Err(fault(
                     FaultKind::BarrierDeadlock,
                     module,
@@ -169,10 +150,7 @@ pub fn run_kernel(
                     &warps[w].state,
                     &cta,
                     pc,
-                    format!(
-                        "every live warp of the block waits at a barrier that cannot complete ({}; {live} live warp(s))",
-                        ids.join(", ")
-                    ),
+                    barriers.deadlock_detail(live),
                 ));
             }
             for warp in &mut warps {

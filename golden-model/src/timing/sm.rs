@@ -14,6 +14,7 @@ use super::decode::DecodedInst;
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
 use crate::error::{FaultKind, GuestFault};
+use crate::exec::barrier::BarrierTable;
 use crate::exec::{
     self, CtaState, ExecEnv, Flow, GlobalMemory, LaunchInfo, MemAccess, MemKind, StepResult,
     WarpState, WARP_SIZE,
@@ -96,10 +97,7 @@ struct CtaSlot {
     live_warps: u32,
     /// Warps whose slot has been freed (a freed slot may already hold another CTA's warp).
     retired_warps: u32,
-    /// Warps arrived at each barrier id (PTX has 16).
-    arrived: [u32; 16],
-    /// Expected warps at each barrier id when a thread count was given.
-    expected: [u32; 16],
+    barriers: BarrierTable,
     footprint: CtaFootprint,
 }
 
@@ -329,8 +327,7 @@ impl Sm {
             warp_slots,
             live_warps: f.warps,
             retired_warps: 0,
-            arrived: [0; 16],
-            expected: [0; 16],
+            barriers: BarrierTable::default(),
             footprint: f,
         });
         self.used_ctas += 1;
@@ -843,15 +840,11 @@ impl Sm {
         k: &KernelCtx,
         pc: u32,
     ) -> Result<(), Box<GuestFault>> {
-        let id = id.min(15) as usize;
+        let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
+        let id = cta.barriers.arrive(id, count);
         self.warps[w].barrier = Some((id as u8, pc));
         let n = self.schedulers.len();
         self.schedulers[w % n].set_waiting(w, true);
-        let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
-        cta.arrived[id] += 1;
-        if let Some(c) = count {
-            cta.expected[id] = c.div_ceil(WARP_SIZE as u32);
-        }
         self.check_barriers(cta_slot, k)
     }
 
@@ -860,19 +853,7 @@ impl Sm {
     /// can never complete.
     fn check_barriers(&mut self, cta_slot: usize, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
-        let mut released = 0u16;
-        for id in 0..16 {
-            let expected = if cta.expected[id] > 0 {
-                cta.expected[id]
-            } else {
-                cta.live_warps
-            };
-            if cta.arrived[id] > 0 && cta.arrived[id] >= expected {
-                cta.arrived[id] = 0;
-                cta.expected[id] = 0;
-                released |= 1 << id;
-            }
-        }
+        let released = cta.barriers.release(cta.live_warps);
         if released != 0 {
             for &ws in &cta.warp_slots {
                 if let Some((id, _)) = self.warps[ws].barrier {
@@ -886,8 +867,7 @@ impl Sm {
             }
             return Ok(());
         }
-        let waiting: u32 = cta.arrived.iter().sum();
-        if cta.live_warps > 0 && waiting >= cta.live_warps {
+        if cta.barriers.deadlocked(cta.live_warps) {
             return Err(Box::new(self.barrier_fault(k, cta_slot)));
         }
         Ok(())
@@ -905,7 +885,7 @@ impl Sm {
         self.schedulers[sched].remove(w);
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         cta.live_warps -= 1;
-        if cta.live_warps > 0 && cta.arrived.iter().any(|&a| a > 0) {
+        if cta.live_warps > 0 && cta.barriers.any_waiting() {
             self.check_barriers(cta_slot, k)?;
         }
         self.maybe_retire(w);
@@ -951,13 +931,6 @@ impl Sm {
 
     fn barrier_fault(&self, k: &KernelCtx, cta_slot: usize) -> GuestFault {
         let cta = self.ctas[cta_slot].as_ref().expect("warp has a CTA");
-        let ids: Vec<String> = cta
-            .arrived
-            .iter()
-            .enumerate()
-            .filter(|(_, &a)| a > 0)
-            .map(|(i, a)| format!("{a} warp(s) at barrier {i}"))
-            .collect();
         // Name the first waiting warp and the bar.sync it waits at.
         let (w, pc) = cta
             .warp_slots
@@ -969,11 +942,7 @@ impl Sm {
             w,
             pc,
             k,
-            format!(
-                "every live warp of the block waits at a barrier that cannot complete ({}; {} live warp(s))",
-                ids.join(", "),
-                cta.live_warps
-            ),
+            cta.barriers.deadlock_detail(cta.live_warps),
         )
     }
 
