@@ -1,2 +1,19 @@
 //! Cycle-exact hardware units (the reference the generated RTL is compared against).
+//!
+//! Each unit is one model file with its [`contract::UnitDesc`]; adding a unit means adding
+//! its description to [`ALL`].
+pub mod contract;
 pub mod simt_stack;
+
+use contract::UnitDesc;
+
+/// Every unit with RTL, in the order `gen --all` and `cosim --all` process them.
+pub static ALL: &[&UnitDesc] = &[&simt_stack::SPE_DESC];
+
+/// The unit named `name`, or an error listing the known units.
+pub fn find(name: &str) -> Result<&'static UnitDesc, String> {
+    ALL.iter().copied().find(|u| u.name == name).ok_or_else(|| {
+        let names: Vec<&str> = ALL.iter().map(|u| u.name).collect();
+        format!("unknown unit `{name}` (units: {})", names.join(", "))
+    })
+}

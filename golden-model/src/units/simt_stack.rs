@@ -25,6 +25,7 @@
 //!   in the next cycle without an update, one entry per cycle.
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp).
 
+use super::contract::{Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
 use crate::ptx::ir::END_PC;
 
 /// `upd_kind` encoding (§9.2).
@@ -58,6 +59,17 @@ pub struct SpeParams {
     pub warp_size: u32,
     pub depth: u32,
     pub pc_w: u32,
+}
+
+impl SpeParams {
+    /// From the generic parameter set of [`SPE_DESC`].
+    pub fn from_params(p: &Params) -> SpeParams {
+        SpeParams {
+            warp_size: p.get("WARP_SIZE") as u32,
+            depth: p.get("DEPTH") as u32,
+            pc_w: p.get("PC_W") as u32,
+        }
+    }
 }
 
 impl Default for SpeParams {
@@ -417,6 +429,318 @@ impl SimtStackSpe {
     }
 }
 
+// ---- the unit description and the generic by-name path (design.md §3) ----
+
+/// Parameters of `simt_stack_spe` (spec §9.1).
+pub const SPE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "WARP_SIZE",
+        default: 32,
+        min: 8,
+        max: 64,
+        doc: "threads per warp: lanes and mask width",
+    },
+    ParamSpec {
+        name: "DEPTH",
+        default: 16,
+        min: 2,
+        max: 64,
+        doc: "stack entries (A11)",
+    },
+    ParamSpec {
+        name: "PC_W",
+        default: 32,
+        min: 8,
+        max: 32,
+        doc: "PC width in bits",
+    },
+];
+
+const fn port(name: &'static str, role: Role, width: &'static str, doc: &'static str) -> PortSpec {
+    PortSpec {
+        name,
+        role,
+        width,
+        doc,
+    }
+}
+
+/// Ports of `simt_stack_spe` (spec §9.2, plus `dbg_done` for A12 v2).
+pub const SPE_PORTS: &[PortSpec] = &[
+    port("rst_n", Role::Input, "1", "synchronous active-low reset"),
+    port(
+        "launch_valid",
+        Role::Input,
+        "1",
+        "load the initial entry (clears the stack first)",
+    ),
+    port("launch_pc", Role::Input, "PC_W", "first PC of the warp"),
+    port(
+        "launch_rpc",
+        Role::Input,
+        "PC_W",
+        "RPC of the bottom entry (END_PC)",
+    ),
+    port(
+        "launch_mask",
+        Role::Input,
+        "WARP_SIZE",
+        "initial active threads",
+    ),
+    port(
+        "upd_valid",
+        Role::Input,
+        "1",
+        "the warp issued an instruction this cycle",
+    ),
+    port(
+        "upd_pc",
+        Role::Input,
+        "PC_W",
+        "PC of the issued instruction (must equal tos_pc)",
+    ),
+    port(
+        "upd_kind",
+        Role::Input,
+        "2",
+        "0 sequential, 1 branch, 2 jump, 3 exit",
+    ),
+    port(
+        "upd_taken",
+        Role::Input,
+        "WARP_SIZE",
+        "per-lane branch outcome / exiting lanes",
+    ),
+    port("upd_target", Role::Input, "PC_W", "taken target"),
+    port("upd_next", Role::Input, "PC_W", "fall-through PC"),
+    port("upd_rpc", Role::Input, "PC_W", "the branch's IPDOM"),
+    port(
+        "tos_valid",
+        Role::Registered,
+        "1",
+        "the TOS has live threads (schedulable)",
+    ),
+    port(
+        "tos_pc",
+        Role::Registered,
+        "PC_W",
+        "PC of the TOS (0 when empty)",
+    ),
+    port(
+        "tos_rpc",
+        Role::Registered,
+        "PC_W",
+        "RPC of the TOS (0 when empty)",
+    ),
+    port(
+        "tos_mask",
+        Role::Registered,
+        "WARP_SIZE",
+        "live threads of the TOS",
+    ),
+    port(
+        "depth",
+        Role::Registered,
+        "$clog2(DEPTH+1)",
+        "number of entries",
+    ),
+    port(
+        "ev_push2",
+        Role::Combinational,
+        "1",
+        "two entries pushed this cycle",
+    ),
+    port(
+        "ev_push1",
+        Role::Combinational,
+        "1",
+        "one entry pushed this cycle",
+    ),
+    port(
+        "ev_pop",
+        Role::Combinational,
+        "1",
+        "the TOS pops this cycle",
+    ),
+    port(
+        "ev_div",
+        Role::Combinational,
+        "1",
+        "a divergent branch this cycle",
+    ),
+    port(
+        "err_overflow",
+        Role::Registered,
+        "1",
+        "sticky: a push did not fit",
+    ),
+    port(
+        "err_pc",
+        Role::Registered,
+        "1",
+        "sticky: upd_pc differed from tos_pc",
+    ),
+    port(
+        "dbg_stack",
+        Role::Debug,
+        "DEPTH*(2*PC_W+WARP_SIZE)",
+        "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0",
+    ),
+    port(
+        "dbg_done",
+        Role::Debug,
+        "WARP_SIZE",
+        "threads that have exited (A12 v2)",
+    ),
+];
+
+/// The single description of `simt_stack_spe`.
+pub static SPE_DESC: UnitDesc = UnitDesc {
+    name: "simt_stack_spe",
+    summary: "per-warp single-path PDOM reconvergence stack",
+    spec: "specs/reconvergence-dpe.md §2, §9.2, §9.4",
+    params: SPE_PARAMS,
+    ports: SPE_PORTS,
+    standard_sets: &[
+        &[],
+        &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
+        &[("WARP_SIZE", 64), ("DEPTH", 8)],
+    ],
+    check: |_| Ok(()),
+    build: |p| Box::new(SpeUnit::new(p)),
+};
+
+/// Port positions of `simt_stack_spe` in [`SPE_PORTS`] order.
+mod spe_port {
+    pub const RST_N: usize = 0;
+    pub const LAUNCH_VALID: usize = 1;
+    pub const LAUNCH_PC: usize = 2;
+    pub const LAUNCH_RPC: usize = 3;
+    pub const LAUNCH_MASK: usize = 4;
+    pub const UPD_VALID: usize = 5;
+    pub const UPD_PC: usize = 6;
+    pub const UPD_KIND: usize = 7;
+    pub const UPD_TAKEN: usize = 8;
+    pub const UPD_TARGET: usize = 9;
+    pub const UPD_NEXT: usize = 10;
+    pub const UPD_RPC: usize = 11;
+    pub const TOS_VALID: usize = 12;
+    pub const TOS_PC: usize = 13;
+    pub const TOS_RPC: usize = 14;
+    pub const TOS_MASK: usize = 15;
+    pub const DEPTH: usize = 16;
+    pub const EV_PUSH2: usize = 17;
+    pub const EV_PUSH1: usize = 18;
+    pub const EV_POP: usize = 19;
+    pub const EV_DIV: usize = 20;
+    pub const ERR_OVERFLOW: usize = 21;
+    pub const ERR_PC: usize = 22;
+    pub const DBG_STACK: usize = 23;
+    pub const DBG_DONE: usize = 24;
+}
+
+impl SpeInputs {
+    /// The typed inputs from generic port values.
+    pub fn from_ports(ports: &[Bits]) -> SpeInputs {
+        use spe_port::*;
+        SpeInputs {
+            launch_valid: ports[LAUNCH_VALID].to_u64() != 0,
+            launch_pc: ports[LAUNCH_PC].to_u64() as u32,
+            launch_rpc: ports[LAUNCH_RPC].to_u64() as u32,
+            launch_mask: ports[LAUNCH_MASK].to_u64(),
+            upd_valid: ports[UPD_VALID].to_u64() != 0,
+            upd_pc: ports[UPD_PC].to_u64() as u32,
+            upd_kind: ports[UPD_KIND].to_u64() as u8,
+            upd_taken: ports[UPD_TAKEN].to_u64(),
+            upd_target: ports[UPD_TARGET].to_u64() as u32,
+            upd_next: ports[UPD_NEXT].to_u64() as u32,
+            upd_rpc: ports[UPD_RPC].to_u64() as u32,
+        }
+    }
+
+    /// Write these inputs into generic port values (`rst_n` is left as it is).
+    pub fn to_ports(&self, ports: &mut [Bits]) {
+        use spe_port::*;
+        ports[LAUNCH_VALID].set_u64(self.launch_valid as u64);
+        ports[LAUNCH_PC].set_u64(self.launch_pc as u64);
+        ports[LAUNCH_RPC].set_u64(self.launch_rpc as u64);
+        ports[LAUNCH_MASK].set_u64(self.launch_mask);
+        ports[UPD_VALID].set_u64(self.upd_valid as u64);
+        ports[UPD_PC].set_u64(self.upd_pc as u64);
+        ports[UPD_KIND].set_u64(self.upd_kind as u64);
+        ports[UPD_TAKEN].set_u64(self.upd_taken);
+        ports[UPD_TARGET].set_u64(self.upd_target as u64);
+        ports[UPD_NEXT].set_u64(self.upd_next as u64);
+        ports[UPD_RPC].set_u64(self.upd_rpc as u64);
+    }
+}
+
+/// `simt_stack_spe` behind the generic interface: converts ports and calls the typed model.
+pub struct SpeUnit {
+    params: Params,
+    stack: SimtStackSpe,
+}
+
+impl SpeUnit {
+    pub fn new(params: &Params) -> SpeUnit {
+        SpeUnit {
+            params: params.clone(),
+            stack: SimtStackSpe::new(SpeParams::from_params(params)),
+        }
+    }
+    pub fn stack(&self) -> &SimtStackSpe {
+        &self.stack
+    }
+}
+
+impl UnitModel for SpeUnit {
+    fn desc(&self) -> &'static UnitDesc {
+        &SPE_DESC
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn outputs(&self, ports: &mut [Bits]) {
+        use spe_port::*;
+        let s = &self.stack;
+        let in_reset = ports[RST_N].to_u64() == 0;
+        let ev = if in_reset {
+            SpeEvents::default()
+        } else {
+            s.events(&SpeInputs::from_ports(ports))
+        };
+        ports[TOS_VALID].set_u64(s.tos_valid() as u64);
+        ports[TOS_PC].set_u64(s.tos_pc() as u64);
+        ports[TOS_RPC].set_u64(s.tos_rpc() as u64);
+        ports[TOS_MASK].set_u64(s.tos_mask());
+        ports[DEPTH].set_u64(s.depth() as u64);
+        ports[EV_PUSH2].set_u64(ev.push2 as u64);
+        ports[EV_PUSH1].set_u64(ev.push1 as u64);
+        ports[EV_POP].set_u64(ev.pop as u64);
+        ports[EV_DIV].set_u64(ev.div as u64);
+        ports[ERR_OVERFLOW].set_u64(s.err_overflow() as u64);
+        ports[ERR_PC].set_u64(s.err_pc() as u64);
+        let (pc_w, ws) = (s.params.pc_w, s.params.warp_size);
+        let entry_w = 2 * pc_w + ws;
+        let dbg = &mut ports[DBG_STACK];
+        dbg.clear();
+        for (i, e) in s.entries().iter().enumerate() {
+            let base = i as u32 * entry_w;
+            dbg.set_field(base, ws, e.mask);
+            dbg.set_field(base + ws, pc_w, e.rpc as u64);
+            dbg.set_field(base + ws + pc_w, pc_w, e.pc as u64);
+        }
+        ports[DBG_DONE].set_u64(s.done_mask());
+    }
+    fn tick(&mut self, ports: &[Bits]) {
+        if ports[spe_port::RST_N].to_u64() == 0 {
+            self.stack.reset();
+        } else {
+            self.stack.tick(&SpeInputs::from_ports(ports));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,6 +817,123 @@ mod tests {
             18 => 0b1111,
             _ => 0,
         }
+    }
+
+    #[test]
+    fn port_positions_match_the_port_list() {
+        use spe_port::*;
+        let at = |name| SPE_DESC.port_index(name).unwrap();
+        assert_eq!(
+            [
+                RST_N,
+                LAUNCH_VALID,
+                LAUNCH_PC,
+                LAUNCH_RPC,
+                LAUNCH_MASK,
+                UPD_VALID,
+                UPD_PC
+            ],
+            [
+                at("rst_n"),
+                at("launch_valid"),
+                at("launch_pc"),
+                at("launch_rpc"),
+                at("launch_mask"),
+                at("upd_valid"),
+                at("upd_pc")
+            ]
+        );
+        assert_eq!(
+            [UPD_KIND, UPD_TAKEN, UPD_TARGET, UPD_NEXT, UPD_RPC, TOS_VALID, TOS_PC, TOS_RPC],
+            [
+                at("upd_kind"),
+                at("upd_taken"),
+                at("upd_target"),
+                at("upd_next"),
+                at("upd_rpc"),
+                at("tos_valid"),
+                at("tos_pc"),
+                at("tos_rpc")
+            ]
+        );
+        assert_eq!(
+            [
+                TOS_MASK,
+                DEPTH,
+                EV_PUSH2,
+                EV_PUSH1,
+                EV_POP,
+                EV_DIV,
+                ERR_OVERFLOW,
+                ERR_PC
+            ],
+            [
+                at("tos_mask"),
+                at("depth"),
+                at("ev_push2"),
+                at("ev_push1"),
+                at("ev_pop"),
+                at("ev_div"),
+                at("err_overflow"),
+                at("err_pc")
+            ]
+        );
+        assert_eq!([DBG_STACK, DBG_DONE], [at("dbg_stack"), at("dbg_done")]);
+        assert_eq!(SPE_PORTS.len(), 25);
+        let p = SPE_DESC.params::<&str>(&[]).unwrap();
+        let w = SPE_DESC.widths(&p);
+        assert_eq!(w[DBG_STACK], 16 * 96);
+        assert_eq!(w[DEPTH], 5);
+    }
+
+    #[test]
+    fn generic_path_matches_typed_path() {
+        let p = SPE_DESC
+            .params(&[("WARP_SIZE", 8u64), ("DEPTH", 4)])
+            .unwrap();
+        let mut unit = (SPE_DESC.build)(&p);
+        let mut ports = SPE_DESC.zero_ports(&p);
+        let mut typed = SimtStackSpe::new(SpeParams::from_params(&p));
+        ports[spe_port::RST_N].set_u64(1);
+        let steps = [
+            SpeInputs {
+                launch_valid: true,
+                launch_pc: 0,
+                launch_rpc: END_PC,
+                launch_mask: 0xff,
+                ..Default::default()
+            },
+            upd(0, UpdKind::Branch, 0x0f, 6, 9),
+            upd(1, UpdKind::Seq, 0, 0, 0),
+        ];
+        for inp in steps {
+            inp.to_ports(&mut ports);
+            unit.outputs(&mut ports);
+            let ev = typed.events(&inp);
+            assert_eq!(ports[spe_port::EV_DIV].to_u64() != 0, ev.div);
+            unit.tick(&ports);
+            typed.tick(&inp);
+        }
+        unit.outputs(&mut ports);
+        assert_eq!(ports[spe_port::DEPTH].to_u64(), typed.depth() as u64);
+        assert_eq!(ports[spe_port::TOS_PC].to_u64(), typed.tos_pc() as u64);
+        // dbg_stack entry 1 (the taken path) is {pc=6, rpc=9, mask=0x0f}; PC_W=32, WARP_SIZE=8.
+        let entry_w = 2 * 32 + 8;
+        let dbg = &ports[spe_port::DBG_STACK];
+        assert_eq!(dbg.field(entry_w, 8), 0x0f);
+        assert_eq!(dbg.field(entry_w + 8, 32), 9);
+        assert_eq!(dbg.field(entry_w + 40, 32), 6);
+        assert_eq!(
+            dbg.field(3 * entry_w, 64),
+            0,
+            "entries above depth read zero"
+        );
+        // reset through rst_n
+        ports[spe_port::RST_N].set_u64(0);
+        unit.tick(&ports);
+        ports[spe_port::RST_N].set_u64(1);
+        unit.outputs(&mut ports);
+        assert_eq!(ports[spe_port::DEPTH].to_u64(), 0);
     }
 
     #[test]

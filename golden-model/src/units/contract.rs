@@ -1,0 +1,558 @@
+//! The unit contract (design.md §3): every hardware unit is described once — parameters,
+//! ports with parameter-dependent widths, which outputs are registered — and that
+//! description drives the RTL generator, the co-simulator and the trace files.
+//!
+//! Two ways into the same model code:
+//! - the typed fast path: each unit's own struct (`SimtStackSpe::tick(&SpeInputs)` ...),
+//!   used by the GPU model in its hot loop;
+//! - the generic by-name path: [`UnitModel`], which reads and writes every port as a
+//!   [`Bits`] value of any width, used by the generator, the co-simulator and trace files.
+//!   Each unit's `UnitModel` impl is a thin adapter that converts [`Bits`] to its typed
+//!   inputs and calls the typed functions, so there is never a second implementation.
+//!
+//! Semantics shared by every unit: one clock `clk` (implicit, not in the port list) and a
+//! synchronous active-low reset `rst_n` (always the first input port). Per cycle,
+//! `outputs(t) = g(state(t), inputs(t))` and `state(t+1) = f(state(t), inputs(t))`.
+//! Registered outputs depend on the state only; combinational outputs also on the inputs.
+//! While `rst_n` is low every combinational output reads 0 and the edge resets the state.
+
+use std::fmt;
+
+/// A bit vector of a fixed width, little-endian 64-bit words (bit 0 is bit 0 of word 0).
+/// Bits above `width` are always zero.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Bits {
+    width: u32,
+    words: Vec<u64>,
+}
+
+impl Bits {
+    pub fn zero(width: u32) -> Bits {
+        Bits {
+            width,
+            words: vec![0; width.div_ceil(64).max(1) as usize],
+        }
+    }
+
+    /// A value of at most 64 bits (truncated to `width`).
+    pub fn from_u64(width: u32, value: u64) -> Bits {
+        let mut b = Bits::zero(width);
+        b.set_u64(value);
+        b
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Overwrite from raw words (extra bits above `width` are cleared).
+    pub fn set_words(&mut self, words: &[u64]) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w = words.get(i).copied().unwrap_or(0);
+        }
+        self.clear_above_width();
+    }
+
+    /// The low 64 bits.
+    #[inline]
+    pub fn to_u64(&self) -> u64 {
+        self.words[0]
+    }
+
+    /// Set the whole value from at most 64 bits (truncated to `width`).
+    #[inline]
+    pub fn set_u64(&mut self, value: u64) {
+        self.words[0] = value;
+        for w in &mut self.words[1..] {
+            *w = 0;
+        }
+        self.clear_above_width();
+    }
+
+    pub fn bit(&self, i: u32) -> bool {
+        i < self.width && (self.words[(i / 64) as usize] >> (i % 64)) & 1 == 1
+    }
+
+    pub fn set_bit(&mut self, i: u32, v: bool) {
+        if i >= self.width {
+            return;
+        }
+        let (w, b) = ((i / 64) as usize, i % 64);
+        if v {
+            self.words[w] |= 1 << b;
+        } else {
+            self.words[w] &= !(1 << b);
+        }
+    }
+
+    /// Write `width` (at most 64) bits of `value` at bit offset `lsb` (a field of a
+    /// flattened vector); bits beyond the vector's width are dropped.
+    pub fn set_field(&mut self, lsb: u32, width: u32, value: u64) {
+        if lsb >= self.width {
+            return;
+        }
+        let width = width.min(64).min(self.width - lsb);
+        if width == 0 {
+            return;
+        }
+        let value = value & low_mask(width);
+        let (w, b) = ((lsb / 64) as usize, lsb % 64);
+        self.words[w] = (self.words[w] & !(low_mask(width) << b)) | (value << b);
+        if b + width > 64 && w + 1 < self.words.len() {
+            let hi = b + width - 64;
+            self.words[w + 1] = (self.words[w + 1] & !low_mask(hi)) | (value >> (64 - b));
+        }
+    }
+
+    /// Read `width` (at most 64) bits at bit offset `lsb`.
+    pub fn field(&self, lsb: u32, width: u32) -> u64 {
+        let width = width.min(64);
+        if width == 0 || lsb >= self.width {
+            return 0;
+        }
+        let (w, b) = ((lsb / 64) as usize, lsb % 64);
+        let mut v = self.words[w] >> b;
+        if b + width > 64 && w + 1 < self.words.len() {
+            v |= self.words[w + 1] << (64 - b);
+        }
+        v & low_mask(width)
+    }
+
+    pub fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+
+    fn clear_above_width(&mut self) {
+        let full = (self.width / 64) as usize;
+        let rem = self.width % 64;
+        for (i, w) in self.words.iter_mut().enumerate() {
+            if i > full || (i == full && rem == 0) {
+                *w = 0;
+            } else if i == full {
+                *w &= (1u64 << rem) - 1;
+            }
+        }
+    }
+
+    /// Bit positions where `self` and `other` differ.
+    pub fn diff_bits(&self, other: &Bits) -> Vec<u32> {
+        (0..self.width.max(other.width))
+            .filter(|&i| self.bit(i) != other.bit(i))
+            .collect()
+    }
+
+    /// Hexadecimal, most significant digit first, `width.div_ceil(4)` digits.
+    pub fn to_hex(&self) -> String {
+        let digits = self.width.div_ceil(4).max(1);
+        (0..digits)
+            .rev()
+            .map(|d| {
+                let nib = self.field(d * 4, 4);
+                char::from_digit(nib as u32, 16).unwrap()
+            })
+            .collect()
+    }
+
+    /// Parse the output of [`Bits::to_hex`] (an optional `0x` prefix is accepted).
+    pub fn from_hex(width: u32, hex: &str) -> Result<Bits, String> {
+        let hex = hex.trim().trim_start_matches("0x");
+        let mut b = Bits::zero(width);
+        for (d, c) in hex.chars().rev().enumerate() {
+            let nib = c
+                .to_digit(16)
+                .ok_or_else(|| format!("`{c}` is not a hexadecimal digit in `{hex}`"))?;
+            let lsb = d as u32 * 4;
+            if lsb >= width {
+                if nib != 0 {
+                    return Err(format!("value 0x{hex} does not fit in {width} bits"));
+                }
+                continue;
+            }
+            b.set_field(lsb, 4, nib as u64);
+            if b.field(lsb, 4) != nib as u64 {
+                return Err(format!("value 0x{hex} does not fit in {width} bits"));
+            }
+        }
+        Ok(b)
+    }
+}
+
+impl fmt::Debug for Bits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}'h{}", self.width, self.to_hex())
+    }
+}
+
+/// What a port is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// An input port.
+    Input,
+    /// An output that is a function of the state alone.
+    Registered,
+    /// An output that is a function of the state and this cycle's inputs.
+    Combinational,
+    /// Flattened internal state exposed for co-simulation (registered).
+    Debug,
+}
+
+impl Role {
+    pub fn is_input(self) -> bool {
+        self == Role::Input
+    }
+}
+
+/// One port: its name (same in the model, the Verilog and the traces), role and width.
+/// `width` is a Verilog constant expression over the unit's parameters (`+ - * / ( )`,
+/// integer literals, parameter names and `$clog2(...)`), rendered into the Verilog as
+/// written and evaluated in Rust by [`eval_width`], so the two cannot drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSpec {
+    pub name: &'static str,
+    pub role: Role,
+    pub width: &'static str,
+    pub doc: &'static str,
+}
+
+/// A parameter with its valid range (same name as the Verilog parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub default: u64,
+    pub min: u64,
+    pub max: u64,
+    pub doc: &'static str,
+}
+
+/// Concrete parameter values of one unit instance, in the unit's declaration order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Params {
+    values: Vec<(&'static str, u64)>,
+}
+
+impl Params {
+    /// Every parameter at its default.
+    pub fn defaults(specs: &[ParamSpec]) -> Params {
+        Params {
+            values: specs.iter().map(|p| (p.name, p.default)).collect(),
+        }
+    }
+
+    /// The value of parameter `name`; panics on a name the unit does not declare (a bug in
+    /// the unit's own code, never user input: user overrides go through [`UnitDesc::params`]).
+    pub fn get(&self, name: &str) -> u64 {
+        self.values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("unit has no parameter {name}"))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.values.iter().copied()
+    }
+
+    fn set(&mut self, name: &str, value: u64) -> bool {
+        match self.values.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => {
+                slot.1 = value;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl fmt::Display for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
+/// The generic by-name interface of a unit model. Port values are passed as one slice in
+/// port-list order (inputs are read from input positions, outputs written to the others).
+pub trait UnitModel: Send {
+    fn desc(&self) -> &'static UnitDesc;
+    fn params(&self) -> &Params;
+    /// `outputs(t) = g(state(t), inputs(t))`: writes every non-input port of `ports`.
+    fn outputs(&self, ports: &mut [Bits]);
+    /// The clock edge: `state(t+1) = f(state(t), inputs(t))` (reads the input ports only).
+    fn tick(&mut self, ports: &[Bits]);
+}
+
+/// The single description of a unit.
+pub struct UnitDesc {
+    /// The RTL module name.
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Where the unit is specified (shown in the generated Verilog header).
+    pub spec: &'static str,
+    pub params: &'static [ParamSpec],
+    pub ports: &'static [PortSpec],
+    /// Parameter sets every test and `cosim --all` covers (overrides of the defaults).
+    pub standard_sets: &'static [&'static [(&'static str, u64)]],
+    /// Cross-parameter rules beyond each parameter's range.
+    pub check: fn(&Params) -> Result<(), String>,
+    pub build: fn(&Params) -> Box<dyn UnitModel>,
+}
+
+impl fmt::Debug for UnitDesc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UnitDesc({})", self.name)
+    }
+}
+
+impl UnitDesc {
+    /// Parameters from the defaults plus `overrides` (`NAME=VALUE` pairs), validated.
+    pub fn params<S: AsRef<str>>(&'static self, overrides: &[(S, u64)]) -> Result<Params, String> {
+        let mut p = Params::defaults(self.params);
+        for (name, value) in overrides {
+            let name = name.as_ref();
+            if !p.set(name, *value) {
+                let known: Vec<&str> = self.params.iter().map(|s| s.name).collect();
+                return Err(format!(
+                    "unit {} has no parameter {name} (its parameters: {})",
+                    self.name,
+                    known.join(", ")
+                ));
+            }
+        }
+        for spec in self.params {
+            let v = p.get(spec.name);
+            if v < spec.min || v > spec.max {
+                return Err(format!(
+                    "{}: parameter {}={v} is out of range {}..={} ({})",
+                    self.name, spec.name, spec.min, spec.max, spec.doc
+                ));
+            }
+        }
+        (self.check)(&p).map_err(|e| format!("{}: {e}", self.name))?;
+        Ok(p)
+    }
+
+    /// The standard parameter sets, validated.
+    pub fn standard_params(&'static self) -> Vec<Params> {
+        self.standard_sets
+            .iter()
+            .map(|set| {
+                self.params(set)
+                    .unwrap_or_else(|e| panic!("bad standard parameter set: {e}"))
+            })
+            .collect()
+    }
+
+    /// Port widths for concrete parameters, in port-list order.
+    pub fn widths(&self, params: &Params) -> Vec<u32> {
+        self.ports
+            .iter()
+            .map(|p| {
+                eval_width(p.width, params).unwrap_or_else(|e| {
+                    panic!(
+                        "unit {} port {}: bad width expression: {e}",
+                        self.name, p.name
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Zeroed port values for concrete parameters, in port-list order.
+    pub fn zero_ports(&self, params: &Params) -> Vec<Bits> {
+        self.widths(params).into_iter().map(Bits::zero).collect()
+    }
+
+    pub fn port_index(&self, name: &str) -> Option<usize> {
+        self.ports.iter().position(|p| p.name == name)
+    }
+}
+
+/// Evaluate a width expression (see [`PortSpec::width`]) for concrete parameters.
+pub fn eval_width(expr: &str, params: &Params) -> Result<u32, String> {
+    let mut p = ExprParser {
+        s: expr.as_bytes(),
+        i: 0,
+        params,
+    };
+    let v = p.sum()?;
+    p.skip_ws();
+    if p.i != p.s.len() {
+        return Err(format!("unexpected text at column {} of `{expr}`", p.i + 1));
+    }
+    u32::try_from(v).map_err(|_| format!("`{expr}` = {v} is not a valid width"))
+}
+
+struct ExprParser<'a> {
+    s: &'a [u8],
+    i: usize,
+    params: &'a Params,
+}
+
+impl ExprParser<'_> {
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        self.skip_ws();
+        if self.s.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn sum(&mut self) -> Result<i64, String> {
+        let mut v = self.product()?;
+        loop {
+            if self.eat(b'+') {
+                v += self.product()?;
+            } else if self.eat(b'-') {
+                v -= self.product()?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn product(&mut self) -> Result<i64, String> {
+        let mut v = self.atom()?;
+        loop {
+            if self.eat(b'*') {
+                v *= self.atom()?;
+            } else if self.eat(b'/') {
+                let d = self.atom()?;
+                if d == 0 {
+                    return Err("division by zero".into());
+                }
+                v /= d;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+    fn atom(&mut self) -> Result<i64, String> {
+        self.skip_ws();
+        if self.eat(b'(') {
+            let v = self.sum()?;
+            return if self.eat(b')') {
+                Ok(v)
+            } else {
+                Err("missing `)`".into())
+            };
+        }
+        let start = self.i;
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || b"_$".contains(&self.s[self.i]))
+        {
+            self.i += 1;
+        }
+        let word = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+        if word.is_empty() {
+            return Err(format!("expected a value at column {}", start + 1));
+        }
+        if word == "$clog2" {
+            if !self.eat(b'(') {
+                return Err("`$clog2` needs `(`".into());
+            }
+            let v = self.sum()?;
+            if !self.eat(b')') {
+                return Err("missing `)`".into());
+            }
+            return Ok(clog2(v.max(0) as u64) as i64);
+        }
+        if word.as_bytes()[0].is_ascii_digit() {
+            return word.parse().map_err(|_| format!("bad number `{word}`"));
+        }
+        self.params
+            .iter()
+            .find(|(n, _)| *n == word)
+            .map(|(_, v)| v as i64)
+            .ok_or_else(|| format!("unknown parameter `{word}`"))
+    }
+}
+
+/// Verilog `$clog2`: the number of bits needed to index `n` items (0 for n <= 1).
+pub fn clog2(n: u64) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
+}
+
+/// A mask of the low `n` bits (n <= 64).
+#[inline]
+pub fn low_mask(n: u32) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[ParamSpec] = &[
+        ParamSpec {
+            name: "WARP_SIZE",
+            default: 32,
+            min: 8,
+            max: 64,
+            doc: "",
+        },
+        ParamSpec {
+            name: "DEPTH",
+            default: 16,
+            min: 2,
+            max: 64,
+            doc: "",
+        },
+    ];
+
+    #[test]
+    fn width_expressions() {
+        let p = Params::defaults(P);
+        assert_eq!(eval_width("WARP_SIZE", &p), Ok(32));
+        assert_eq!(eval_width("DEPTH*(2*32+WARP_SIZE)", &p), Ok(16 * 96));
+        assert_eq!(eval_width("$clog2(DEPTH+1)", &p), Ok(5));
+        assert_eq!(eval_width(" 1 ", &p), Ok(1));
+        assert!(eval_width("FOO", &p).is_err());
+        assert!(eval_width("(1", &p).is_err());
+        assert!(eval_width("1 2", &p).is_err());
+    }
+
+    #[test]
+    fn clog2_matches_verilog() {
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 16, 17].map(clog2),
+            [0, 0, 1, 2, 2, 3, 4, 5]
+        );
+    }
+
+    #[test]
+    fn bits_hex_round_trip_and_diff() {
+        let mut b = Bits::zero(70);
+        b.set_field(60, 8, 0xab);
+        b.set_bit(0, true);
+        let hex = b.to_hex();
+        assert_eq!(hex.len(), 18);
+        assert_eq!(Bits::from_hex(70, &hex).unwrap(), b);
+        let mut c = b.clone();
+        c.set_bit(65, false);
+        assert_eq!(b.diff_bits(&c), vec![65]);
+        assert!(Bits::from_hex(4, "1f").is_err());
+        assert_eq!(Bits::from_u64(4, 0xff).to_u64(), 0xf);
+    }
+}
