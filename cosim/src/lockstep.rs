@@ -474,7 +474,11 @@ impl Cosim {
             format: FORMAT.into(),
             unit: self.desc.name.into(),
             instance: self.instance.clone(),
-            params: self.params.iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            params: self
+                .params
+                .iter()
+                .map(|(n, v)| (n.to_string(), v))
+                .collect(),
             rtl: self.rtl.clone(),
             inputs: log
                 .inputs
@@ -494,7 +498,8 @@ impl Cosim {
         let first = self.write_windows(log, d.cycle, &rtl_vcd, &model_vcd)?;
         d.rtl_vcd = Some(rtl_vcd);
         d.model_vcd = Some(model_vcd);
-        d.reproduced = Some(first.as_ref().map(|(c, p)| (*c, p.as_str())) == Some((d.cycle, d.port())));
+        d.reproduced =
+            Some(first.as_ref().map(|(c, p)| (*c, p.as_str())) == Some((d.cycle, d.port())));
         Ok(())
     }
 
@@ -562,6 +567,12 @@ impl Cosim {
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }

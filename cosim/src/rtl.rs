@@ -12,7 +12,9 @@ use std::sync::Arc;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
 
 #[cfg(not(target_endian = "little"))]
-compile_error!("warpforge-cosim maps Verilator's port words directly and needs a little-endian host");
+compile_error!(
+    "warpforge-cosim maps Verilator's port words directly and needs a little-endian host"
+);
 
 type NewFn = unsafe extern "C" fn(c_int) -> *mut c_void;
 type HandleFn = unsafe extern "C" fn(*mut c_void);
@@ -80,9 +82,8 @@ impl RtlLibrary {
         macro_rules! sym {
             ($name:literal, $t:ty) => {{
                 // SAFETY: the shim defines these symbols with exactly these C signatures.
-                let s: libloading::Symbol<$t> =
-                    unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                        .map_err(|e| load_err(path, e))?;
+                let s: libloading::Symbol<$t> = unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| load_err(path, e))?;
                 *s
             }};
         }

@@ -325,7 +325,10 @@ mod tests {
         let h = "    VL_IN8(&__SYM__set,0,0);\n    VL_IN8(&clk,0,0);\n    VL_IN16(&a,15,0);\n    VL_OUTW(&wide_out,69,0,3);\n    VL_OUT64(&q,40,0);\n  VL_IN(&x,31,0);";
         let p = parse_header_ports(h);
         assert_eq!(p.len(), 6);
-        assert_eq!((p[0].name.as_str(), p[0].member.as_str()), ("set", "__SYM__set"));
+        assert_eq!(
+            (p[0].name.as_str(), p[0].member.as_str()),
+            ("set", "__SYM__set")
+        );
         let p = &p[1..];
         assert_eq!(
             p[2],

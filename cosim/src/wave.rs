@@ -25,7 +25,10 @@ impl<W: Write> ModelVcd<W> {
     ) -> std::io::Result<ModelVcd<W>> {
         let mut w = vcd::Writer::new(out);
         w.version("warpforge-cosim unit model")?;
-        w.comment(&format!("unit {} ({params}) instance {instance}", desc.name))?;
+        w.comment(&format!(
+            "unit {} ({params}) instance {instance}",
+            desc.name
+        ))?;
         w.timescale(1, TimescaleUnit::NS)?;
         w.add_module(desc.name)?;
         let clk = w.add_wire(1, "clk")?;
@@ -63,7 +66,8 @@ impl<W: Write> ModelVcd<W> {
                 self.bits.clear();
                 self.bits
                     .extend((0..v.width()).rev().map(|b| Value::from(v.bit(b))));
-                self.w.change_vector(self.ids[i], self.bits.iter().copied())?;
+                self.w
+                    .change_vector(self.ids[i], self.bits.iter().copied())?;
             }
             self.prev[i] = Some(v.clone());
         }
