@@ -194,7 +194,7 @@ module toy_ptrs (
       wr_ptr <= 3'd0;
       rd_ptr <= 3'd0;
       count <= 4'd0;
-      flags <= 8'd0;
+      flags <= 8'h81;
       err <= 1'b0;
     end else begin
       if (do_push) wr_ptr <= wr_ptr + 3'd1;
@@ -224,7 +224,7 @@ impl Ptrs {
             wr: 0,
             rd: 0,
             count: 0,
-            flags: 0,
+            flags: 0x81,
             err: false,
         }
     }
