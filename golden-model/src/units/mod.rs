@@ -4,6 +4,7 @@
 //! its description to [`ALL`].
 pub mod contract;
 pub mod simt_stack;
+pub mod trace;
 
 use contract::UnitDesc;
 
