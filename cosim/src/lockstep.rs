@@ -14,6 +14,7 @@
 use crate::build::{self, BuildOptions, BuiltModel, RtlSource};
 use crate::replay::{InputLog, Replay, ReplayHeader, FORMAT};
 use crate::rtl::{RtlError, RtlLibrary, RtlModel};
+use crate::stimulus::TraceStimulus;
 use crate::wave::ModelVcd;
 use crate::CosimError;
 use std::fmt;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc, UnitModel};
+use warpforge_model::units::trace::Trace;
 
 /// The driver of a unit's inputs.
 pub trait Stimulus {
@@ -205,6 +207,9 @@ impl fmt::Display for Divergence {
     }
 }
 
+/// The unit model, the RTL instance and the shared port vector, after reset.
+type Sides = (Box<dyn UnitModel>, RtlModel, Vec<Bits>);
+
 /// Cycles of VCD before and after the failing cycle.
 pub const VCD_WINDOW: u64 = 32;
 /// Cycles of inputs in the divergence report.
@@ -300,7 +305,7 @@ impl Cosim {
     }
 
     /// Both sides after the implicit reset cycle.
-    fn start(&self, trace: bool) -> Result<(Box<dyn UnitModel>, RtlModel, Vec<Bits>), CosimError> {
+    fn start(&self, trace: bool) -> Result<Sides, CosimError> {
         let mut model = (self.desc.build)(&self.params);
         let mut rtl = self.rtl_model(trace)?;
         let ports = self.desc.zero_ports(&self.params);
@@ -312,6 +317,37 @@ impl Cosim {
 
     /// Run until the stimulus ends (or `max_cycles`), comparing every cycle.
     pub fn run<S: Stimulus + ?Sized>(&self, stim: &mut S) -> Result<Summary, CosimError> {
+        self.run_instance(&self.instance, stim)
+    }
+
+    /// Replay every instance of a unit trace recorded by the GPU model
+    /// (`warpforge run --record-unit`), one lockstep run per instance, stopping at the
+    /// first divergence.
+    pub fn run_trace(&self, trace: &Trace) -> Result<Vec<Summary>, CosimError> {
+        if trace.desc.name != self.desc.name || trace.params != self.params {
+            return Err(CosimError::Replay(format!(
+                "the trace is of {} ({}), this co-simulation is {} ({})",
+                trace.desc.name, trace.params, self.desc.name, self.params
+            )));
+        }
+        let mut out = vec![];
+        for (i, inst) in trace.header.instances.iter().enumerate() {
+            let mut stim = TraceStimulus::new(trace, i).map_err(CosimError::Replay)?;
+            let s = self.run_instance(&inst.name, &mut stim)?;
+            if let Some(e) = stim.error() {
+                return Err(CosimError::Replay(format!("instance {}: {e}", inst.name)));
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// [`Cosim::run`] under another instance name (reports and file names).
+    pub fn run_instance<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+    ) -> Result<Summary, CosimError> {
         let (mut model, mut rtl, mut ports) = self.start(false)?;
         let reads = stim.reads_outputs();
         let record = !stim.can_rewind();
@@ -333,7 +369,7 @@ impl Cosim {
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
             model.outputs(&mut ports);
             if rtl.first_mismatch(&ports).is_some() {
-                let d = self.diverged(cycle, &mut *model, &rtl, &mut ports, stim, log);
+                let d = self.diverged(instance, cycle, &mut *model, &rtl, &mut ports, stim, log);
                 return Err(CosimError::Divergence(Box::new(d)));
             }
             model.tick(&ports);
@@ -343,7 +379,7 @@ impl Cosim {
         let elapsed = t0.elapsed();
         Ok(Summary {
             unit: self.desc.name.to_string(),
-            instance: self.instance.clone(),
+            instance: instance.to_string(),
             params: self.params.to_string(),
             cycles: cycle,
             ports_compared: compared,
@@ -375,8 +411,10 @@ impl Cosim {
 
     /// Build the divergence report and (with a failure directory) its artifacts.
     #[cold]
+    #[allow(clippy::too_many_arguments)]
     fn diverged<S: Stimulus + ?Sized>(
         &self,
+        instance: &str,
         cycle: u64,
         model: &mut dyn UnitModel,
         rtl: &RtlModel,
@@ -427,7 +465,7 @@ impl Cosim {
             .collect();
         let mut d = Divergence {
             unit: self.desc.name.to_string(),
-            instance: self.instance.clone(),
+            instance: instance.to_string(),
             params: self.params.to_string(),
             cycle,
             mismatches,
@@ -465,7 +503,7 @@ impl Cosim {
         let stem = format!(
             "{}-{}-{}-c{}",
             self.desc.name,
-            sanitize(&self.instance),
+            sanitize(&d.instance),
             &self.built.hash[..8],
             d.cycle
         );
@@ -495,7 +533,7 @@ impl Cosim {
         d.replay = Some(replay);
         let rtl_vcd = dir.join(format!("{stem}.rtl.vcd"));
         let model_vcd = dir.join(format!("{stem}.model.vcd"));
-        let first = self.write_windows(log, d.cycle, &rtl_vcd, &model_vcd)?;
+        let first = self.write_windows(log, d.cycle, &d.instance, &rtl_vcd, &model_vcd)?;
         d.rtl_vcd = Some(rtl_vcd);
         d.model_vcd = Some(model_vcd);
         d.reproduced =
@@ -510,6 +548,7 @@ impl Cosim {
         &self,
         log: &InputLog,
         fail: u64,
+        instance: &str,
         rtl_vcd: &Path,
         model_vcd: &Path,
     ) -> Result<Option<(u64, String)>, CosimError> {
@@ -527,7 +566,7 @@ impl Cosim {
                         std::io::BufWriter::new(f),
                         self.desc,
                         &self.params,
-                        &self.instance,
+                        instance,
                     )
                     .map_err(io)?,
                 );

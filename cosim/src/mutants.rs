@@ -80,9 +80,8 @@ struct Tok<'a> {
 }
 
 const OPS: [&str; 31] = [
-    "<<<", ">>>", "===", "!==", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "~&", "~|",
-    "~^", "^~", "->", "**", "+:", "-:", "(*", "*)", "+", "-", "*", "/", "%", "&", "|", "^",
-    "~",
+    "<<<", ">>>", "===", "!==", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "~&", "~|", "~^",
+    "^~", "->", "**", "+:", "-:", "(*", "*)", "+", "-", "*", "/", "%", "&", "|", "^", "~",
 ];
 
 fn lex(src: &str) -> Vec<Tok<'_>> {
@@ -101,12 +100,18 @@ fn lex(src: &str) -> Vec<Tok<'_>> {
                 i += 1;
             }
         } else if src[i..].starts_with("/*") {
-            let end = src[i + 2..].find("*/").map(|e| i + 4 + e).unwrap_or(b.len());
+            let end = src[i + 2..]
+                .find("*/")
+                .map(|e| i + 4 + e)
+                .unwrap_or(b.len());
             line += src[i..end].matches('\n').count();
             i = end;
         } else if src[i..].starts_with("(*") && !src[i..].starts_with("(*)") {
             // attribute (* ... *)
-            let end = src[i + 2..].find("*)").map(|e| i + 4 + e).unwrap_or(b.len());
+            let end = src[i + 2..]
+                .find("*)")
+                .map(|e| i + 4 + e)
+                .unwrap_or(b.len());
             line += src[i..end].matches('\n').count();
             i = end;
         } else if c == b'"' {
@@ -246,7 +251,7 @@ fn scan(toks: &[Tok]) -> Sites {
     let mut guarded = false;
     let mut decl = false;
     let mut in_header = false; // module header up to its `;`
-    // Paren groups that are statement headers (if/for/case/while/@): (depth, kind, open idx)
+                               // Paren groups that are statement headers (if/for/case/while/@): (depth, kind, open idx)
     let mut headers: Vec<(i32, &str, usize)> = vec![];
     let mut pending_header: Option<&str> = None;
     let mut for_depth: Option<i32> = None;
@@ -256,9 +261,7 @@ fn scan(toks: &[Tok]) -> Sites {
     let mut reset_until: Option<i32> = None; // block depth of the reset `begin`
     let mut reset_single = false; // single-statement reset branch
 
-    let operand_end = |t: &Tok| {
-        t.kind != Kind::Op || matches!(t.text, ")" | "]" | "}")
-    };
+    let operand_end = |t: &Tok| t.kind != Kind::Op || matches!(t.text, ")" | "]" | "}");
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
@@ -267,10 +270,13 @@ fn scan(toks: &[Tok]) -> Sites {
             (Kind::Ident, "module") => {
                 in_header = true;
             }
-            (Kind::Ident, kw) if paren == 0 && DECL_KEYWORDS.contains(&kw) && assigned.is_none() => {
-                if !in_header {
-                    decl = true;
-                }
+            (Kind::Ident, kw)
+                if paren == 0
+                    && !in_header
+                    && DECL_KEYWORDS.contains(&kw)
+                    && assigned.is_none() =>
+            {
+                decl = true;
             }
             (Kind::Ident, "begin") => {
                 block_depth += 1;
@@ -324,8 +330,7 @@ fn scan(toks: &[Tok]) -> Sites {
                         }
                         if kind == "if" && !skip {
                             s.ifs.push((open, i));
-                            let cond: String =
-                                toks[open + 1..i].iter().map(|t| t.text).collect();
+                            let cond: String = toks[open + 1..i].iter().map(|t| t.text).collect();
                             if matches!(
                                 cond.as_str(),
                                 "!rst_n" | "~rst_n" | "rst_n==1'b0" | "rst_n==0" | "(!rst_n)"
@@ -380,20 +385,18 @@ fn scan(toks: &[Tok]) -> Sites {
             (Kind::Op, "==" | "!=" | "<" | ">=" | ">" | "<=") if !skip => {
                 s.compare.push(i);
             }
-            (Kind::Op, "+" | "-") if !skip => {
-                if i > 0
+            (Kind::Op, "+" | "-")
+                if !skip
+                    && i > 0
                     && operand_end(&toks[i - 1])
                     && toks.get(i + 1).is_some_and(|n| {
                         n.kind == Kind::Number && literal_value(n.text) == Some(1)
-                    })
-                {
-                    s.off_by_one.push(i);
-                }
+                    }) =>
+            {
+                s.off_by_one.push(i);
             }
-            (Kind::Op, "&" | "|") if !skip => {
-                if i > 0 && operand_end(&toks[i - 1]) {
-                    s.mask.push(i);
-                }
+            (Kind::Op, "&" | "|") if !skip && i > 0 && operand_end(&toks[i - 1]) => {
+                s.mask.push(i);
             }
             (Kind::Op, "&&" | "||") if !skip => s.mask.push(i),
             _ => {}
@@ -409,7 +412,13 @@ struct Gen<'a> {
 }
 
 impl Gen<'_> {
-    fn push(&mut self, class: MutantClass, line: usize, description: String, edits: &[(usize, usize, String)]) {
+    fn push(
+        &mut self,
+        class: MutantClass,
+        line: usize,
+        description: String,
+        edits: &[(usize, usize, String)],
+    ) {
         let mut edits = edits.to_vec();
         edits.sort_by_key(|e| std::cmp::Reverse(e.0));
         let mut text = self.src.to_string();
@@ -461,7 +470,10 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
         g.push(
             MutantClass::OffByOne,
             op.line,
-            format!("line {}: `{} {}` → `{} 2`", op.line, op.text, n.text, op.text),
+            format!(
+                "line {}: `{} {}` → `{} 2`",
+                op.line, op.text, n.text, op.text
+            ),
             &[(n.start, n.end, "2".into())],
         );
     }
@@ -540,9 +552,8 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
     }
     for w in sites.assigns.windows(2) {
         let (a, b) = (&w[0], &w[1]);
-        if !(a.nonblocking && b.nonblocking && !a.guarded && !b.guarded)
-            || b.lhs_first != a.semi + 1
-        {
+        let plain = |x: &Assign| x.nonblocking && !x.guarded;
+        if !plain(a) || !plain(b) || b.lhs_first != a.semi + 1 {
             continue;
         }
         let (la, lb) = (span(a.lhs_first, a.op - 1), span(b.lhs_first, b.op - 1));
@@ -782,11 +793,9 @@ where
         let t0 = Instant::now();
         let src = rtl.with_file_text(file, m.text.clone());
         let outcome = match Cosim::new(desc, params.clone(), src, &opts.build) {
-            Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => {
-                MutantOutcome::NotBuilt {
-                    error: e.to_string(),
-                }
-            }
+            Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => MutantOutcome::NotBuilt {
+                error: e.to_string(),
+            },
             Err(e) => return Err(e),
             Ok(c) => {
                 let c = c.with_failure_dir(None).with_max_cycles(opts.max_cycles);

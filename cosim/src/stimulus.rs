@@ -4,6 +4,7 @@
 
 use crate::Stimulus;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::trace::{InstanceReplay, Trace};
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform and crate version
 /// (stimulus must be reproducible from its seed for rewinding and bug reports).
@@ -127,6 +128,46 @@ pub struct FnStimulus<F>(pub F);
 impl<F: FnMut(u64, &mut [Bits]) -> bool> Stimulus for FnStimulus<F> {
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
         (self.0)(cycle, ports)
+    }
+}
+
+/// One instance of a unit trace recorded while the GPU model ran a workload: one reset
+/// cycle, the recorded events at their cycles, idle cycles between them (cut short once the
+/// state settles, which is why it reads the registered outputs). A malformed trace ends
+/// the stimulus; check [`TraceStimulus::error`] afterwards.
+pub struct TraceStimulus<'a> {
+    replay: InstanceReplay<'a>,
+    error: Option<String>,
+}
+
+impl<'a> TraceStimulus<'a> {
+    pub fn new(trace: &'a Trace, instance: usize) -> Result<TraceStimulus<'a>, String> {
+        Ok(TraceStimulus {
+            replay: InstanceReplay::new(trace, instance)?,
+            error: None,
+        })
+    }
+
+    /// The decoding error that ended the stimulus early, if any.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// Idle cycles skipped because the state had settled.
+    pub fn skipped_idle(&self) -> u64 {
+        self.replay.skipped_idle
+    }
+}
+
+impl Stimulus for TraceStimulus<'_> {
+    fn drive(&mut self, _cycle: u64, ports: &mut [Bits]) -> bool {
+        match self.replay.drive(ports) {
+            Ok(more) => more,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
     }
 }
 

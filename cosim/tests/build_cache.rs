@@ -52,7 +52,11 @@ fn second_build_is_a_cache_hit_and_concurrent_builds_share_one_entry() {
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect::<Vec<_>>();
-    assert_eq!(entries.len(), 2, "no temporary directories left: {entries:?}");
+    assert_eq!(
+        entries.len(),
+        2,
+        "no temporary directories left: {entries:?}"
+    );
 }
 
 #[test]
