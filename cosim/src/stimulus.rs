@@ -134,8 +134,12 @@ impl<F: FnMut(u64, &mut [Bits]) -> bool> Stimulus for FnStimulus<F> {
 /// One instance of a unit trace recorded while the GPU model ran a workload: one reset
 /// cycle, the recorded events at their cycles, idle cycles between them (cut short once the
 /// state settles, which is why it reads the registered outputs). A malformed trace ends
-/// the stimulus; check [`TraceStimulus::error`] afterwards.
+/// the stimulus; check [`TraceStimulus::error`] afterwards. Rewindable (the replay is a
+/// function of the trace and the model's outputs), so long traces are not copied while
+/// running.
 pub struct TraceStimulus<'a> {
+    trace: &'a Trace,
+    instance: usize,
     replay: InstanceReplay<'a>,
     error: Option<String>,
 }
@@ -143,6 +147,8 @@ pub struct TraceStimulus<'a> {
 impl<'a> TraceStimulus<'a> {
     pub fn new(trace: &'a Trace, instance: usize) -> Result<TraceStimulus<'a>, String> {
         Ok(TraceStimulus {
+            trace,
+            instance,
             replay: InstanceReplay::new(trace, instance)?,
             error: None,
         })
@@ -167,6 +173,17 @@ impl Stimulus for TraceStimulus<'_> {
                 self.error = Some(e);
                 false
             }
+        }
+    }
+
+    fn can_rewind(&self) -> bool {
+        true
+    }
+
+    fn rewind(&mut self) {
+        match InstanceReplay::new(self.trace, self.instance) {
+            Ok(r) => self.replay = r,
+            Err(e) => self.error = Some(e),
         }
     }
 }
