@@ -29,7 +29,8 @@ impl<W: Write> ModelVcd<W> {
             "unit {} ({params}) instance {instance}",
             desc.name
         ))?;
-        w.timescale(1, TimescaleUnit::NS)?;
+        // Verilator writes picoseconds by default; the same unit keeps both files aligned.
+        w.timescale(1, TimescaleUnit::PS)?;
         w.add_module(desc.name)?;
         let clk = w.add_wire(1, "clk")?;
         let widths = desc.widths(params);

@@ -25,7 +25,7 @@ fn counting(cycle: u64, ports: &mut [Bits]) -> bool {
     cycle < 1000
 }
 
-fn vcd_vars_and_times(path: &Path) -> (Vec<String>, Vec<u64>) {
+fn vcd_vars_and_times(path: &Path) -> (Vec<String>, Vec<u64>, Option<(u32, vcd::TimescaleUnit)>) {
     let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut p = vcd::Parser::new(f);
     let header = p.parse_header().unwrap();
@@ -46,7 +46,7 @@ fn vcd_vars_and_times(path: &Path) -> (Vec<String>, Vec<u64>) {
             times.push(t);
         }
     }
-    (names, times)
+    (names, times, header.timescale)
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
     )
     .unwrap_or_else(|e| panic!("{e}"))
     .with_instance("ctr0")
-    .with_failure_dir(Some(out.clone()));
+    .with_failure_dir(Some(out.path().to_path_buf()));
     let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
     let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
     eprintln!("{d}");
@@ -98,10 +98,13 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
     assert_eq!(d2.first(), d.first());
     assert_eq!(d.reproduced, Some(true));
 
-    // VCD windows of both sides, ±32 cycles around cycle 43, exist and parse.
+    // VCD windows of both sides, ±32 cycles around cycle 43, exist, parse and share one
+    // time axis (10 per cycle, the rising edge at +5).
+    let mut timescales = vec![];
     for (path, clk_name) in [(&d.rtl_vcd, "clk"), (&d.model_vcd, "clk")] {
         let path = path.as_ref().expect("VCD path");
-        let (names, times) = vcd_vars_and_times(path);
+        let (names, times, timescale) = vcd_vars_and_times(path);
+        timescales.push(timescale);
         for n in [clk_name, "rst_n", "count", "next", "acc", "dbg", "din"] {
             assert!(
                 names.iter().any(|v| v == n),
@@ -112,6 +115,8 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
         assert_eq!(*times.first().unwrap(), 110, "{}", path.display());
         assert_eq!(*times.last().unwrap(), 755, "{}", path.display());
     }
+    assert!(timescales[0].is_some());
+    assert_eq!(timescales[0], timescales[1]);
 }
 
 #[test]

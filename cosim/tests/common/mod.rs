@@ -2,7 +2,6 @@
 //! described with the same unit contract as the real units.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use warpforge_cosim::{BuildOptions, RtlSource};
 use warpforge_model::units::contract::{
     Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel,
@@ -292,13 +291,10 @@ pub fn ptrs_rtl() -> RtlSource {
     RtlSource::single("toy_ptrs", PTRS_V)
 }
 
-/// A fresh directory for failure artifacts of one test.
-pub fn out_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "warpforge-cosim-test-{}-{test}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory for failure artifacts of one test (removed when dropped).
+pub fn out_dir(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("warpforge-cosim-test-{test}-"))
+        .tempdir()
+        .unwrap()
 }
