@@ -21,6 +21,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use warpforge_model::units::contract::{Params, UnitDesc};
 
+/// Bump when the way a model is built changes without any flag or text changing.
+const BUILD_RECIPE: u32 = 2;
+
 /// The model class prefix Verilator generates (`Vwf.h`, `Vwf.cpp`...).
 const PREFIX: &str = "Vwf";
 
@@ -512,7 +515,7 @@ fn cache_key(
     opts: &BuildOptions,
 ) -> String {
     let mut h = ContentHash::new();
-    h.field(format!("shim {}", shim::SHIM_VERSION))
+    h.field(format!("recipe {BUILD_RECIPE} shim {}", shim::SHIM_VERSION))
         .field(&tc.version)
         .field(&opts.cxx)
         .field(&opts.opt_fast)
@@ -658,7 +661,9 @@ fn build_into(
         let p = src.join(&safe);
         fs::write(&p, text).map_err(|e| io_err("write", &p, e))?;
         if safe.ends_with(".v") || safe.ends_with(".sv") {
-            sources.push(p);
+            // Relative to the source directory (Verilator's working directory), so that
+            // messages and `$finish` locations name `unit.v:LINE`, not a cache path.
+            sources.push(PathBuf::from(safe));
         }
     }
     if sources.is_empty() {
@@ -671,14 +676,15 @@ fn build_into(
     // 1. Verilate.
     let t = Instant::now();
     let mut cmd = verilator_cmd(&tc.verilator);
-    cmd.args(VERILATOR_FLAGS)
+    cmd.current_dir(&src)
+        .args(VERILATOR_FLAGS)
         .arg("--top-module")
         .arg(&rtl.top)
         .arg("--prefix")
         .arg(PREFIX)
         .arg("-Mdir")
         .arg(&obj)
-        .arg(format!("-I{}", src.display()));
+        .arg("-I.");
     for (name, value) in params.iter() {
         cmd.arg(format!("-G{name}={value}"));
     }

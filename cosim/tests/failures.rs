@@ -163,6 +163,7 @@ module toy_counter #(parameter W = 8) (
     else if (en) count <= count + 1'b1;
     if (rst_n && load) $stop;
     if (rst_n && count == 8'd10) $finish;
+    if (rst_n && din[0]) $fatal(1, "din[0] set");
   end
   always @(posedge clk) acc <= 70'd0;
   assign next = !rst_n ? {W{1'b0}} : en ? count + 1'b1 : count;
@@ -200,6 +201,23 @@ fn finish_and_stop_in_rtl_come_back_as_errors() {
         }
         other => panic!("expected $stop, got {other:?}"),
     }
+    let mut fatal_at_3 = FnStimulus(|c: u64, p: &mut [Bits]| {
+        p[0].set_u64(1);
+        p[4].set_u64((c == 3) as u64);
+        c < 100
+    });
+    match cosim.run(&mut fatal_at_3) {
+        Err(CosimError::Rtl {
+            cycle,
+            kind,
+            message,
+        }) => {
+            assert_eq!(cycle, 3);
+            assert!(message.contains("toy_counter.v:12"), "{message}");
+            assert_ne!(kind, RtlErrorKind::Finish);
+        }
+        other => panic!("expected $fatal, got {other:?}"),
+    }
     // The error is sticky on the instance and the process lives on.
     let mut m: RtlModel = cosim.rtl_model(false).unwrap();
     m.reset().unwrap();
@@ -212,6 +230,35 @@ fn finish_and_stop_in_rtl_come_back_as_errors() {
     assert_eq!(e.kind, RtlErrorKind::Stop);
     assert_eq!(m.eval().unwrap_err(), e);
     assert_eq!(m.error(), Some(e));
+}
+
+#[test]
+fn non_converging_logic_is_a_fatal_error_not_a_crash_or_hang() {
+    // A combinational loop that oscillates while `load` is high.
+    let osc = COUNTER_V.replace(
+        "  assign hit = rst_n && (din[3:0] == count[3:0]);",
+        "  wire osc = load & ~osc;\n  assign hit = rst_n && (din[3:0] == count[3:0]) && !osc;",
+    );
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(&osc), &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(None);
+    let mut load_at_7 = FnStimulus(|c: u64, p: &mut [Bits]| {
+        p[0].set_u64(1);
+        p[2].set_u64((c == 7) as u64);
+        c < 100
+    });
+    match cosim.run(&mut load_at_7) {
+        Err(CosimError::Rtl {
+            cycle,
+            kind,
+            message,
+        }) => {
+            assert_eq!((cycle, kind), (7, RtlErrorKind::Fatal), "{message}");
+            assert!(message.contains("converge"), "{message}");
+        }
+        other => panic!("expected a fatal error, got {other:?}"),
+    }
 }
 
 #[test]
