@@ -93,7 +93,34 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
     );
 }
 
+/// The model side alone of simt_stack_spe WARP_SIZE=32 DEPTH=16 (its RTL comes from
+/// warpforge-gen): the lockstep rate cannot exceed this.
+fn spe_model_only() {
+    use warpforge_model::units::simt_stack::SPE_DESC;
+    let params = SPE_DESC
+        .params(&[("WARP_SIZE", 32u64), ("DEPTH", 16)])
+        .unwrap();
+    let mut ports = SPE_DESC.zero_ports(&params);
+    let rate = best(|| {
+        let mut m = (SPE_DESC.build)(&params);
+        let mut st = RandomStimulus::new(&SPE_DESC, &params, 1, CYCLES).with_reset_one_in(64);
+        let t = Instant::now();
+        for c in 0..CYCLES {
+            st.drive(c, &mut ports);
+            m.outputs(&mut ports);
+            m.tick(&ports);
+        }
+        black_box(&ports);
+        CYCLES as f64 / t.elapsed().as_secs_f64()
+    });
+    println!(
+        "simt_stack_spe ({params}): model alone (random inputs, incl. stimulus) {:.2} M cycles/s",
+        rate / 1e6
+    );
+}
+
 fn main() {
+    spe_model_only();
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing useful either.
     bench(
         &COUNTER_DESC,

@@ -188,9 +188,164 @@ impl Stimulus for TraceStimulus<'_> {
     }
 }
 
+/// Constrained-random stimulus for `simt_stack_spe`: reads the registered TOS outputs and
+/// issues mostly legal traffic (updates at the TOS PC with its live mask; sequential steps,
+/// divergent and uniform branches with nearby targets and reconvergence points, jumps,
+/// partial and full exits, new launches), with rare illegal updates (wrong PC), mid-run
+/// resets and junk on the update fields while `upd_valid` is low. Rewindable.
+#[derive(Debug, Clone)]
+pub struct SpeRandom {
+    seed: u64,
+    rng: SplitMix64,
+    cycles: u64,
+    lanes: u64,
+    pc_mask: u64,
+    /// Port positions: depth, tos_valid, tos_pc, tos_mask, the sticky error flags.
+    depth: usize,
+    err_pc: usize,
+    err_overflow: usize,
+    tos_valid: usize,
+    tos_pc: usize,
+    tos_mask: usize,
+}
+
+impl SpeRandom {
+    pub fn new(params: &Params, seed: u64, cycles: u64) -> SpeRandom {
+        use warpforge_model::units::contract::low_mask;
+        use warpforge_model::units::simt_stack::SPE_DESC;
+        let idx = |n| SPE_DESC.port_index(n).expect("simt_stack_spe port");
+        SpeRandom {
+            seed,
+            rng: SplitMix64::new(seed),
+            cycles,
+            lanes: low_mask(params.get("WARP_SIZE") as u32),
+            pc_mask: low_mask(params.get("PC_W") as u32),
+            depth: idx("depth"),
+            err_pc: idx("err_pc"),
+            err_overflow: idx("err_overflow"),
+            tos_valid: idx("tos_valid"),
+            tos_pc: idx("tos_pc"),
+            tos_mask: idx("tos_mask"),
+        }
+    }
+}
+
+impl Stimulus for SpeRandom {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        use warpforge_model::units::simt_stack::{SpeInputs, UpdKind};
+        if cycle >= self.cycles {
+            return false;
+        }
+        let r = &mut self.rng;
+        let rst = cycle < 2 || r.one_in(5000);
+        let depth = ports[self.depth].to_u64();
+        let tos_valid = ports[self.tos_valid].to_u64() != 0;
+        let pc = ports[self.tos_pc].to_u64();
+        let mask = ports[self.tos_mask].to_u64();
+        let pcm = self.pc_mask;
+        let mut inp = SpeInputs {
+            // Junk on the update fields: must be ignored while upd_valid is low.
+            upd_pc: r.next_u64() as u32,
+            upd_kind: r.below(4) as u8,
+            upd_taken: r.next_u64() & self.lanes,
+            upd_target: r.next_u64() as u32,
+            upd_next: r.next_u64() as u32,
+            upd_rpc: r.next_u64() as u32,
+            ..Default::default()
+        };
+        // Errors are sticky until the next launch: relaunch soon after one.
+        let err = ports[self.err_pc].to_u64() | ports[self.err_overflow].to_u64() != 0;
+        if depth == 0 || r.one_in(if err { 16 } else { 400 }) {
+            inp.launch_valid = true;
+            inp.launch_pc = r.below(64) as u32;
+            inp.launch_rpc = pcm as u32;
+            inp.launch_mask = if r.one_in(2) {
+                self.lanes
+            } else {
+                (r.next_u64() & self.lanes) | 1
+            };
+        } else if tos_valid && !r.one_in(8) {
+            inp.upd_valid = true;
+            inp.upd_pc = if r.one_in(1000) {
+                r.next_u64() as u32
+            } else {
+                pc as u32
+            };
+            let kind = match r.below(10) {
+                0..=4 => UpdKind::Seq,
+                5..=7 => UpdKind::Branch,
+                8 => UpdKind::Jump,
+                _ => UpdKind::Exit,
+            };
+            inp.upd_kind = kind as u8;
+            inp.upd_taken = match r.below(4) {
+                0 => mask,
+                1 => 0,
+                _ => r.next_u64() & mask,
+            };
+            inp.upd_next = ((pc + 1) & pcm) as u32;
+            inp.upd_target = (pc.wrapping_add(r.below(32)).wrapping_sub(8) & pcm) as u32;
+            inp.upd_rpc = if r.one_in(4) {
+                pcm as u32
+            } else {
+                ((pc + 1 + r.below(16)) & pcm) as u32
+            };
+        }
+        ports[0].set_u64(!rst as u64);
+        inp.to_ports(ports);
+        true
+    }
+
+    fn can_rewind(&self) -> bool {
+        true
+    }
+
+    fn rewind(&mut self) {
+        self.rng = SplitMix64::new(self.seed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spe_random_reaches_deep_stacks_with_few_errors() {
+        use warpforge_model::units::simt_stack::SPE_DESC;
+        let params = SPE_DESC
+            .params(&[("WARP_SIZE", 32u64), ("DEPTH", 8)])
+            .unwrap();
+        let mut m = (SPE_DESC.build)(&params);
+        let mut ports = SPE_DESC.zero_ports(&params);
+        let mut st = SpeRandom::new(&params, 5, 50_000);
+        let (depth, err_pc, err_ovf) = (
+            SPE_DESC.port_index("depth").unwrap(),
+            SPE_DESC.port_index("err_pc").unwrap(),
+            SPE_DESC.port_index("err_overflow").unwrap(),
+        );
+        let (mut max_depth, mut err_cycles, mut ovf_cycles, mut c) = (0, 0, 0, 0);
+        loop {
+            m.outputs(&mut ports);
+            max_depth = max_depth.max(ports[depth].to_u64());
+            err_cycles += ports[err_pc].to_u64();
+            ovf_cycles += ports[err_ovf].to_u64();
+            if !st.drive(c, &mut ports) {
+                break;
+            }
+            m.outputs(&mut ports);
+            m.tick(&ports);
+            c += 1;
+        }
+        eprintln!(
+            "max depth {max_depth}, err_pc cycles {err_cycles}, overflow cycles {ovf_cycles}"
+        );
+        assert!(max_depth >= 6, "max depth {max_depth}");
+        assert!(ovf_cycles > 0, "overflow is exercised");
+        assert!(
+            err_cycles < 25_000,
+            "err_pc set {err_cycles} of 50000 cycles"
+        );
+    }
 
     #[test]
     fn splitmix_is_stable() {
