@@ -572,6 +572,10 @@ pub fn build(
         if !library.exists() || meta.hash != hash {
             return None;
         }
+        // Mark the entry as used (for `prune_models`); best effort.
+        if let Ok(f) = fs::File::options().append(true).open(&meta_path) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
         Some(BuiltModel {
             top: rtl.top.clone(),
             hash: hash.clone(),
@@ -866,4 +870,30 @@ fn match_ports(
             ),
         })
     }
+}
+
+/// Remove model cache entries not built or used for `unused_for` (the runtime archive is
+/// kept). Returns how many entries were removed. Entries in use by a loaded library are
+/// safe to remove on Linux (the mapping stays valid).
+pub fn prune_models(opts: &BuildOptions, unused_for: Duration) -> Result<usize, CosimError> {
+    let dir = opts.cache_dir.join("models");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(0);
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for e in entries.filter_map(|e| e.ok()) {
+        let path = e.path();
+        let stamp = fs::metadata(path.join("meta.json"))
+            .or_else(|_| fs::metadata(&path))
+            .and_then(|m| m.modified());
+        let old = stamp
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > unused_for);
+        if old && fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }

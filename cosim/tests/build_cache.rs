@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use warpforge_cosim::build::{self, BuildOptions};
 use warpforge_cosim::{Cosim, CosimError};
 
