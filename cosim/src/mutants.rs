@@ -250,6 +250,9 @@ fn scan(toks: &[Tok]) -> Sites {
     let mut assigned: Option<(usize, bool)> = None; // (op index, nonblocking)
     let mut guarded = false;
     let mut decl = false;
+    // The declaration is of a net/variable (`wire x = e;` is a continuous assignment whose
+    // right-hand side is mutated; parameter values are not).
+    let mut decl_net = false;
     let mut in_header = false; // module header up to its `;`
                                // Paren groups that are statement headers (if/for/case/while/@): (depth, kind, open idx)
     let mut headers: Vec<(i32, &str, usize)> = vec![];
@@ -276,6 +279,9 @@ fn scan(toks: &[Tok]) -> Sites {
                     && DECL_KEYWORDS.contains(&kw)
                     && assigned.is_none() =>
             {
+                if !decl {
+                    decl_net = matches!(kw, "wire" | "reg" | "logic");
+                }
                 decl = true;
             }
             (Kind::Ident, "begin") => {
@@ -377,6 +383,10 @@ fn scan(toks: &[Tok]) -> Sites {
                 stmt_start = i + 1;
             }
             (Kind::Op, "=") if paren == 0 && bracket == 0 && assigned.is_none() => {
+                if decl && decl_net && !in_header {
+                    decl = false;
+                    stmt_start = i - 1; // the declared name
+                }
                 assigned = Some((i, false));
             }
             (Kind::Op, "<=") if paren == 0 && bracket == 0 && assigned.is_none() => {
@@ -843,6 +853,8 @@ mod tests {
     const V: &str = r#"
 module m (input clk, input rst_n, input [3:0] a, output reg [3:0] q, output reg [3:0] r,
           output y);
+  localparam [3:0] K = 4'd1 + 4'd1;
+  wire [3:0] w = a + 4'd1;
   // comment with == and <= inside
   assign y = (a == 4'd3) && (q != 4'd0);
   always @(posedge clk) begin
@@ -866,13 +878,15 @@ endmodule
         // ==, !=, < (the `<=` are all nonblocking assignments; the one in the comment is
         // skipped).
         assert_eq!(count(MutantClass::CompareFlip), 3, "{ms:#?}");
-        assert_eq!(count(MutantClass::OffByOne), 2);
+        // q + 1, q - 1 and the wire initializer a + 1, not the localparam.
+        assert_eq!(count(MutantClass::OffByOne), 3, "{ms:#?}");
         // && , |, &, & ~
         assert_eq!(count(MutantClass::MaskSwap), 4);
         assert_eq!(count(MutantClass::DropReset), 3, "{ms:#?}");
         assert_eq!(count(MutantClass::InvertIf), 2, "{ms:#?}");
-        // y, q+1, r, q-1: two each (the constant reset values are not mutated)
-        assert_eq!(count(MutantClass::StuckBit), 8);
+        // w, y, q+1, r, q-1: two each (the constant reset values are not mutated)
+        assert_eq!(count(MutantClass::StuckBit), 10, "{ms:#?}");
+        assert!(ms.iter().any(|m| m.description.contains("bit 0 of `w` stuck at 1")));
         // q <= 0; r <= 1 (adjacent, different values) and r <= ..; q <= q - 1; not
         // r <= 4'd1; y2 <= 2'd1 (same value: equivalent), not `if (..) q <= ..; r <= ..`.
         assert_eq!(count(MutantClass::SwapTargets), 2);

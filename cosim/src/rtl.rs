@@ -337,10 +337,10 @@ impl RtlModel {
         // SAFETY: `ptr` addresses `bytes` bytes of the port's storage.
         unsafe {
             match p.bytes {
-                1 => words[0] = *p.ptr as u64,
-                2 => words[0] = *(p.ptr as *const u16) as u64,
-                4 => words[0] = *(p.ptr as *const u32) as u64,
-                8 => words[0] = *(p.ptr as *const u64),
+                1 => words[0] = *p.ptr as u64 & p.mask64,
+                2 => words[0] = *(p.ptr as *const u16) as u64 & p.mask64,
+                4 => words[0] = *(p.ptr as *const u32) as u64 & p.mask64,
+                8 => words[0] = *(p.ptr as *const u64) & p.mask64,
                 _ => {
                     let src = std::slice::from_raw_parts(p.ptr as *const u32, p.n32);
                     for (k, w) in src.iter().enumerate() {

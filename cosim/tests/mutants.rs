@@ -49,3 +49,28 @@ fn toy_ptrs_mutants_are_generated_and_all_killed() {
         );
     }
 }
+
+/// Every mutant of the toy (not only a selection): `cargo test -p warpforge-cosim --test
+/// mutants -- --ignored` (about a minute and a half on two cores, cached afterwards).
+#[test]
+#[ignore]
+fn toy_ptrs_all_mutants() {
+    let params = PTRS_DESC.params::<&str>(&[]).unwrap();
+    let opts = MutantOptions {
+        max_mutants: usize::MAX,
+        max_cycles: 20_000,
+        build: opts(),
+        file: None,
+    };
+    let report = mutants::run_mutants(
+        &PTRS_DESC,
+        &params,
+        &ptrs_rtl(),
+        || RandomStimulus::new(&PTRS_DESC, &params, 11, 20_000).with_reset_one_in(50),
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{report}");
+    assert_eq!(report.results.len(), report.generated);
+    assert_eq!(report.survived, 0, "{report}");
+}
