@@ -4,6 +4,7 @@
 //! its description to [`ALL`].
 pub mod contract;
 pub mod dpe_scoreboard;
+pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;
 
