@@ -938,7 +938,10 @@ mod tests {
             };
             // Few warps and registers in play, so that ports collide often.
             let hot = |v: u64, w: u32| v % 4 + if w > 3 { (v >> 8) % 2 * 5 } else { 0 };
-            for cycle in 0..4000 {
+            // Fewer cycles for the big sets: the reference is one bool per bit.
+            let cycles = (4_000_000 / bits).clamp(1000, 4000);
+            let (mut seen_pending, mut seen_shadow) = (false, false);
+            for cycle in 0..cycles {
                 let rst_n = cycle % 997 != 996;
                 ports[RST_N].set_u64(rst_n as u64);
                 for (port, w) in widths.iter().enumerate().take(Q_DST_VALID + 1).skip(1) {
@@ -995,6 +998,8 @@ mod tests {
                         "{params} cycle {cycle} S{k}"
                     );
                     assert!(pb || !sb, "S within P");
+                    seen_pending |= pb;
+                    seen_shadow |= sb;
                 }
                 // Edge.
                 let ops = |valid: usize, n: u32| -> Vec<(u64, u64, u64)> {
@@ -1018,16 +1023,8 @@ mod tests {
                     reference.shad.iter_mut().for_each(|b| *b = false);
                 }
             }
-            assert!(
-                reference.pend.iter().any(|&b| b),
-                "{params}: state built up"
-            );
-            if sp.dual {
-                assert!(
-                    reference.shad.iter().any(|&b| b),
-                    "{params}: shadows built up"
-                );
-            }
+            assert!(seen_pending, "{params}: state built up");
+            assert!(seen_shadow || !sp.dual, "{params}: shadows built up");
         }
     }
 

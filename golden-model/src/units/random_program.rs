@@ -494,11 +494,13 @@ impl<'p> WarpDriver<'p> {
             if mask >> lane & 1 == 0 {
                 continue;
             }
-            let cell = lane as usize * len + pc as usize;
-            let visit = self.visits.get(cell).copied().unwrap_or(0);
-            if let Some(v) = self.visits.get_mut(cell) {
-                *v += 1;
-            }
+            // Per-lane counters exist for PCs inside the program only (a PC past the end
+            // is an exit and must not touch another lane's counters).
+            let cell = ((pc as usize) < len).then(|| lane as usize * len + pc as usize);
+            let visit = cell.map_or(0, |c| {
+                self.visits[c] += 1;
+                self.visits[c] - 1
+            });
             let r = self.roll(lane, pc, visit);
             let t = match op {
                 Op::Seq | Op::Jump { .. } => false,
@@ -517,7 +519,7 @@ impl<'p> WarpDriver<'p> {
                 Op::Branch {
                     cond: Cond::LoopBack,
                     ..
-                } => match self.trips_left.get_mut(cell) {
+                } => match cell.map(|c| &mut self.trips_left[c]) {
                     Some(left) if *left > 0 => {
                         *left -= 1;
                         true
