@@ -12,7 +12,7 @@ use report::RunResult;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use warpforge_model::config::{GpuConfig, PRESETS};
+use warpforge_model::config::{GpuConfig, Reconvergence, PRESETS};
 use warpforge_model::error::SimError;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::host::Host;
@@ -88,6 +88,11 @@ pub struct RunArgs {
     /// directory (one `<workload>.wftrace` each) for several.
     #[arg(long, value_name = "PATH", requires = "record_unit")]
     trace: Option<PathBuf>,
+    /// Skip the second run of each workload under the other reconvergence mechanism (by
+    /// default, timing runs of workloads are repeated with SPE and DPE swapped and the IPC
+    /// difference and Avg_Path are reported).
+    #[arg(long)]
+    no_compare: bool,
 }
 
 /// Exit codes: 0 success, 1 a workload failed verification or the guest faulted,
@@ -200,28 +205,32 @@ pub fn run(a: &RunArgs) -> Result<u8> {
                     )
                 })?]
             };
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(a.threads.unwrap_or(0))
-                .build()
-                .context("cannot start worker threads")?;
-            let pb = progress_bar(selected.len() as u64, a.quiet);
-            let status = Arc::new(Mutex::new(Vec::<String>::new()));
-            let results: Vec<(RunResult, Option<TraceRecorder>)> = pool.install(|| {
-                selected
-                    .par_iter()
-                    .map(|w| {
-                        let r = run_workload(&cfg, mode, *w, a.size, a.seed, record, &pb, &status);
-                        pb.inc(1);
-                        r
-                    })
-                    .collect()
-            });
-            pb.finish_and_clear();
-            results
+            run_workloads(&cfg, mode, &selected, a, record)?
         };
     if let Some(path) = &a.trace {
         write_traces(&runs, path, a, &cfg)?;
     }
+    // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
+    let comparison = if !a.no_compare && !a.functional && a.ptx.is_none() {
+        let mut other = cfg.clone();
+        other.sm.reconvergence = match cfg.sm.reconvergence {
+            Reconvergence::Spe => Reconvergence::Dpe,
+            Reconvergence::Dpe => Reconvergence::Spe,
+        };
+        let selected: Vec<&'static dyn workloads::Workload> = runs
+            .iter()
+            .filter_map(|(r, _)| workloads::by_name(&r.workload))
+            .collect();
+        let others = run_workloads(&other, mode, &selected, a, None)?;
+        let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
+        let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
+        Some(match cfg.sm.reconvergence {
+            Reconvergence::Spe => report::compare_reconvergence(&primary, &secondary),
+            Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
+        })
+    } else {
+        None
+    };
     let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
     if !a.quiet {
         println!(
@@ -245,8 +254,21 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             println!("\nStall breakdown (share of scheduler issue slots):");
             print!("{}", report::stall_table(&results));
         }
+        if let Some(c) = &comparison {
+            println!(
+                "\nReconvergence: SPE vs DPE (the same runs with sm.reconvergence = spe and dpe, DPE path policy {:?}):",
+                cfg.sm.dpe_path_policy
+            );
+            print!("{}", report::comparison_table(c));
+        }
     }
     let mut code = 0;
+    for c in comparison.iter().flatten() {
+        if let Some(problem) = &c.problem {
+            eprintln!("{} (reconvergence comparison): {problem}", c.workload);
+            code = EXIT_FAIL;
+        }
+    }
     for r in &results {
         if let Some(e) = &r.error {
             eprintln!("{}: {e}", r.workload);
@@ -266,6 +288,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             "size": a.size.to_string(),
             "seed": a.seed,
             "results": results,
+            "reconvergence_comparison": comparison,
             "peak_rss_bytes": peak_rss_bytes(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
@@ -275,6 +298,34 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         println!("\nall {} workload(s) verified", results.len());
     }
     Ok(code)
+}
+
+/// Run workloads in parallel (results do not depend on the thread count).
+fn run_workloads(
+    cfg: &GpuConfig,
+    mode: Mode,
+    selected: &[&'static dyn workloads::Workload],
+    a: &RunArgs,
+    record: Option<&str>,
+) -> Result<Vec<(RunResult, Option<TraceRecorder>)>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let pb = progress_bar(selected.len() as u64, a.quiet);
+    let status = Arc::new(Mutex::new(Vec::<String>::new()));
+    let results = pool.install(|| {
+        selected
+            .par_iter()
+            .map(|w| {
+                let r = run_workload(cfg, mode, *w, a.size, a.seed, record, &pb, &status);
+                pb.inc(1);
+                r
+            })
+            .collect()
+    });
+    pb.finish_and_clear();
+    Ok(results)
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
