@@ -886,7 +886,9 @@ endmodule
         assert_eq!(count(MutantClass::InvertIf), 2, "{ms:#?}");
         // w, y, q+1, r, q-1: two each (the constant reset values are not mutated)
         assert_eq!(count(MutantClass::StuckBit), 10, "{ms:#?}");
-        assert!(ms.iter().any(|m| m.description.contains("bit 0 of `w` stuck at 1")));
+        assert!(ms
+            .iter()
+            .any(|m| m.description.contains("bit 0 of `w` stuck at 1")));
         // q <= 0; r <= 1 (adjacent, different values) and r <= ..; q <= q - 1; not
         // r <= 4'd1; y2 <= 2'd1 (same value: equivalent), not `if (..) q <= ..; r <= ..`.
         assert_eq!(count(MutantClass::SwapTargets), 2);

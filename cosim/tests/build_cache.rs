@@ -59,9 +59,15 @@ fn second_build_is_a_cache_hit_and_concurrent_builds_share_one_entry() {
     );
 
     // Pruning keeps entries used recently and removes the rest.
-    assert_eq!(build::prune_models(&opts, Duration::from_secs(3600)).unwrap(), 0);
+    assert_eq!(
+        build::prune_models(&opts, Duration::from_secs(3600)).unwrap(),
+        0
+    );
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(build::prune_models(&opts, Duration::from_millis(10)).unwrap(), 2);
+    assert_eq!(
+        build::prune_models(&opts, Duration::from_millis(10)).unwrap(),
+        2
+    );
     assert!(!c.built().library.exists());
 }
 
