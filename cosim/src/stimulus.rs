@@ -373,7 +373,14 @@ impl Stimulus for SpeProgram {
             let depth = ports[self.depth].to_u64();
             let err = ports[self.err_pc].to_u64() | ports[self.err_overflow].to_u64() != 0;
             let stale = cycle - self.started > 20_000;
-            if self.driver.is_none() || depth == 0 || err || stale {
+            let running = self.driver.as_mut().filter(|_| depth != 0 && !err && !stale);
+            if let Some(d) = running {
+                if ports[self.tos_valid].to_u64() != 0 && !self.rng.one_in(4) {
+                    let pc = ports[self.tos_pc].to_u64() as u32;
+                    let mask = ports[self.tos_mask].to_u64();
+                    inp = d.issue(pc, mask).spe_inputs();
+                }
+            } else {
                 let pseed = self.rng.next_u64();
                 let prog = Program::random(&mut Rng::new(pseed), &self.gen);
                 self.driver = Some(WarpDriver::new(&prog, pseed, self.warp_size));
@@ -387,11 +394,6 @@ impl Stimulus for SpeProgram {
                 } else {
                     self.lanes
                 };
-            } else if ports[self.tos_valid].to_u64() != 0 && !self.rng.one_in(4) {
-                let pc = ports[self.tos_pc].to_u64() as u32;
-                let mask = ports[self.tos_mask].to_u64();
-                let d = self.driver.as_mut().expect("a running warp");
-                inp = d.issue(pc, mask).spe_inputs();
             }
         }
         ports[0].set_u64(!rst as u64);
