@@ -373,7 +373,10 @@ impl Stimulus for SpeProgram {
             let depth = ports[self.depth].to_u64();
             let err = ports[self.err_pc].to_u64() | ports[self.err_overflow].to_u64() != 0;
             let stale = cycle - self.started > 20_000;
-            let running = self.driver.as_mut().filter(|_| depth != 0 && !err && !stale);
+            let running = self
+                .driver
+                .as_mut()
+                .filter(|_| depth != 0 && !err && !stale);
             if let Some(d) = running {
                 if ports[self.tos_valid].to_u64() != 0 && !self.rng.one_in(4) {
                     let pc = ports[self.tos_pc].to_u64() as u32;
