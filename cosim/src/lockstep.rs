@@ -348,14 +348,28 @@ impl Cosim {
         instance: &str,
         stim: &mut S,
     ) -> Result<Summary, CosimError> {
+        self.run_from(instance, stim, 0)
+    }
+
+    /// [`Cosim::run_instance`] numbering the cycles from `first_cycle` (the stimulus is
+    /// driven with those numbers; a replay that starts after a reset uses this).
+    pub fn run_from<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+        first_cycle: u64,
+    ) -> Result<Summary, CosimError> {
         let (mut model, mut rtl, mut ports) = self.start(false)?;
+        rtl.set_cycle(first_cycle);
         let reads = stim.reads_outputs();
         let record = !stim.can_rewind();
         let mut log = InputLog::new(self.desc, &self.params);
+        log.drop_before(first_cycle);
         let compared = rtl.output_indices().len();
         let t0 = Instant::now();
-        let mut cycle = 0u64;
-        while cycle < self.max_cycles {
+        let mut cycle = first_cycle;
+        let end = first_cycle.saturating_add(self.max_cycles);
+        while cycle < end {
             if reads {
                 model.outputs(&mut ports);
             }
@@ -369,7 +383,16 @@ impl Cosim {
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
             model.outputs(&mut ports);
             if rtl.first_mismatch(&ports).is_some() {
-                let d = self.diverged(instance, cycle, &mut *model, &rtl, &mut ports, stim, log);
+                let d = self.diverged(
+                    instance,
+                    first_cycle,
+                    cycle,
+                    &mut *model,
+                    &rtl,
+                    &mut ports,
+                    stim,
+                    log,
+                );
                 return Err(CosimError::Divergence(Box::new(d)));
             }
             model.tick(&ports);
@@ -377,15 +400,16 @@ impl Cosim {
             cycle += 1;
         }
         let elapsed = t0.elapsed();
+        let cycles = cycle - first_cycle;
         Ok(Summary {
             unit: self.desc.name.to_string(),
             instance: instance.to_string(),
             params: self.params.to_string(),
-            cycles: cycle,
+            cycles,
             ports_compared: compared,
-            comparisons: cycle * compared as u64,
+            comparisons: cycles * compared as u64,
             elapsed,
-            cycles_per_sec: cycle as f64 / elapsed.as_secs_f64().max(1e-9),
+            cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
         })
     }
 
@@ -409,85 +433,125 @@ impl Cosim {
             .collect()
     }
 
+    /// Re-run a rewound stimulus on the model alone from `first` to `fail + VCD_WINDOW`:
+    /// identical to the lockstep run up to `fail`, as the model and the RTL agreed until
+    /// then and the stimulus only sees the model. With `trim`, cycles before the last
+    /// reset cycle before `fail` are dropped (keeping `HISTORY` of them for the report).
+    /// Returns the inputs and the cycle a replay starts at.
+    fn rerun<S: Stimulus + ?Sized>(
+        &self,
+        stim: &mut S,
+        first: u64,
+        fail: u64,
+        trim: bool,
+    ) -> (InputLog, u64) {
+        let reads = stim.reads_outputs();
+        let mut log = InputLog::new(self.desc, &self.params);
+        log.drop_before(first);
+        let mut start = first;
+        stim.rewind();
+        let mut m = (self.desc.build)(&self.params);
+        let mut p = self.desc.zero_ports(&self.params);
+        m.tick(&p);
+        for c in first..=fail + VCD_WINDOW {
+            if reads {
+                m.outputs(&mut p);
+            }
+            if !stim.drive(c, &mut p) {
+                break;
+            }
+            log.push(&p);
+            if trim && c < fail && p[0].to_u64() == 0 {
+                start = c + 1;
+                log.drop_before((c + 1).saturating_sub(HISTORY));
+            }
+            m.outputs(&mut p);
+            m.tick(&p);
+        }
+        (log, start)
+    }
+
     /// Build the divergence report and (with a failure directory) its artifacts.
     #[cold]
     #[allow(clippy::too_many_arguments)]
     fn diverged<S: Stimulus + ?Sized>(
         &self,
         instance: &str,
+        first_cycle: u64,
         cycle: u64,
         model: &mut dyn UnitModel,
         rtl: &RtlModel,
         ports: &mut [Bits],
         stim: &mut S,
-        mut log: InputLog,
+        log: InputLog,
     ) -> Divergence {
-        let mismatches = self.mismatch_report(rtl, ports);
-        let reads = stim.reads_outputs();
-        // Inputs from cycle 0 to cycle + VCD_WINDOW (as far as the stimulus goes).
-        if stim.can_rewind() {
-            // Re-run the model alone: identical to the lockstep run up to `cycle`, as the
-            // model and the RTL agreed until then and the stimulus only sees the model.
-            log = InputLog::new(self.desc, &self.params);
-            stim.rewind();
-            let mut m = (self.desc.build)(&self.params);
-            let mut p = self.desc.zero_ports(&self.params);
-            m.tick(&p);
-            for c in 0..=cycle + VCD_WINDOW {
-                if reads {
-                    m.outputs(&mut p);
-                }
-                if !stim.drive(c, &mut p) {
-                    break;
-                }
-                log.push(&p);
-                m.outputs(&mut p);
-                m.tick(&p);
-            }
-        } else {
-            // Recorded up to `cycle`; continue the live model for the post window.
-            model.tick(ports);
-            for c in cycle + 1..=cycle + VCD_WINDOW {
-                if reads {
-                    model.outputs(ports);
-                }
-                if !stim.drive(c, ports) {
-                    break;
-                }
-                log.push(ports);
-                model.outputs(ports);
-                model.tick(ports);
-            }
-        }
-        let first = cycle.saturating_sub(HISTORY - 1);
-        let last_inputs = (first..=cycle.min(log.cycles().saturating_sub(1)))
-            .map(|c| (c, log.named_hex(self.desc, c)))
-            .collect();
         let mut d = Divergence {
             unit: self.desc.name.to_string(),
             instance: instance.to_string(),
             params: self.params.to_string(),
             cycle,
-            mismatches,
-            last_inputs,
+            mismatches: self.mismatch_report(rtl, ports),
+            last_inputs: vec![],
             replay: None,
             rtl_vcd: None,
             model_vcd: None,
             reproduced: None,
             notes: vec![],
         };
-        if log.cycles() <= cycle {
-            d.notes.push(format!(
-                "the rewound stimulus ended after {} cycles, before the failing cycle: it is \
-                 not deterministic; no replay file",
-                log.cycles()
-            ));
-            return d;
-        }
-        if let Some(dir) = &self.failure_dir {
-            if let Err(e) = self.write_artifacts(dir, &log, &mut d) {
-                d.notes.push(e.to_string());
+        let reads = stim.reads_outputs();
+        let rewind = stim.can_rewind();
+        let mut recorded = Some(log);
+        // A rewindable stimulus first gets a replay that starts after the last reset; if
+        // that does not reproduce (state that reset does not clear), the full one.
+        let passes: &[bool] = if rewind { &[true, false] } else { &[false] };
+        for &trim in passes {
+            let (log, start) = if rewind {
+                self.rerun(stim, first_cycle, cycle, trim)
+            } else {
+                // Recorded up to `cycle`; continue the live model for the post window.
+                let mut log = recorded.take().expect("one pass");
+                model.tick(ports);
+                for c in cycle + 1..=cycle + VCD_WINDOW {
+                    if reads {
+                        model.outputs(ports);
+                    }
+                    if !stim.drive(c, ports) {
+                        break;
+                    }
+                    log.push(ports);
+                    model.outputs(ports);
+                    model.tick(ports);
+                }
+                (log, first_cycle)
+            };
+            if log.end() <= cycle {
+                d.notes.push(format!(
+                    "the rewound stimulus ended at cycle {}, before the failing cycle: it is \
+                     not deterministic; no replay file",
+                    log.end()
+                ));
+                return d;
             }
+            let from = (cycle + 1).saturating_sub(HISTORY).max(log.first());
+            d.last_inputs = (from..=cycle)
+                .map(|c| (c, log.named_hex(self.desc, c)))
+                .collect();
+            let Some(dir) = &self.failure_dir else {
+                return d;
+            };
+            if let Err(e) = self.write_artifacts(dir, &log, start, &mut d) {
+                d.notes.push(e.to_string());
+                return d;
+            }
+            if d.reproduced == Some(false) && trim && start > first_cycle {
+                d.notes.push(format!(
+                    "the replay from cycle {start} (after the last reset) did not reproduce \
+                     the divergence (state that reset does not clear?): the replay file now \
+                     starts at cycle {first_cycle}"
+                ));
+                continue;
+            }
+            break;
         }
         d
     }
@@ -496,6 +560,7 @@ impl Cosim {
         &self,
         dir: &Path,
         log: &InputLog,
+        start: u64,
         d: &mut Divergence,
     ) -> Result<(), CosimError> {
         std::fs::create_dir_all(dir)
@@ -524,16 +589,17 @@ impl Cosim {
                 .zip(&log.widths)
                 .map(|(&i, &w)| (self.desc.ports[i].name.to_string(), w))
                 .collect(),
+            first_cycle: start,
             fail_cycle: Some(d.cycle),
             fail_port: Some(d.port().to_string()),
-            cycles: d.cycle + 1,
-            post_cycles: log.cycles() - (d.cycle + 1),
+            cycles: d.cycle + 1 - start,
+            post_cycles: log.end() - (d.cycle + 1),
         };
         Replay::write(&replay, &header, log)?;
         d.replay = Some(replay);
         let rtl_vcd = dir.join(format!("{stem}.rtl.vcd"));
         let model_vcd = dir.join(format!("{stem}.model.vcd"));
-        let first = self.write_windows(log, d.cycle, &d.instance, &rtl_vcd, &model_vcd)?;
+        let first = self.write_windows(log, start, d.cycle, &d.instance, &rtl_vcd, &model_vcd)?;
         d.rtl_vcd = Some(rtl_vcd);
         d.model_vcd = Some(model_vcd);
         d.reproduced =
@@ -541,24 +607,27 @@ impl Cosim {
         Ok(())
     }
 
-    /// Re-run `log` in lockstep on a trace-capable instance, writing both VCDs over
-    /// `fail - VCD_WINDOW ..= fail + VCD_WINDOW` (as far as the log goes). Returns the
-    /// first divergence found at or before `fail` (cycle, port).
+    /// Re-run `log` from cycle `start` (after an implicit reset) in lockstep on a
+    /// trace-capable instance, writing both VCDs over `fail - VCD_WINDOW ..= fail +
+    /// VCD_WINDOW` (as far as the log goes). Returns the first divergence found at or
+    /// before `fail` (cycle, port).
     pub fn write_windows(
         &self,
         log: &InputLog,
+        start: u64,
         fail: u64,
         instance: &str,
         rtl_vcd: &Path,
         model_vcd: &Path,
     ) -> Result<Option<(u64, String)>, CosimError> {
         let (mut model, mut rtl, mut ports) = self.start(true)?;
-        let start = fail.saturating_sub(VCD_WINDOW);
+        rtl.set_cycle(start);
+        let window = fail.saturating_sub(VCD_WINDOW).max(start);
         let io = |e: std::io::Error| CosimError::Io(format!("{}: {e}", model_vcd.display()));
         let mut mv = None;
         let mut first = None;
-        for c in 0..log.cycles() {
-            if c == start {
+        for c in start..log.end() {
+            if c == window {
                 rtl.trace_open(rtl_vcd)?;
                 let f = std::fs::File::create(model_vcd).map_err(io)?;
                 mv = Some(

@@ -16,9 +16,11 @@ use warpforge_model::units::contract::{Bits, Params, UnitDesc};
 
 pub const FORMAT: &str = "warpforge-replay-1";
 
-/// Every cycle's input ports, stored flat (one block of words per cycle).
+/// Consecutive cycles' input ports, stored flat (one block of words per cycle), from cycle
+/// [`InputLog::first`] on. Cycle numbers in the API are absolute.
 #[derive(Debug, Clone)]
 pub struct InputLog {
+    first: u64,
     /// Input port indices in the unit's port list.
     pub(crate) inputs: Vec<usize>,
     pub(crate) widths: Vec<u32>,
@@ -41,6 +43,7 @@ impl InputLog {
             per_cycle += w.div_ceil(64).max(1) as usize;
         }
         InputLog {
+            first: 0,
             inputs,
             widths,
             offsets,
@@ -49,8 +52,29 @@ impl InputLog {
         }
     }
 
+    /// Number of cycles held.
     pub fn cycles(&self) -> u64 {
         (self.data.len() / self.per_cycle.max(1)) as u64
+    }
+
+    /// The first cycle held.
+    pub fn first(&self) -> u64 {
+        self.first
+    }
+
+    /// One past the last cycle held.
+    pub fn end(&self) -> u64 {
+        self.first + self.cycles()
+    }
+
+    /// Forget the cycles before `c`.
+    pub fn drop_before(&mut self, c: u64) {
+        if c <= self.first {
+            return;
+        }
+        let n = (c.min(self.end()) - self.first) as usize * self.per_cycle;
+        self.data.drain(..n);
+        self.first = c;
     }
 
     /// Append the input positions of `ports` as the next cycle.
@@ -69,7 +93,7 @@ impl InputLog {
     /// Write cycle `c`'s inputs into `ports`.
     #[inline]
     pub fn apply(&self, c: u64, ports: &mut [Bits]) {
-        let base = c as usize * self.per_cycle;
+        let base = (c - self.first) as usize * self.per_cycle;
         for (k, &i) in self.inputs.iter().enumerate() {
             let n = self.widths[k].div_ceil(64).max(1) as usize;
             let off = base + self.offsets[k];
@@ -87,7 +111,7 @@ impl InputLog {
     }
 
     fn values(&self, c: u64) -> Vec<Bits> {
-        let base = c as usize * self.per_cycle;
+        let base = (c - self.first) as usize * self.per_cycle;
         self.widths
             .iter()
             .enumerate()
@@ -121,13 +145,6 @@ impl InputLog {
         }
         Ok(())
     }
-
-    /// The first `n` cycles.
-    pub fn truncated(&self, n: u64) -> InputLog {
-        let mut l = self.clone();
-        l.data.truncate(n as usize * self.per_cycle);
-        l
-    }
 }
 
 /// The JSON header line of a replay file.
@@ -140,6 +157,11 @@ pub struct ReplayHeader {
     pub rtl: RtlSource,
     /// (name, width) of every input port, in the order of each cycle line.
     pub inputs: Vec<(String, u32)>,
+    /// The cycle number of the first cycle line (0, or the cycle after the last reset
+    /// before the divergence: a reset cycle leaves both sides in the reset state, so what
+    /// came before it is not needed).
+    #[serde(default)]
+    pub first_cycle: u64,
     /// The cycle that diverged (the last compared cycle of the file).
     pub fail_cycle: Option<u64>,
     /// The first differing port at that cycle.
@@ -171,12 +193,13 @@ impl Replay {
         serde_json::to_writer(&mut w, header)
             .map_err(|e| CosimError::Io(format!("writing {}: {e}", path.display())))?;
         writeln!(w).map_err(io)?;
-        for c in 0..header.cycles {
+        let start = header.first_cycle;
+        for c in start..start + header.cycles {
             writeln!(w, "{}", log.line(c)).map_err(io)?;
         }
         if header.post_cycles > 0 {
             writeln!(w, "post").map_err(io)?;
-            for c in header.cycles..header.cycles + header.post_cycles {
+            for c in start + header.cycles..start + header.cycles + header.post_cycles {
                 writeln!(w, "{}", log.line(c)).map_err(io)?;
             }
         }
@@ -209,6 +232,7 @@ impl Replay {
         }
         let params = static_params(desc, &header.params).map_err(bad)?;
         let mut log = InputLog::new(desc, &params);
+        log.first = header.first_cycle;
         let expect: Vec<(String, u32)> = log
             .inputs
             .iter()
@@ -253,7 +277,7 @@ impl Replay {
     pub fn stimulus(&self) -> ReplayStimulus {
         ReplayStimulus {
             log: self.log.clone(),
-            end: self.header.cycles,
+            end: self.header.first_cycle + self.header.cycles,
         }
     }
 }
@@ -263,6 +287,7 @@ fn static_params(desc: &'static UnitDesc, values: &[(String, u64)]) -> Result<Pa
 }
 
 /// Drives recorded inputs; stateless (the cycle number indexes the log), so rewindable.
+/// Run it with [`Cosim::run_from`] at the log's first cycle.
 #[derive(Debug, Clone)]
 pub struct ReplayStimulus {
     log: InputLog,
@@ -271,15 +296,20 @@ pub struct ReplayStimulus {
 
 impl ReplayStimulus {
     pub fn new(log: InputLog) -> ReplayStimulus {
-        let end = log.cycles();
+        let end = log.end();
         ReplayStimulus { log, end }
+    }
+
+    /// The first cycle it drives.
+    pub fn first_cycle(&self) -> u64 {
+        self.log.first()
     }
 }
 
 impl Stimulus for ReplayStimulus {
     #[inline]
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        if cycle >= self.end {
+        if cycle >= self.end || cycle < self.log.first() {
             return false;
         }
         self.log.apply(cycle, ports);
@@ -323,11 +353,14 @@ pub fn replay_with(
         .with_instance(r.header.instance.clone())
         .with_failure_dir(None);
     let mut stim = r.stimulus();
-    cosim.run(&mut stim).map_err(|e| match e {
-        CosimError::Divergence(mut d) => {
-            d.replay = Some(path.to_path_buf());
-            CosimError::Divergence(d)
-        }
-        e => e,
-    })
+    let instance = r.header.instance.clone();
+    cosim
+        .run_from(&instance, &mut stim, r.header.first_cycle)
+        .map_err(|e| match e {
+            CosimError::Divergence(mut d) => {
+                d.replay = Some(path.to_path_buf());
+                CosimError::Divergence(d)
+            }
+            e => e,
+        })
 }

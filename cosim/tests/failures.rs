@@ -7,7 +7,7 @@ use common::*;
 use std::path::Path;
 use warpforge_cosim::replay::Replay;
 use warpforge_cosim::stimulus::{FnStimulus, RandomStimulus};
-use warpforge_cosim::{replay_with, Cosim, CosimError, RtlErrorKind, RtlModel};
+use warpforge_cosim::{replay_with, Cosim, CosimError, RtlErrorKind, RtlModel, RtlSource};
 use warpforge_model::units::contract::{Bits, Role};
 
 /// The counter with a bug: from 42 it counts by two.
@@ -273,4 +273,93 @@ fn mismatched_ports_are_a_build_error() {
         msg.contains("`hit` is 2 bits wide in the RTL but 1"),
         "{msg}"
     );
+}
+
+fn replay_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| *l != "post")
+        .count()
+}
+
+/// A rare bug found by random stimulus with resets: the replay file starts after the last
+/// reset before the failure (short), keeps absolute cycle numbers and reproduces alone.
+#[test]
+fn replay_starts_after_the_last_reset_and_keeps_cycle_numbers() {
+    let wrong = PTRS_V.replace(
+        "flags <= (flags | set) & ~clr;",
+        "flags <= (set == 8'h5a && clr[0]) ? 8'h00 : (flags | set) & ~clr;",
+    );
+    let params = PTRS_DESC.params::<&str>(&[]).unwrap();
+    let out = out_dir("trim");
+    let cosim = Cosim::new(
+        &PTRS_DESC,
+        params.clone(),
+        RtlSource::single("toy_ptrs", wrong),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_failure_dir(Some(out.path().to_path_buf()));
+    let mut stim = RandomStimulus::new(&PTRS_DESC, &params, 21, 1_000_000).with_reset_one_in(40);
+    let err = cosim.run(&mut stim).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    eprintln!("{d}");
+    assert!(d.cycle > 100, "cycle {}", d.cycle);
+    assert_eq!(d.reproduced, Some(true), "{d}");
+    assert_eq!(d.last_inputs.len(), 16);
+    assert_eq!(d.last_inputs.last().unwrap().0, d.cycle);
+    let replay = d.replay.clone().unwrap();
+    let (r, _) = Replay::load(&replay, &PTRS_DESC).unwrap();
+    let first = r.header.first_cycle;
+    assert!(
+        first > 0 && first <= d.cycle,
+        "first {first} cycle {}",
+        d.cycle
+    );
+    assert!(
+        d.cycle - first < 400,
+        "the replay is short: {} cycles",
+        d.cycle + 1 - first
+    );
+    assert_eq!(r.header.cycles, d.cycle + 1 - first);
+    assert_eq!(replay_lines(&replay) as u64, r.header.cycles);
+    let again = replay_with(&replay, &PTRS_DESC, &opts()).unwrap_err();
+    let d2 = again.divergence().unwrap_or_else(|| panic!("{again}"));
+    assert_eq!((d2.cycle, d2.port()), (d.cycle, d.port()));
+    assert_eq!(d2.first(), d.first());
+    // The VCD windows use the same absolute cycle numbers.
+    let (_, times, _) = vcd_vars_and_times(d.rtl_vcd.as_ref().unwrap());
+    let lo = (d.cycle.saturating_sub(32)).max(first) * 10;
+    assert_eq!(*times.first().unwrap(), lo);
+}
+
+/// A register that reset does not clear: the replay from the last reset cannot reproduce
+/// the divergence, so the harness says so and writes the full replay instead.
+#[test]
+fn unreset_state_falls_back_to_the_full_replay() {
+    let wrong = PTRS_V.replace("      err <= 1'b0;\n", "");
+    let params = PTRS_DESC.params::<&str>(&[]).unwrap();
+    let out = out_dir("unreset");
+    let cosim = Cosim::new(
+        &PTRS_DESC,
+        params.clone(),
+        RtlSource::single("toy_ptrs", wrong),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_failure_dir(Some(out.path().to_path_buf()));
+    let mut stim = RandomStimulus::new(&PTRS_DESC, &params, 4, 100_000).with_reset_one_in(40);
+    let err = cosim.run(&mut stim).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(d.port(), "err");
+    assert_eq!(d.reproduced, Some(true), "{d}");
+    assert!(
+        d.notes.iter().any(|n| n.contains("did not reproduce")),
+        "{d}"
+    );
+    let (r, _) = Replay::load(d.replay.as_ref().unwrap(), &PTRS_DESC).unwrap();
+    assert_eq!(r.header.first_cycle, 0);
+    assert_eq!(r.header.cycles, d.cycle + 1);
 }
