@@ -11,6 +11,8 @@
 // One clock `clk`; synchronous active-low reset `rst_n`. Port tags: [reg] registered output
 // (a function of the state only), [comb] combinational output (state and this cycle's
 // inputs; reads 0 while rst_n is low), [dbg] flattened internal state for co-simulation.
+`default_nettype none
+
 module {{ m.module }} #(
 {%- for p in m.params %}
     parameter integer {{ p.decl }}  // {{ p.comment }}
@@ -22,3 +24,5 @@ module {{ m.module }} #(
 );
 {% block body %}{% endblock %}
 endmodule
+
+`default_nettype wire
