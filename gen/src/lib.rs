@@ -196,7 +196,10 @@ pub fn parse_params<S: AsRef<str>>(
             ))
         })?;
         let (name, value) = (name.trim(), value.trim());
-        let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        let parsed = match value
+            .strip_prefix("0x")
+            .or_else(|| value.strip_prefix("0X"))
+        {
             Some(hex) => u64::from_str_radix(hex, 16),
             None => value.parse::<u64>(),
         };

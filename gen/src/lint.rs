@@ -212,7 +212,12 @@ fn split_location(s: &str) -> Option<(String, u32, String)> {
     Some((file.to_string(), line, rest.trim().to_string()))
 }
 
-fn verilator(exe: &Path, top: &str, files: &[String], dir: &Path) -> Result<Vec<Finding>, LintError> {
+fn verilator(
+    exe: &Path,
+    top: &str,
+    files: &[String],
+    dir: &Path,
+) -> Result<Vec<Finding>, LintError> {
     let ran = tools::run(
         exe,
         &args(&["--lint-only", "-Wall", "--top-module", top], files),
@@ -346,7 +351,9 @@ fn yosys(exe: &Path, top: &str, files: &[String], dir: &Path) -> Result<Vec<Find
                 file,
                 line: (l > 0).then_some(l),
                 rule: "latch".into(),
-                message: format!("latch inferred for `{sig}` (incomplete assignment in a combinational block)"),
+                message: format!(
+                    "latch inferred for `{sig}` (incomplete assignment in a combinational block)"
+                ),
             });
             continue;
         }
@@ -414,13 +421,15 @@ fn source_location(s: &str) -> Option<(String, u32)> {
     None
 }
 
-fn iverilog(exe: &Path, top: &str, files: &[String], dir: &Path) -> Result<Vec<Finding>, LintError> {
+fn iverilog(
+    exe: &Path,
+    top: &str,
+    files: &[String],
+    dir: &Path,
+) -> Result<Vec<Finding>, LintError> {
     let ran = tools::run(
         exe,
-        &args(
-            &["-g2005", "-Wall", "-o", "lint.vvp", "-s", top],
-            files,
-        ),
+        &args(&["-g2005", "-Wall", "-o", "lint.vvp", "-s", top], files),
         dir,
     )?;
     let mut out = vec![];

@@ -190,7 +190,9 @@ fn check(
         }
     }
     if seen != cycles {
-        return Err(format!("simulation printed {seen} of {cycles} cycles:\n{out}"));
+        return Err(format!(
+            "simulation printed {seen} of {cycles} cycles:\n{out}"
+        ));
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(trace)
@@ -238,8 +240,7 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
         p("upd_next"),
         p("upd_rpc"),
     );
-    let (tos_pc, tos_rpc, tos_mask, depth) =
-        (p("tos_pc"), p("tos_rpc"), p("tos_mask"), p("depth"));
+    let (tos_pc, tos_rpc, tos_mask, depth) = (p("tos_pc"), p("tos_rpc"), p("tos_mask"), p("depth"));
     move |rng, cycle, state, ports| {
         let ones = |w: u32| if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
         let ws = ports[lmask].width();
@@ -266,8 +267,16 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
         if rng.chance(if empty { 30 } else { 1 }) {
             ports[lv].set_u64(1);
             ports[lpc].set_u64(rng.below(8));
-            ports[lrpc].set_u64(if rng.chance(80) { u64::MAX } else { rng.below(8) });
-            ports[lmask].set_u64(if rng.chance(50) { all } else { rng.next() & all });
+            ports[lrpc].set_u64(if rng.chance(80) {
+                u64::MAX
+            } else {
+                rng.below(8)
+            });
+            ports[lmask].set_u64(if rng.chance(50) {
+                all
+            } else {
+                rng.next() & all
+            });
         }
         // random junk on the other inputs even when not valid
         ports[taken].set_u64(rand_mask(rng));
@@ -336,8 +345,14 @@ fn simt_stack_spe_matches_the_model_at_every_standard_set() {
                         && c[at("ev_push2")].to_u64() == 0
                 }),
             ),
-            ("full stack", count(&|c| c[at("depth")].to_u64() == max_depth)),
-            ("exited threads", count(&|c| c[at("dbg_done")].to_u64() != 0)),
+            (
+                "full stack",
+                count(&|c| c[at("depth")].to_u64() == max_depth),
+            ),
+            (
+                "exited threads",
+                count(&|c| c[at("dbg_done")].to_u64() != 0),
+            ),
             ("overflow", rises("err_overflow")),
             ("pc error", rises("err_pc")),
         ];
@@ -356,7 +371,11 @@ fn mutants_of_simt_stack_spe_are_caught() {
     let mutants: &[(&str, &str, &str)] = &[
         ("no reuse rule", "(upd_rpc != top_rpc)", "1'b1"),
         ("no auto-pop", "!upd_valid && !empty && !(|live)", "1'b0"),
-        ("overflow off by one", "(sp_div > {1'b0, SP_FULL})", "(sp_div > {1'b0, SP_FULL} + 1'b1)"),
+        (
+            "overflow off by one",
+            "(sp_div > {1'b0, SP_FULL})",
+            "(sp_div > {1'b0, SP_FULL} + 1'b1)",
+        ),
     ];
     for (what, from, to) in mutants {
         let mut stim = spe_stimulus(desc);

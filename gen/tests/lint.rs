@@ -27,7 +27,10 @@ fn spe() -> GeneratedUnit {
 /// The generated SPE with `from` replaced by `to` (which must apply), linted by `tool` only.
 fn broken(tool: Tool, from: &str, to: &str) -> (Vec<Finding>, String) {
     let mut g = spe();
-    assert!(g.files[0].1.contains(from), "mutation `{from}` no longer applies");
+    assert!(
+        g.files[0].1.contains(from),
+        "mutation `{from}` no longer applies"
+    );
     g.files[0].1 = g.files[0].1.replacen(from, to, 1);
     let text = g.files[0].1.clone();
     let dir = std::env::temp_dir().join(format!(
@@ -44,7 +47,10 @@ fn broken(tool: Tool, from: &str, to: &str) -> (Vec<Finding>, String) {
 
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> u32 {
-    text.lines().position(|l| l.contains(needle)).expect("needle present") as u32 + 1
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle present") as u32
+        + 1
 }
 
 const END: &str = "    // ---- outputs";
@@ -83,9 +89,9 @@ fn yosys_catches_a_latch() {
         .last()
         .unwrap();
     assert!(
-        found
-            .iter()
-            .any(|f| f.rule == "latch" && f.line == Some(always) && f.message.contains("lint_latch")),
+        found.iter().any(|f| f.rule == "latch"
+            && f.line == Some(always)
+            && f.message.contains("lint_latch")),
         "{found:#?}"
     );
 }
@@ -123,10 +129,7 @@ fn yosys_catches_a_combinational_loop() {
 fn iverilog_catches_systemverilog() {
     let (found, text) = broken(Tool::Iverilog, "always @* begin", "always_comb begin");
     let line = line_of(&text, "always_comb begin");
-    assert!(
-        found.iter().any(|f| f.line == Some(line)),
-        "{found:#?}"
-    );
+    assert!(found.iter().any(|f| f.line == Some(line)), "{found:#?}");
 }
 
 #[test]
@@ -147,7 +150,11 @@ fn svlint_catches_a_blocking_assignment_on_a_clock_edge() {
 
 #[test]
 fn svlint_catches_a_case_without_default() {
-    let (found, _) = broken(Tool::Svlint, "default: begin  // KIND_BRANCH", "2'd1: begin");
+    let (found, _) = broken(
+        Tool::Svlint,
+        "default: begin  // KIND_BRANCH",
+        "2'd1: begin",
+    );
     assert!(
         found.iter().any(|f| f.rule.contains("case_default")),
         "{found:#?}"
@@ -230,7 +237,10 @@ fn parameter_errors_are_clear() {
         "{e}"
     );
     let e = generate_by_name("simt_stack_spe", &["DEPTH=65"]).unwrap_err();
-    assert!(e.to_string().contains("DEPTH=65 is out of range 2..=64"), "{e}");
+    assert!(
+        e.to_string().contains("DEPTH=65 is out of range 2..=64"),
+        "{e}"
+    );
     let e = generate_by_name("simt_stack_spe", &["NOPE=1"]).unwrap_err();
     assert!(e.to_string().contains("has no parameter NOPE"), "{e}");
     let e = generate_by_name("simt_stack_spe", &["DEPTH:3"]).unwrap_err();
