@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite. Installs what it needs on a fresh Debian machine that has the Rust
-# toolchain, then runs every test (unit, property, end-to-end) with optimisations on.
+# toolchain (Verilator, Yosys, Icarus Verilog, g++ from apt; svlint built once with cargo),
+# then runs every test (unit, property, RTL lint gate, co-simulation, mutants, end-to-end)
+# with optimisations on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# No system tools are needed yet beyond the Rust toolchain (clang-14 only regenerates PTX).
+./scripts/install-tools.sh
+export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --workspace --profile test "$@"

@@ -17,6 +17,7 @@ use warpforge_model::config::{GpuConfig, PRESETS};
 use warpforge_model::error::SimError;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::host::Host;
+use warpforge_model::units::trace::TraceRecorder;
 use warpforge_workloads::{self as workloads, Size};
 
 #[derive(Parser)]
@@ -79,6 +80,19 @@ pub struct RunArgs {
     /// Do not print the tables.
     #[arg(long)]
     quiet: bool,
+    /// Record the port traffic of every instance of this hardware unit (e.g.
+    /// simt_stack_spe) for co-simulation; needs --trace.
+    #[arg(
+        long,
+        value_name = "UNIT",
+        requires = "trace",
+        conflicts_with = "functional"
+    )]
+    record_unit: Option<String>,
+    /// Where to write the recorded trace: a file for one workload or a PTX kernel, a
+    /// directory (one `<workload>.wftrace` each) for several.
+    #[arg(long, value_name = "PATH", requires = "record_unit")]
+    trace: Option<PathBuf>,
 }
 
 /// Exit codes: 0 success, 1 a workload failed verification or the guest faulted (or the
@@ -171,40 +185,52 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     } else {
         Mode::Timing
     };
-    let results = if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-        vec![run_ptx(&cfg, mode, ptx, launch)?]
-    } else {
-        let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
-            workloads::all().to_vec()
+    if let Some(unit) = &a.record_unit {
+        // Fail before running anything if the unit cannot be recorded here.
+        Gpu::new(cfg.clone(), mode)
+            .record_unit(unit)
+            .map_err(anyhow::Error::msg)?;
+    }
+    let record = a.record_unit.as_deref();
+    let runs: Vec<(RunResult, Option<TraceRecorder>)> =
+        if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
+            vec![run_ptx(&cfg, mode, ptx, launch, record)?]
         } else {
-            vec![workloads::by_name(&a.workload).ok_or_else(|| {
-                let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
-                anyhow::anyhow!(
-                    "unknown workload `{}` (available: all, {})",
-                    a.workload,
-                    names.join(", ")
-                )
-            })?]
+            let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
+                workloads::all().to_vec()
+            } else {
+                vec![workloads::by_name(&a.workload).ok_or_else(|| {
+                    let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
+                    anyhow::anyhow!(
+                        "unknown workload `{}` (available: all, {})",
+                        a.workload,
+                        names.join(", ")
+                    )
+                })?]
+            };
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(a.threads.unwrap_or(0))
+                .build()
+                .context("cannot start worker threads")?;
+            let pb = progress_bar(selected.len() as u64, a.quiet);
+            let status = Arc::new(Mutex::new(Vec::<String>::new()));
+            let results: Vec<(RunResult, Option<TraceRecorder>)> = pool.install(|| {
+                selected
+                    .par_iter()
+                    .map(|w| {
+                        let r = run_workload(&cfg, mode, *w, a.size, a.seed, record, &pb, &status);
+                        pb.inc(1);
+                        r
+                    })
+                    .collect()
+            });
+            pb.finish_and_clear();
+            results
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(a.threads.unwrap_or(0))
-            .build()
-            .context("cannot start worker threads")?;
-        let pb = progress_bar(selected.len() as u64, a.quiet);
-        let status = Arc::new(Mutex::new(Vec::<String>::new()));
-        let results: Vec<RunResult> = pool.install(|| {
-            selected
-                .par_iter()
-                .map(|w| {
-                    let r = run_workload(&cfg, mode, *w, a.size, a.seed, &pb, &status);
-                    pb.inc(1);
-                    r
-                })
-                .collect()
-        });
-        pb.finish_and_clear();
-        results
-    };
+    if let Some(path) = &a.trace {
+        write_traces(&runs, path, a, &cfg)?;
+    }
+    let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
     if !a.quiet {
         println!(
             "warpforge: {} on {} ({} mode{})",
@@ -259,16 +285,58 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     Ok(code)
 }
 
+/// Write the recorded unit traces: one file, or one file per workload in a directory.
+fn write_traces(
+    runs: &[(RunResult, Option<TraceRecorder>)],
+    path: &Path,
+    a: &RunArgs,
+    cfg: &GpuConfig,
+) -> Result<()> {
+    let single = runs.len() == 1;
+    if !single {
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("cannot create trace directory {}", path.display()))?;
+    }
+    for (r, rec) in runs {
+        let Some(rec) = rec else { continue };
+        let file = if single {
+            path.to_path_buf()
+        } else {
+            path.join(format!("{}.wftrace", r.workload))
+        };
+        let source = format!(
+            "workload {}, size {}, seed {}, config {}",
+            r.workload, a.size, a.seed, cfg.name
+        );
+        rec.write(&file, &source).map_err(anyhow::Error::msg)?;
+        if !a.quiet {
+            println!(
+                "recorded {} events of {} into {}",
+                rec.events(),
+                rec.desc().name,
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_workload(
     cfg: &GpuConfig,
     mode: Mode,
     w: &'static dyn workloads::Workload,
     size: Size,
     seed: u64,
+    record: Option<&str>,
     pb: &ProgressBar,
     status: &Arc<Mutex<Vec<String>>>,
-) -> RunResult {
+) -> (RunResult, Option<TraceRecorder>) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    if let Some(unit) = record {
+        gpu.record_unit(unit)
+            .expect("recordable unit was checked before the run");
+    }
     let name = w.name();
     {
         let pb = pb.clone();
@@ -286,7 +354,8 @@ fn run_workload(
         .expect("progress lock")
         .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
-    match outcome {
+    let trace = gpu.take_trace();
+    let result = match outcome {
         Ok(v) => RunResult {
             workload: name.into(),
             verified: Some(v.passed),
@@ -301,14 +370,24 @@ fn run_workload(
             launches,
             error: Some(e.to_string()),
         },
-    }
+    };
+    (result, trace)
 }
 
-fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &Path, launch: &Path) -> Result<RunResult> {
+fn run_ptx(
+    cfg: &GpuConfig,
+    mode: Mode,
+    ptx: &Path,
+    launch: &Path,
+    record: Option<&str>,
+) -> Result<(RunResult, Option<TraceRecorder>)> {
     let text =
         std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    if let Some(unit) = record {
+        gpu.record_unit(unit).map_err(anyhow::Error::msg)?;
+    }
     let file = ptx.display().to_string();
     let module = gpu.load_module(&file, &text)?;
     let origin = launch.display().to_string();
@@ -336,7 +415,7 @@ fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &Path, launch: &Path) -> Result<Run
                 .with_context(|| format!("cannot write {}", o.path.display()))?;
         }
     }
-    Ok(RunResult {
+    let result = RunResult {
         workload: ptx
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -345,7 +424,8 @@ fn run_ptx(cfg: &GpuConfig, mode: Mode, ptx: &Path, launch: &Path) -> Result<Run
         detail: String::new(),
         launches: std::mem::take(&mut gpu.launches),
         error,
-    })
+    };
+    Ok((result, gpu.take_trace()))
 }
 
 fn human(n: u64) -> String {

@@ -6,6 +6,7 @@ pub mod launch;
 
 use crate::address_map::ALLOC_ALIGN;
 use crate::config::GpuConfig;
+use crate::config::Reconvergence;
 use crate::error::SimError;
 use crate::exec::GlobalMemory;
 use crate::host::{DevPtr, Dim3, Host, KernelArg, ModuleId};
@@ -13,6 +14,7 @@ use crate::memory::MemoryHierarchy;
 use crate::ptx::{self, ir::Module, ir::StateSpace};
 use crate::stats::{KernelStats, MemFigures};
 use crate::timing::{self, decode::decode_kernel, sm::CtaFootprint, sm::KernelCtx, sm::Sm};
+use crate::units::trace::TraceRecorder;
 use std::time::Instant;
 
 /// Functional only, or cycle-level timing.
@@ -77,6 +79,43 @@ impl Gpu {
     }
     pub fn set_progress(&mut self, f: ProgressFn) {
         self.progress = Some(f);
+    }
+
+    /// Record the port traffic of every instance of hardware unit `unit` from now on
+    /// (timing mode only), for co-simulation against its RTL.
+    pub fn record_unit(&mut self, unit: &str) -> Result<(), String> {
+        crate::units::find(unit)?;
+        if self.mode != Mode::Timing {
+            return Err("unit traces are recorded by the timing model (drop --functional)".into());
+        }
+        match unit {
+            "simt_stack_spe" if self.cfg.sm.reconvergence == Reconvergence::Spe => {
+                for sm in &mut self.sms {
+                    sm.record_stacks(&self.cfg)?;
+                }
+                Ok(())
+            }
+            "simt_stack_spe" => {
+                Err("simt_stack_spe is only used with sm.reconvergence = \"spe\"".into())
+            }
+            _ => Err(format!(
+                "unit {unit} is not instantiated by the GPU model's current configuration"
+            )),
+        }
+    }
+
+    /// The recorded traffic of every instance, all SMs together (recording stops).
+    pub fn take_trace(&mut self) -> Option<TraceRecorder> {
+        let mut all: Option<TraceRecorder> = None;
+        for sm in &mut self.sms {
+            if let Some(rec) = sm.take_stack_trace() {
+                match all.as_mut() {
+                    Some(a) => a.absorb(rec),
+                    None => all = Some(rec),
+                }
+            }
+        }
+        all
     }
     pub fn module(&self, id: ModuleId) -> Option<&Module> {
         self.modules.get(id.0).map(|m| &m.module)

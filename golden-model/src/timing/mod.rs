@@ -47,7 +47,7 @@ pub fn run_kernel(
                 }
                 let s = (dispatch_rr + i) % sms.len();
                 if sms[s].can_accept(&footprint, cfg) {
-                    sms[s].launch_cta(k, next_cta as u32, footprint);
+                    sms[s].launch_cta(k, next_cta as u32, footprint, now);
                     next_cta += 1;
                     dispatch_rr = (s + 1) % sms.len();
                 }

@@ -22,7 +22,8 @@ use crate::exec::{
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::KernelStats;
-use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind};
+use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
+use crate::units::trace::TraceRecorder;
 use std::collections::VecDeque;
 
 /// Everything about the running kernel that every SM reads.
@@ -165,6 +166,8 @@ pub struct Sm {
     used_shared: u32,
     used_ctas: u32,
     pub stats: KernelStats,
+    /// Port traffic of every warp's stack, when recording (instance = warp slot).
+    stack_trace: Option<TraceRecorder>,
 }
 
 const LSU_QUEUE: usize = 2;
@@ -227,6 +230,34 @@ impl Sm {
             used_shared: 0,
             used_ctas: 0,
             stats: KernelStats::default(),
+            stack_trace: None,
+        }
+    }
+
+    /// Start recording the port traffic of every warp slot's SIMT stack.
+    pub fn record_stacks(&mut self, cfg: &GpuConfig) -> Result<(), String> {
+        let params = SPE_DESC.params(&[
+            ("WARP_SIZE", WARP_SIZE as u64),
+            ("DEPTH", cfg.sm.stack_depth as u64),
+            ("PC_W", 32),
+        ])?;
+        let mut rec = TraceRecorder::new(&SPE_DESC, params);
+        for w in 0..cfg.sm.max_warps {
+            rec.add_instance(format!("sm{}.warp{w}", self.id));
+        }
+        self.stack_trace = Some(rec);
+        Ok(())
+    }
+
+    /// The recorded stack traffic (recording stops).
+    pub fn take_stack_trace(&mut self) -> Option<TraceRecorder> {
+        self.stack_trace.take()
+    }
+
+    #[inline]
+    fn record_stack(&mut self, w: usize, now: u64, inp: &SpeInputs) {
+        if let Some(rec) = self.stack_trace.as_mut() {
+            rec.record(w, now, |ports| inp.to_ports(ports));
         }
     }
 
@@ -285,7 +316,7 @@ impl Sm {
     }
 
     /// Place CTA `linear_id` on this SM.
-    pub fn launch_cta(&mut self, k: &KernelCtx, linear_id: u32, f: CtaFootprint) {
+    pub fn launch_cta(&mut self, k: &KernelCtx, linear_id: u32, f: CtaFootprint, now: u64) {
         let slot = self
             .ctas
             .iter()
@@ -306,7 +337,8 @@ impl Sm {
             warp.age = self.next_age;
             self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
-            warp.stack.launch(0, ws_state.valid_lanes as u64);
+            let launch = SpeInputs::launch(0, ws_state.valid_lanes as u64);
+            warp.stack.tick(&launch);
             self.states[ws] = ws_state;
             warp.ibuf_count = 0;
             warp.ibuf_ready_at = 0;
@@ -317,6 +349,7 @@ impl Sm {
             self.pending_mem[ws * words..(ws + 1) * words].fill(0);
             let sched = ws % self.schedulers.len();
             self.schedulers[sched].add(ws, warp.age);
+            self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
             self.not_before[ws] = 0;
             self.update_fetch_bit(ws);
@@ -699,6 +732,9 @@ impl Sm {
         {
             let warp = &mut self.warps[w];
             warp.stack.tick(&inp);
+            if let Some(rec) = self.stack_trace.as_mut() {
+                rec.record(w, now, |ports| inp.to_ports(ports));
+            }
             if warp.stack.err_overflow() || warp.stack.err_pc() {
                 return Err(Box::new(self.stack_fault(w, pc, k)));
             }

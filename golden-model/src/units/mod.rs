@@ -4,11 +4,13 @@
 //! its description to [`ALL`].
 pub mod contract;
 pub mod simt_stack;
+pub mod simt_stack_dpe;
+pub mod trace;
 
 use contract::UnitDesc;
 
 /// Every unit with RTL, in the order `gen --all` and `cosim --all` process them.
-pub static ALL: &[&UnitDesc] = &[&simt_stack::SPE_DESC];
+pub static ALL: &[&UnitDesc] = &[&simt_stack::SPE_DESC, &simt_stack_dpe::DPE_DESC];
 
 /// The unit named `name`, or an error listing the known units.
 pub fn find(name: &str) -> Result<&'static UnitDesc, String> {

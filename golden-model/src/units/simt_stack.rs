@@ -419,13 +419,7 @@ impl SimtStackSpe {
 
     /// Convenience for the GPU model: launch a warp (one cycle with `launch_valid`).
     pub fn launch(&mut self, pc: u32, mask: u64) {
-        self.tick(&SpeInputs {
-            launch_valid: true,
-            launch_pc: pc,
-            launch_rpc: END_PC,
-            launch_mask: mask,
-            ..Default::default()
-        });
+        self.tick(&SpeInputs::launch(pc, mask));
     }
 }
 
@@ -640,6 +634,17 @@ mod spe_port {
 }
 
 impl SpeInputs {
+    /// The inputs that launch a warp at `pc` with `mask` (bottom RPC `END_PC`).
+    pub fn launch(pc: u32, mask: u64) -> SpeInputs {
+        SpeInputs {
+            launch_valid: true,
+            launch_pc: pc,
+            launch_rpc: END_PC,
+            launch_mask: mask,
+            ..Default::default()
+        }
+    }
+
     /// The typed inputs from generic port values.
     pub fn from_ports(ports: &[Bits]) -> SpeInputs {
         use spe_port::*;

@@ -1,0 +1,419 @@
+//! Port traces of hardware units recorded while the GPU model runs a workload
+//! (`warpforge run --record-unit U --trace FILE`), replayed against the RTL by the
+//! co-simulator.
+//!
+//! A trace holds one unit kind at one parameter set and any number of *instances* (every
+//! warp's stack, every SM's scoreboard...). Per instance it stores the cycles on which the
+//! unit saw non-idle inputs, with every input port's value. Between two recorded cycles the
+//! unit saw idle inputs: every input 0 except `rst_n` = 1. Each instance starts from reset.
+//!
+//! File format (version 1), designed to be small and streamable:
+//! ```text
+//! WFTRACE 1\n
+//! <header: one line of JSON>\n
+//! <instance 0 bytes><instance 1 bytes>...
+//! ```
+//! The header names the unit, its parameters, the source (workload, config) and, per
+//! instance, its name, event count and byte length. An instance's bytes are its events; an
+//! event is LEB128 varints: the cycle delta from the previous event (the first: from 0),
+//! then each input port in port-list order as its 64-bit words, low word first.
+
+use super::contract::{Bits, Params, Role, UnitDesc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+const MAGIC: &str = "WFTRACE 1";
+
+/// The JSON header of a trace file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TraceHeader {
+    pub unit: String,
+    pub params: BTreeMap<String, u64>,
+    /// What produced the trace (e.g. `workload bfs, size tiny, config gtx480`).
+    pub source: String,
+    pub instances: Vec<InstanceHeader>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct InstanceHeader {
+    pub name: String,
+    pub events: u64,
+    pub bytes: u64,
+}
+
+/// Records the input traffic of every instance of one unit.
+pub struct TraceRecorder {
+    desc: &'static UnitDesc,
+    params: Params,
+    /// Positions of the input ports in the port list.
+    inputs: Vec<usize>,
+    /// Scratch port values the caller fills for one event.
+    scratch: Vec<Bits>,
+    instances: Vec<InstanceRecord>,
+}
+
+struct InstanceRecord {
+    name: String,
+    last_cycle: u64,
+    events: u64,
+    bytes: Vec<u8>,
+}
+
+impl TraceRecorder {
+    pub fn new(desc: &'static UnitDesc, params: Params) -> TraceRecorder {
+        let inputs = (0..desc.ports.len())
+            .filter(|&i| desc.ports[i].role.is_input())
+            .collect();
+        let scratch = desc.zero_ports(&params);
+        TraceRecorder {
+            desc,
+            params,
+            inputs,
+            scratch,
+            instances: Vec::new(),
+        }
+    }
+
+    pub fn desc(&self) -> &'static UnitDesc {
+        self.desc
+    }
+
+    /// Add an instance; returns its index for [`TraceRecorder::record`].
+    pub fn add_instance(&mut self, name: String) -> usize {
+        self.instances.push(InstanceRecord {
+            name,
+            last_cycle: 0,
+            events: 0,
+            bytes: Vec::new(),
+        });
+        self.instances.len() - 1
+    }
+
+    /// Record the inputs instance `inst` sees at `cycle` (cycles must not decrease per
+    /// instance). `fill` writes the input ports; it starts from all-zero inputs with
+    /// `rst_n` = 1.
+    pub fn record(&mut self, inst: usize, cycle: u64, fill: impl FnOnce(&mut [Bits])) {
+        for &i in &self.inputs {
+            self.scratch[i].clear();
+        }
+        self.scratch[0].set_u64(1); // rst_n
+        fill(&mut self.scratch);
+        let rec = &mut self.instances[inst];
+        debug_assert!(cycle >= rec.last_cycle || rec.events == 0);
+        let delta = cycle.saturating_sub(rec.last_cycle);
+        rec.last_cycle = cycle;
+        rec.events += 1;
+        write_varint(&mut rec.bytes, delta);
+        for &i in &self.inputs {
+            for &w in self.scratch[i].words() {
+                write_varint(&mut rec.bytes, w);
+            }
+        }
+    }
+
+    /// Append the instances of `other` (another SM's recorder of the same unit).
+    pub fn absorb(&mut self, other: TraceRecorder) {
+        self.instances.extend(other.instances);
+    }
+
+    /// Total events recorded.
+    pub fn events(&self) -> u64 {
+        self.instances.iter().map(|i| i.events).sum()
+    }
+
+    /// Write the trace file; instances with no events are left out.
+    pub fn write(&self, path: &Path, source: &str) -> Result<(), String> {
+        let kept: Vec<&InstanceRecord> = self.instances.iter().filter(|i| i.events > 0).collect();
+        let header = TraceHeader {
+            unit: self.desc.name.to_string(),
+            params: self
+                .params
+                .iter()
+                .map(|(n, v)| (n.to_string(), v))
+                .collect(),
+            source: source.to_string(),
+            instances: kept
+                .iter()
+                .map(|i| InstanceHeader {
+                    name: i.name.clone(),
+                    events: i.events,
+                    bytes: i.bytes.len() as u64,
+                })
+                .collect(),
+        };
+        let write = || -> std::io::Result<()> {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+            writeln!(f, "{MAGIC}")?;
+            serde_json::to_writer(&mut f, &header)?;
+            writeln!(f)?;
+            for i in &kept {
+                f.write_all(&i.bytes)?;
+            }
+            f.flush()
+        };
+        write().map_err(|e| format!("cannot write trace {}: {e}", path.display()))
+    }
+}
+
+/// A trace file read back.
+pub struct Trace {
+    pub header: TraceHeader,
+    pub desc: &'static UnitDesc,
+    pub params: Params,
+    /// Each instance's event bytes, in header order.
+    blobs: Vec<Vec<u8>>,
+}
+
+impl Trace {
+    pub fn read(path: &Path) -> Result<Trace, String> {
+        let ctx = |e: String| format!("trace {}: {e}", path.display());
+        let file = std::fs::File::open(path).map_err(|e| ctx(e.to_string()))?;
+        let mut r = BufReader::new(file);
+        let mut line = String::new();
+        r.read_line(&mut line).map_err(|e| ctx(e.to_string()))?;
+        if line.trim_end() != MAGIC {
+            return Err(ctx(format!(
+                "not a warpforge trace (first line should be `{MAGIC}`)"
+            )));
+        }
+        line.clear();
+        r.read_line(&mut line).map_err(|e| ctx(e.to_string()))?;
+        let header: TraceHeader =
+            serde_json::from_str(&line).map_err(|e| ctx(format!("bad header: {e}")))?;
+        let desc = super::find(&header.unit).map_err(ctx)?;
+        let overrides: Vec<(&str, u64)> = header
+            .params
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        let params = desc.params(&overrides).map_err(ctx)?;
+        let mut blobs = Vec::with_capacity(header.instances.len());
+        for inst in &header.instances {
+            let mut b = vec![0u8; inst.bytes as usize];
+            r.read_exact(&mut b)
+                .map_err(|e| ctx(format!("instance {} is truncated ({e})", inst.name)))?;
+            blobs.push(b);
+        }
+        Ok(Trace {
+            header,
+            desc,
+            params,
+            blobs,
+        })
+    }
+
+    /// The events of instance `i`.
+    pub fn events(&self, i: usize) -> TraceEvents<'_> {
+        TraceEvents {
+            bytes: &self.blobs[i],
+            pos: 0,
+            cycle: 0,
+            inputs: (0..self.desc.ports.len())
+                .filter(|&p| self.desc.ports[p].role.is_input())
+                .collect(),
+            name: &self.header.instances[i].name,
+        }
+    }
+}
+
+/// Decoder of one instance's events.
+pub struct TraceEvents<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    cycle: u64,
+    inputs: Vec<usize>,
+    name: &'a str,
+}
+
+impl TraceEvents<'_> {
+    /// Decode the next event into the input positions of `ports`; returns its cycle, or
+    /// `None` at the end of the instance.
+    pub fn next_into(&mut self, ports: &mut [Bits]) -> Result<Option<u64>, String> {
+        if self.pos >= self.bytes.len() {
+            return Ok(None);
+        }
+        let delta = self.varint()?;
+        self.cycle += delta;
+        let mut words = [0u64; 8];
+        for k in 0..self.inputs.len() {
+            let port = &mut ports[self.inputs[k]];
+            let n = port.words().len();
+            if n > words.len() {
+                return Err(format!("{}: input port wider than 512 bits", self.name));
+            }
+            for w in words.iter_mut().take(n) {
+                *w = self.varint()?;
+            }
+            port.set_words(&words[..n]);
+        }
+        Ok(Some(self.cycle))
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(format!("{}: event cut off at byte {}", self.name, self.pos));
+            };
+            self.pos += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(format!("{}: bad varint at byte {}", self.name, self.pos))
+    }
+}
+
+/// Replays one instance of a trace cycle by cycle: one reset cycle, then the recorded
+/// events at their cycles with idle cycles in between, then idle cycles until the state
+/// settles.
+///
+/// An idle run is cut short once an idle cycle leaves every registered and debug output
+/// unchanged: with idle inputs the state is then a fixed point (each unit's next state
+/// depends only on its state and inputs), so the remaining idle cycles of the run cannot
+/// change anything. The skipped cycles are counted in [`InstanceReplay::skipped_idle`].
+pub struct InstanceReplay<'a> {
+    events: TraceEvents<'a>,
+    /// The next event's input values (only input positions are meaningful).
+    next: Vec<Bits>,
+    next_cycle: Option<u64>,
+    /// Recorded-timeline cycle of the next driven cycle.
+    now: u64,
+    reset_done: bool,
+    /// Registered and debug outputs seen at the previous idle cycle of the current run.
+    settled: Option<Vec<Bits>>,
+    state_ports: Vec<usize>,
+    input_ports: Vec<usize>,
+    pub skipped_idle: u64,
+}
+
+impl<'a> InstanceReplay<'a> {
+    pub fn new(trace: &'a Trace, instance: usize) -> Result<InstanceReplay<'a>, String> {
+        let desc = trace.desc;
+        let mut r = InstanceReplay {
+            events: trace.events(instance),
+            next: desc.zero_ports(&trace.params),
+            next_cycle: None,
+            now: 0,
+            reset_done: false,
+            settled: None,
+            state_ports: (0..desc.ports.len())
+                .filter(|&i| {
+                    !desc.ports[i].role.is_input() && desc.ports[i].role != Role::Combinational
+                })
+                .collect(),
+            input_ports: (0..desc.ports.len())
+                .filter(|&i| desc.ports[i].role.is_input())
+                .collect(),
+            skipped_idle: 0,
+        };
+        r.next_cycle = r.events.next_into(&mut r.next)?;
+        Ok(r)
+    }
+
+    /// Write this cycle's inputs into `ports` (whose registered and debug outputs hold the
+    /// unit's current state). Returns `Ok(false)` when the instance is over.
+    pub fn drive(&mut self, ports: &mut [Bits]) -> Result<bool, String> {
+        if !self.reset_done {
+            self.reset_done = true;
+            self.idle_inputs(ports);
+            ports[0].set_u64(0);
+            return Ok(true);
+        }
+        match self.next_cycle {
+            Some(c) if self.now >= c => {
+                for &i in &self.input_ports {
+                    ports[i].clone_from(&self.next[i]);
+                }
+                self.now = c + 1;
+                self.settled = None;
+                self.next_cycle = self.events.next_into(&mut self.next)?;
+                Ok(true)
+            }
+            next => {
+                let unchanged = self.settled.as_ref().is_some_and(|prev| {
+                    self.state_ports
+                        .iter()
+                        .zip(prev)
+                        .all(|(&i, p)| ports[i] == *p)
+                });
+                if unchanged {
+                    let Some(c) = next else { return Ok(false) };
+                    self.skipped_idle += c - self.now;
+                    self.now = c;
+                    return self.drive(ports);
+                }
+                self.settled = Some(self.state_ports.iter().map(|&i| ports[i].clone()).collect());
+                self.idle_inputs(ports);
+                self.now += 1;
+                Ok(true)
+            }
+        }
+    }
+
+    fn idle_inputs(&self, ports: &mut [Bits]) {
+        for &i in &self.input_ports {
+            ports[i].clear();
+        }
+        ports[0].set_u64(1);
+    }
+}
+
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::simt_stack::{SpeInputs, SPE_DESC};
+
+    #[test]
+    fn round_trip() {
+        let p = SPE_DESC.params(&[("WARP_SIZE", 64u64)]).unwrap();
+        let mut rec = TraceRecorder::new(&SPE_DESC, p.clone());
+        let a = rec.add_instance("sm0.warp0".into());
+        let b = rec.add_instance("sm0.warp1".into());
+        let _empty = rec.add_instance("sm0.warp2".into());
+        let inp = SpeInputs {
+            upd_valid: true,
+            upd_pc: 7,
+            upd_taken: u64::MAX,
+            upd_rpc: u32::MAX,
+            ..Default::default()
+        };
+        rec.record(a, 3, |ports| inp.to_ports(ports));
+        rec.record(b, 5, |_| {});
+        rec.record(a, 10, |_| {});
+        let dir = std::env::temp_dir().join(format!("wf-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.wftrace");
+        rec.write(&path, "unit test").unwrap();
+        let t = Trace::read(&path).unwrap();
+        assert_eq!(t.header.instances.len(), 2, "empty instances are dropped");
+        assert_eq!(t.params, p);
+        let mut ports = SPE_DESC.zero_ports(&p);
+        let mut ev = t.events(0);
+        assert_eq!(ev.next_into(&mut ports).unwrap(), Some(3));
+        assert_eq!(SpeInputs::from_ports(&ports), inp);
+        assert_eq!(ports[0].to_u64(), 1, "rst_n high");
+        assert_eq!(ev.next_into(&mut ports).unwrap(), Some(10));
+        assert_eq!(SpeInputs::from_ports(&ports), SpeInputs::default());
+        assert_eq!(ev.next_into(&mut ports).unwrap(), None);
+        std::fs::write(&path, "junk\n").unwrap();
+        let err = Trace::read(&path).err().expect("junk is rejected");
+        assert!(err.contains("not a warpforge trace"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
