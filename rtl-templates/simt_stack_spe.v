@@ -138,13 +138,9 @@
             end else if (div_ok) begin
                 sp <= sp_div[DEPTH_W-1:0];
             end
-            done <= done | exiting;
-            if (overflow) begin
-                err_overflow_q <= 1'b1;
-            end
-            if (do_err_pc) begin
-                err_pc_q <= 1'b1;
-            end
+            done           <= done | exiting;
+            err_overflow_q <= err_overflow_q | overflow;
+            err_pc_q       <= err_pc_q | do_err_pc;
         end
     end
 

@@ -183,6 +183,7 @@ macro_rules! registry {
 
 registry! {
     "simt_stack_spe" => SimtStackSpe("simt_stack_spe.v"),
+    "simt_stack_dpe" => SimtStackDpe("simt_stack_dpe.v"),
 }
 
 /// The template registration of `unit`, if it has one.

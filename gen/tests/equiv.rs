@@ -219,10 +219,12 @@ fn port(desc: &UnitDesc, name: &str) -> usize {
     desc.port_index(name).unwrap()
 }
 
-/// Constrained-random stimulus for `simt_stack_spe`: mostly well-formed updates from the
-/// TOS PC with next PCs drawn from a small set (so pops, the reuse rule and merges happen),
-/// some PC errors, idle cycles, launches, EXITs and resets.
-fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits], &mut [Bits]) {
+/// Constrained-random stimulus for the reconvergence stacks (`simt_stack_spe`, and
+/// `simt_stack_dpe` with its `upd_side`): mostly well-formed updates from a live path's PC
+/// with next PCs drawn from a small set (so pops, the reuse / in-place rules and merges
+/// happen), some PC and side errors, idle cycles, launches, EXITs and resets, and phases
+/// that grow the stack until it overflows.
+fn stack_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits], &mut [Bits]) {
     let p = |n| port(desc, n);
     let (rst_n, lv, lpc, lrpc, lmask) = (
         p("rst_n"),
@@ -240,11 +242,20 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
         p("upd_next"),
         p("upd_rpc"),
     );
-    let (tos_pc, tos_rpc, tos_mask, depth) = (p("tos_pc"), p("tos_rpc"), p("tos_mask"), p("depth"));
+    let (tos_rpc, depth) = (p("tos_rpc"), p("depth"));
+    // (valid, pc, mask) of each schedulable path: the TOS (SPE) or slots L and R (DPE).
+    let dual = desc.port_index("upd_side");
+    let paths: Vec<(usize, usize, usize)> = if dual.is_some() {
+        vec![
+            (p("l_valid"), p("l_pc"), p("l_mask")),
+            (p("r_valid"), p("r_pc"), p("r_mask")),
+        ]
+    } else {
+        vec![(p("tos_valid"), p("tos_pc"), p("tos_mask"))]
+    };
     move |rng, cycle, state, ports| {
         let ones = |w: u32| if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-        let ws = ports[lmask].width();
-        let all = ones(ws);
+        let all = ones(ports[lmask].width());
         let rand_mask = |rng: &mut Rng| match rng.below(4) {
             0 => all,
             1 => 0,
@@ -278,9 +289,23 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
                 rng.next() & all
             });
         }
+        // The issuing path: a live one mostly (DPE: either side when both are live).
+        let live: Vec<usize> = (0..paths.len())
+            .filter(|&k| state[paths[k].0].to_u64() == 1)
+            .collect();
+        let side = if !live.is_empty() && rng.chance(95) {
+            live[rng.below(live.len() as u64) as usize]
+        } else {
+            rng.below(paths.len() as u64) as usize
+        };
+        if let Some(s) = dual {
+            ports[s].set_u64(side as u64);
+        }
+        let (_, pc_port, mask_port) = paths[side];
+        let (t, r) = (state[pc_port].to_u64(), state[tos_rpc].to_u64());
+        let live_mask = state[mask_port].to_u64();
         // random junk on the other inputs even when not valid
         ports[taken].set_u64(rand_mask(rng));
-        let (t, r) = (state[tos_pc].to_u64(), state[tos_rpc].to_u64());
         for i in [target, next, rpc] {
             let v = pcs(rng, t, r);
             ports[i].set_u64(v);
@@ -291,19 +316,15 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
             ports[uv].set_u64(1);
             // EXIT mostly retires a subset of the live lanes
             if ports[kind].to_u64() == 3 && rng.chance(50) {
-                let live = state[tos_mask].to_u64();
-                let v = rng.next() & live;
-                ports[taken].set_u64(v);
+                ports[taken].set_u64(rng.next() & live_mask);
             }
             if ports[kind].to_u64() == 1 && rng.chance(30) {
-                // branch to the TOS RPC (loop exits, if-only branches)
+                // branch to the TOS RPC (loop exits, if-only branches, in place)
                 ports[rpc].set_u64(r);
             }
             if grow && rng.chance(70) {
-                let live = state[tos_mask].to_u64();
-                let one = live & live.wrapping_neg();
                 ports[kind].set_u64(1);
-                ports[taken].set_u64(one);
+                ports[taken].set_u64(live_mask & live_mask.wrapping_neg());
                 ports[target].set_u64(rng.below(8));
                 ports[next].set_u64(8 + rng.below(8));
                 ports[rpc].set_u64(16 + rng.below(1000));
@@ -312,78 +333,166 @@ fn spe_stimulus(desc: &'static UnitDesc) -> impl FnMut(&mut Rng, usize, &[Bits],
     }
 }
 
-#[test]
-fn simt_stack_spe_matches_the_model_at_every_standard_set() {
-    let desc = warpforge_model::units::find("simt_stack_spe").unwrap();
+/// Cycles of the trace where `f` holds.
+fn count(trace: &[Vec<Bits>], f: impl Fn(&[Bits]) -> bool) -> usize {
+    trace.iter().filter(|c| f(c)).count()
+}
+
+/// Cycles where output `i` rises.
+fn rises(trace: &[Vec<Bits>], i: usize) -> usize {
+    trace
+        .windows(2)
+        .filter(|w| w[0][i].to_u64() == 0 && w[1][i].to_u64() == 1)
+        .count()
+}
+
+/// Run the stacks' stimulus through `unit` at every standard set; `cover` lists behaviours
+/// (name, count over the trace) that must each be seen at least 5 times.
+fn stack_matches_model(
+    unit: &str,
+    cover: impl Fn(&'static UnitDesc, &Params, &[Vec<Bits>]) -> Vec<(&'static str, usize)>,
+) {
+    let desc = warpforge_model::units::find(unit).unwrap();
     for (k, params) in desc.standard_params().iter().enumerate() {
-        let mut stim = spe_stimulus(desc);
+        let mut stim = stack_stimulus(desc);
         let trace = check(desc, params, 20_000, 0x5eed + k as u64, &mut stim, None).unwrap();
         // The stimulus reaches every behaviour (else the equality says little).
-        let at = |n: &str| port(desc, n);
-        let count = |f: &dyn Fn(&[Bits]) -> bool| trace.iter().filter(|c| f(c)).count();
-        let rises = |n: &str| {
-            let i = at(n);
-            trace
-                .windows(2)
-                .filter(|w| w[0][i].to_u64() == 0 && w[1][i].to_u64() == 1)
-                .count()
-        };
-        let max_depth = params.get("DEPTH");
-        let cover = [
-            ("push2", count(&|c| c[at("ev_push2")].to_u64() == 1)),
-            ("push1", count(&|c| c[at("ev_push1")].to_u64() == 1)),
-            ("pop", count(&|c| c[at("ev_pop")].to_u64() == 1)),
-            (
-                "auto-pop",
-                count(&|c| c[at("ev_pop")].to_u64() == 1 && c[at("upd_valid")].to_u64() == 0),
-            ),
-            (
-                "div without push",
-                count(&|c| {
-                    c[at("ev_div")].to_u64() == 1
-                        && c[at("ev_push1")].to_u64() == 0
-                        && c[at("ev_push2")].to_u64() == 0
-                }),
-            ),
-            (
-                "full stack",
-                count(&|c| c[at("depth")].to_u64() == max_depth),
-            ),
-            (
-                "exited threads",
-                count(&|c| c[at("dbg_done")].to_u64() != 0),
-            ),
-            ("overflow", rises("err_overflow")),
-            ("pc error", rises("err_pc")),
-        ];
-        eprintln!("{params}: coverage {cover:?}");
-        for (what, n) in cover {
-            assert!(n >= 5, "{params}: `{what}` seen only {n} times");
+        let seen = cover(desc, params, &trace);
+        eprintln!("{unit} {params}: coverage {seen:?}");
+        for (what, n) in seen {
+            assert!(n >= 5, "{unit} {params}: `{what}` seen only {n} times");
         }
     }
 }
 
-/// Mutants of the SPE body that the check must catch (so it can fail).
+fn is1(c: &[Bits], i: usize) -> bool {
+    c[i].to_u64() == 1
+}
+
 #[test]
-fn mutants_of_simt_stack_spe_are_caught() {
-    let desc = warpforge_model::units::find("simt_stack_spe").unwrap();
-    let params = &desc.standard_params()[1];
-    let mutants: &[(&str, &str, &str)] = &[
-        ("no reuse rule", "(upd_rpc != top_rpc)", "1'b1"),
-        ("no auto-pop", "!upd_valid && !empty && !(|live)", "1'b0"),
+fn simt_stack_spe_matches_the_model_at_every_standard_set() {
+    stack_matches_model("simt_stack_spe", |desc, params, t| {
+        let at = |n: &str| port(desc, n);
+        let max_depth = params.get("DEPTH");
+        vec![
+            ("push2", count(t, |c| is1(c, at("ev_push2")))),
+            ("push1", count(t, |c| is1(c, at("ev_push1")))),
+            ("pop", count(t, |c| is1(c, at("ev_pop")))),
+            (
+                "auto-pop",
+                count(t, |c| is1(c, at("ev_pop")) && !is1(c, at("upd_valid"))),
+            ),
+            (
+                "div without push",
+                count(t, |c| {
+                    is1(c, at("ev_div")) && !is1(c, at("ev_push1")) && !is1(c, at("ev_push2"))
+                }),
+            ),
+            (
+                "full stack",
+                count(t, |c| c[at("depth")].to_u64() == max_depth),
+            ),
+            (
+                "exited threads",
+                count(t, |c| c[at("dbg_done")].to_u64() != 0),
+            ),
+            ("overflow", rises(t, at("err_overflow"))),
+            ("pc error", rises(t, at("err_pc"))),
+        ]
+    });
+}
+
+#[test]
+fn simt_stack_dpe_matches_the_model_at_every_standard_set() {
+    stack_matches_model("simt_stack_dpe", |desc, params, t| {
+        let at = |n: &str| port(desc, n);
+        let max_depth = params.get("DEPTH");
+        vec![
+            ("push", count(t, |c| is1(c, at("ev_push")))),
+            ("pop", count(t, |c| is1(c, at("ev_pop")))),
+            (
+                "auto-pop",
+                count(t, |c| is1(c, at("ev_pop")) && !is1(c, at("upd_valid"))),
+            ),
+            ("in place", count(t, |c| is1(c, at("ev_inplace")))),
+            (
+                "arrive-and-push",
+                count(t, |c| is1(c, at("ev_push")) && is1(c, at("ev_slot_inval"))),
+            ),
+            (
+                "slot invalidated",
+                count(t, |c| is1(c, at("ev_slot_inval")) && !is1(c, at("ev_push"))),
+            ),
+            ("two paths", count(t, |c| c[at("num_paths")].to_u64() == 2)),
+            (
+                "R side issues",
+                count(t, |c| is1(c, at("upd_valid")) && is1(c, at("upd_side"))),
+            ),
+            (
+                "full stack",
+                count(t, |c| c[at("depth")].to_u64() == max_depth),
+            ),
+            (
+                "exited threads",
+                count(t, |c| c[at("dbg_done")].to_u64() != 0),
+            ),
+            ("overflow", rises(t, at("err_overflow"))),
+            ("pc error", rises(t, at("err_pc"))),
+            ("side error", rises(t, at("err_side"))),
+        ]
+    });
+}
+
+/// Mutants of the templates that the check must catch (so it can fail).
+#[test]
+fn mutants_are_caught() {
+    let mutants: &[(&str, &str, &str, &str)] = &[
         (
+            "simt_stack_spe",
+            "no reuse rule",
+            "(upd_rpc != top_rpc)",
+            "1'b1",
+        ),
+        (
+            "simt_stack_spe",
+            "no auto-pop",
+            "!upd_valid && !empty && !(|live)",
+            "1'b0",
+        ),
+        (
+            "simt_stack_spe",
             "overflow off by one",
             "(sp_div > {1'b0, SP_FULL})",
             "(sp_div > {1'b0, SP_FULL} + 1'b1)",
         ),
+        (
+            "simt_stack_dpe",
+            "no in-place rule",
+            "upd_div && !new_rc && !sibling_live",
+            "1'b0",
+        ),
+        (
+            "simt_stack_dpe",
+            "invalid slot keeps its pc",
+            "child_l_valid ? upd_next : {PC_W{1'b0}}",
+            "upd_next",
+        ),
+        (
+            "simt_stack_dpe",
+            "parked slot loses exited lanes",
+            "slot_new_mask  = slot_mask;",
+            "slot_new_mask  = live;",
+        ),
     ];
-    for (what, from, to) in mutants {
-        let mut stim = spe_stimulus(desc);
+    for (unit, what, from, to) in mutants {
+        let desc = warpforge_model::units::find(unit).unwrap();
+        let params = &desc.standard_params()[1];
+        let mut stim = stack_stimulus(desc);
         let mutate = |v: &str| {
             assert!(v.contains(from), "mutant `{what}` no longer applies");
             v.replacen(from, to, 1)
         };
         let r = check(desc, params, 5000, 11, &mut stim, Some(&mutate));
-        assert!(r.is_err(), "mutant `{what}` was not caught");
+        assert!(r.is_err(), "{unit}: mutant `{what}` was not caught");
     }
 }
