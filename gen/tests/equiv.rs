@@ -28,6 +28,9 @@ impl Rng {
     }
 }
 
+/// A stimulus generator: (rng, cycle, this cycle's registered outputs, ports to fill).
+type Stimulus = dyn FnMut(&mut Rng, usize, &[Bits], &mut [Bits]);
+
 /// Concatenate port values Verilog-style: the first port at the least significant end.
 fn pack(values: &[&Bits]) -> Bits {
     let total: u32 = values.iter().map(|b| b.width()).sum();
@@ -103,7 +106,7 @@ fn check(
     params: &Params,
     cycles: usize,
     seed: u64,
-    stim: &mut dyn FnMut(&mut Rng, usize, &[Bits], &mut [Bits]),
+    stim: &mut Stimulus,
     mutate: Option<&dyn Fn(&str) -> String>,
 ) -> Result<Vec<Vec<Bits>>, String> {
     let mut g = generate(desc, params).unwrap();
