@@ -31,8 +31,12 @@ fn spe_stack_traces_replay_through_the_unit_model() {
         let trace = Trace::read(&path).unwrap();
         let desc = trace.desc;
         let at = |name| desc.port_index(name).unwrap();
-        let (upd_valid, err_pc, err_ovf, depth) =
-            (at("upd_valid"), at("err_pc"), at("err_overflow"), at("depth"));
+        let (upd_valid, err_pc, err_ovf, depth) = (
+            at("upd_valid"),
+            at("err_pc"),
+            at("err_overflow"),
+            at("depth"),
+        );
         let mut updates = 0u64;
         for i in 0..trace.header.instances.len() {
             let mut model = (desc.build)(&trace.params);
@@ -49,15 +53,25 @@ fn spe_stack_traces_replay_through_the_unit_model() {
                 model.outputs(&mut ports);
                 model.tick(&ports);
                 cycles += 1;
-                assert!(cycles < 10_000_000, "{workload} {name}: replay does not end");
+                assert!(
+                    cycles < 10_000_000,
+                    "{workload} {name}: replay does not end"
+                );
             }
             model.outputs(&mut ports);
             assert_eq!(ports[err_pc].to_u64(), 0, "{workload} {name}: PC mismatch");
             assert_eq!(ports[err_ovf].to_u64(), 0, "{workload} {name}: overflow");
-            assert_eq!(ports[depth].to_u64(), 0, "{workload} {name}: warp did not finish");
+            assert_eq!(
+                ports[depth].to_u64(),
+                0,
+                "{workload} {name}: warp did not finish"
+            );
         }
         let issued: u64 = gpu.launches.iter().map(|l| l.warp_instructions).sum();
-        assert_eq!(updates, issued, "{workload}: one update per issued instruction");
+        assert_eq!(
+            updates, issued,
+            "{workload}: one update per issued instruction"
+        );
         std::fs::remove_file(&path).ok();
     }
 }

@@ -27,8 +27,22 @@ pub enum SchedulerPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reconvergence {
-    /// Single-path execution stack (baseline PDOM stack).
+    /// Single-path execution stack (baseline PDOM stack, `simt_stack_spe`).
     Spe,
+    /// Dual-path execution (`simt_stack_dpe` + the shadow-bit `dpe_scoreboard`): both sides
+    /// of a divergent branch are schedulable (spec reconvergence-dpe.md §4).
+    Dpe,
+}
+
+/// How the extra selection level picks one of a DPE warp's two paths (spec A9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathPolicy {
+    /// Both paths compete every cycle; the side that did not issue last goes first.
+    Alt,
+    /// Constrained variant (§4.10, A10): only the selected side is considered; it rotates
+    /// when it issues a long-latency operation (global/local load, SFU) or loses its path.
+    Constrained,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +100,8 @@ pub struct SmConfig {
     /// Latency of a conflict-free shared memory access.
     pub shared_latency: u32,
     pub reconvergence: Reconvergence,
+    /// Path selection of DPE warps (ignored under SPE).
+    pub dpe_path_policy: PathPolicy,
     /// SIMT stack entries per warp (spec reconvergence-dpe.md A11).
     pub stack_depth: u32,
 }

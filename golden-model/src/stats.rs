@@ -106,6 +106,9 @@ pub struct KernelStats {
     pub thread_instructions: u64,
     pub divergent_branches: u64,
     pub max_stack_depth: u32,
+    /// Sum over issued warp instructions of the schedulable paths at the warp's TOS when it
+    /// issued (spec §4.8, [L698-700]); `avg_path()` divides by `warp_instructions`.
+    pub issued_paths: u64,
     pub stalls: StallBreakdown,
     pub mem: MemFigures,
     /// Every counter of the memory hierarchy for this launch (timing mode).
@@ -118,6 +121,10 @@ impl KernelStats {
     /// Thread instructions per cycle (GPGPU-Sim's IPC convention).
     pub fn ipc(&self) -> Option<f64> {
         ratio(self.thread_instructions, self.cycles)
+    }
+    /// Avg_Path: mean schedulable paths per issued warp instruction (SPE: 1; timing mode).
+    pub fn avg_path(&self) -> Option<f64> {
+        ratio(self.issued_paths, self.warp_instructions)
     }
     /// Warp instructions per cycle.
     pub fn warp_ipc(&self) -> Option<f64> {
@@ -135,6 +142,7 @@ impl KernelStats {
         self.thread_instructions += o.thread_instructions;
         self.divergent_branches += o.divergent_branches;
         self.max_stack_depth = self.max_stack_depth.max(o.max_stack_depth);
+        self.issued_paths += o.issued_paths;
         self.regs_per_thread = self.regs_per_thread.max(o.regs_per_thread);
         self.stalls.add(&o.stalls);
         let (m, n) = (&mut self.mem, &o.mem);

@@ -10,7 +10,7 @@ use crate::exec::{
 };
 use crate::ptx::ir::{Kernel, Module};
 use crate::stats::KernelStats;
-use crate::timing::sm::stack_update;
+use crate::timing::reconv::stack_update;
 use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams};
 
 struct FWarp {

@@ -292,6 +292,7 @@ impl Host for Gpu {
                         stats.thread_instructions += s.thread_instructions;
                         stats.divergent_branches += s.divergent_branches;
                         stats.max_stack_depth = stats.max_stack_depth.max(s.max_stack_depth);
+                        stats.issued_paths += s.issued_paths;
                         stats.stalls.add(&s.stalls);
                         stats.mem.shared_accesses += s.mem.shared_accesses;
                         stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;

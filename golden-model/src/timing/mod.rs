@@ -2,6 +2,7 @@
 //! memory hierarchy.
 
 pub mod decode;
+pub mod reconv;
 pub mod scheduler;
 pub mod sm;
 

@@ -11,8 +11,10 @@
 //! t+1, and a control transfer flushes the instruction buffer.
 
 use super::decode::DecodedInst;
+use super::reconv::{StackInputs, WarpStack};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
+use crate::config::PathPolicy;
 use crate::error::{FaultKind, GuestFault};
 use crate::exec::barrier::BarrierTable;
 use crate::exec::{
@@ -22,7 +24,6 @@ use crate::exec::{
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::KernelStats;
-use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
 use crate::units::trace::TraceRecorder;
 use std::collections::VecDeque;
 
@@ -81,15 +82,25 @@ struct WarpSlot {
     cta_slot: usize,
     /// Launch order on this SM, for oldest-first policies.
     age: u64,
-    stack: SimtStackSpe,
-    /// Instructions in the I-buffer, sequential from the stack's TOS PC.
-    ibuf_count: u32,
-    ibuf_ready_at: u64,
+    stack: WarpStack,
+    /// One instruction buffer per path (spec A16: per warp and side; SPE uses side 0).
+    ibuf: [IBuffer; 2],
+    /// DPE path selection: the side that issued last (ALT) or the selected side
+    /// (constrained).
+    side: usize,
     /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
     barrier: Option<(u8, u32)>,
     /// Writebacks and memory requests in flight (the slot is not reused until 0).
     inflight: u32,
     finished: bool,
+}
+
+/// Instructions fetched for one path: `count` sequential instructions starting at `pc`.
+#[derive(Clone, Copy, Default)]
+struct IBuffer {
+    count: u32,
+    pc: u32,
+    ready_at: u64,
 }
 
 struct CtaSlot {
@@ -145,15 +156,16 @@ pub struct Sm {
     free_tokens: Vec<u32>,
     /// Warps whose stack needs an idle-cycle auto-pop.
     autopop: Vec<usize>,
-    /// Warps with an empty instruction buffer and a schedulable path (bit per warp slot).
-    need_fetch: u64,
+    /// Paths with an empty instruction buffer that can be scheduled (bit `2 * warp + side`).
+    need_fetch: u128,
     fetch_rr: usize,
     /// Per scheduler: the cycle until which its last failed scan stays valid (nothing that
     /// could let a warp issue changes before then unless an event wakes it), and the stall
     /// reason that scan found. Skipping the scan changes no result, only the cost.
     sleep_until: Vec<u64>,
     sleep_reason: Vec<Stall>,
-    /// Per warp slot: the cycle before which its last blocker still holds, and that blocker.
+    /// Per path (`2 * warp + side`): the cycle before which its last blocker still holds,
+    /// and that blocker.
     /// Only events on the warp itself (writeback, memory completion, fetch, stack pop,
     /// barrier release, its own issue) clear it; unit-busy blockers are never cached.
     not_before: Vec<u64>,
@@ -221,8 +233,8 @@ impl Sm {
             fetch_rr: 0,
             sleep_until: vec![0; nsched],
             sleep_reason: vec![Stall::Fetch; nsched],
-            not_before: vec![0; cfg.sm.max_warps as usize],
-            blocked_reason: vec![Stall::Fetch; cfg.sm.max_warps as usize],
+            not_before: vec![0; 2 * cfg.sm.max_warps as usize],
+            blocked_reason: vec![Stall::Fetch; 2 * cfg.sm.max_warps as usize],
             next_age: 0,
             used_warps: 0,
             used_threads: 0,
@@ -236,12 +248,7 @@ impl Sm {
 
     /// Start recording the port traffic of every warp slot's SIMT stack.
     pub fn record_stacks(&mut self, cfg: &GpuConfig) -> Result<(), String> {
-        let params = SPE_DESC.params(&[
-            ("WARP_SIZE", WARP_SIZE as u64),
-            ("DEPTH", cfg.sm.stack_depth as u64),
-            ("PC_W", 32),
-        ])?;
-        let mut rec = TraceRecorder::new(&SPE_DESC, params);
+        let mut rec = WarpStack::recorder(cfg)?;
         for w in 0..cfg.sm.max_warps {
             rec.add_instance(format!("sm{}.warp{w}", self.id));
         }
@@ -254,8 +261,17 @@ impl Sm {
         self.stack_trace.take()
     }
 
+    /// Act on what a stack update did beyond the stack itself: the DPE scoreboard copy.
     #[inline]
-    fn record_stack(&mut self, w: usize, now: u64, inp: &SpeInputs) {
+    fn stack_effect(&mut self, _w: usize, effect: super::reconv::StackEffect) {
+        if effect.sb_copy {
+            // The shadow-bit scoreboard copies pending into shadow here (spec A5); with one
+            // pending set per warp both paths already see every pending write.
+        }
+    }
+
+    #[inline]
+    fn record_stack(&mut self, w: usize, now: u64, inp: &StackInputs) {
         if let Some(rec) = self.stack_trace.as_mut() {
             rec.record(w, now, |ports| inp.to_ports(ports));
         }
@@ -269,11 +285,6 @@ impl Sm {
         self.pending_mem = vec![0; max_warps * k.sb_words];
         self.warps.clear();
         self.states.clear();
-        let params = SpeParams {
-            warp_size: WARP_SIZE as u32,
-            depth: k.cfg.sm.stack_depth,
-            pc_w: 32,
-        };
         for _ in 0..max_warps {
             self.states.push(WarpState {
                 regs: Vec::new(),
@@ -288,9 +299,9 @@ impl Sm {
                 active: false,
                 cta_slot: 0,
                 age: 0,
-                stack: SimtStackSpe::new(params),
-                ibuf_count: 0,
-                ibuf_ready_at: 0,
+                stack: WarpStack::new(k.cfg),
+                ibuf: [IBuffer::default(); 2],
+                side: 0,
                 barrier: None,
                 inflight: 0,
                 finished: false,
@@ -337,11 +348,10 @@ impl Sm {
             warp.age = self.next_age;
             self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
-            let launch = SpeInputs::launch(0, ws_state.valid_lanes as u64);
-            warp.stack.tick(&launch);
+            let launch = warp.stack.launch(0, ws_state.valid_lanes as u64);
             self.states[ws] = ws_state;
-            warp.ibuf_count = 0;
-            warp.ibuf_ready_at = 0;
+            warp.ibuf = [IBuffer::default(); 2];
+            warp.side = 0;
             warp.barrier = None;
             warp.inflight = 0;
             let words = self.sb_words;
@@ -351,7 +361,8 @@ impl Sm {
             self.schedulers[sched].add(ws, warp.age);
             self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
-            self.not_before[ws] = 0;
+            self.not_before[2 * ws] = 0;
+            self.not_before[2 * ws + 1] = 0;
             self.update_fetch_bit(ws);
         }
         self.wake();
@@ -382,7 +393,12 @@ impl Sm {
                     .map(|c| c.state.ctaid)
                     .unwrap_or_default();
                 let lane = st.valid_lanes.trailing_zeros().min(31) as usize;
-                out.push((st.global_warp_id, cta, st.tid[lane], w.stack.tos_pc()));
+                out.push((
+                    st.global_warp_id,
+                    cta,
+                    st.tid[lane],
+                    w.stack.path_pc(0).max(w.stack.path_pc(1)),
+                ));
             }
         }
         out
@@ -459,14 +475,15 @@ impl Sm {
         while i < self.autopop.len() {
             let w = self.autopop[i];
             let warp = &mut self.warps[w];
-            if !warp.stack.is_empty() && !warp.stack.tos_valid() {
-                warp.stack.tick(&SpeInputs::default());
-                warp.ibuf_count = 0;
+            if !warp.stack.is_empty() && !warp.stack.any_path() {
+                let effect = warp.stack.idle_tick();
+                warp.ibuf = [IBuffer::default(); 2];
+                self.stack_effect(w, effect);
                 self.wake_warp(w);
             }
             self.update_fetch_bit(w);
             let warp = &self.warps[w];
-            if warp.stack.is_empty() || warp.stack.tos_valid() {
+            if warp.stack.is_empty() || warp.stack.any_path() {
                 self.autopop.swap_remove(i);
                 if self.warps[w].stack.is_empty() {
                     self.warp_exited(w, k)?;
@@ -497,14 +514,18 @@ impl Sm {
             if self.need_fetch == 0 {
                 return;
             }
-            // Round robin: the first warp needing a fetch at or after `fetch_rr`.
+            // Round robin over paths: the first one needing a fetch at or after `fetch_rr`.
             let rotated = self.need_fetch.rotate_right(self.fetch_rr as u32);
-            let w = (self.fetch_rr + rotated.trailing_zeros() as usize) % 64;
+            let bit = (self.fetch_rr + rotated.trailing_zeros() as usize) % 128;
+            let (w, side) = (bit / 2, bit % 2);
             let warp = &mut self.warps[w];
-            warp.ibuf_count = k.cfg.sm.ibuffer_entries;
-            warp.ibuf_ready_at = now + k.cfg.sm.fetch_latency as u64;
-            self.need_fetch &= !(1u64 << w);
-            self.fetch_rr = (w + 1) % n as usize;
+            warp.ibuf[side] = IBuffer {
+                count: k.cfg.sm.ibuffer_entries,
+                pc: warp.stack.path_pc(side),
+                ready_at: now + k.cfg.sm.fetch_latency as u64,
+            };
+            self.need_fetch &= !(1u128 << bit);
+            self.fetch_rr = (bit + 1) % (2 * n as usize);
             self.wake_warp(w);
         }
     }
@@ -513,11 +534,17 @@ impl Sm {
     #[inline]
     fn update_fetch_bit(&mut self, w: usize) {
         let warp = &self.warps[w];
-        let bit = 1u64 << w;
-        if warp.active && !warp.finished && warp.ibuf_count == 0 && warp.stack.tos_valid() {
-            self.need_fetch |= bit;
-        } else {
-            self.need_fetch &= !bit;
+        for side in 0..2 {
+            let bit = 1u128 << (2 * w + side);
+            if warp.active
+                && !warp.finished
+                && warp.ibuf[side].count == 0
+                && warp.stack.path_valid(side)
+            {
+                self.need_fetch |= bit;
+            } else {
+                self.need_fetch &= !bit;
+            }
         }
     }
 
@@ -532,7 +559,8 @@ impl Sm {
     /// Warp `w`'s own state changed: its cached blocker is stale, its scheduler rescans.
     #[inline]
     fn wake_warp(&mut self, w: usize) {
-        self.not_before[w] = 0;
+        self.not_before[2 * w] = 0;
+        self.not_before[2 * w + 1] = 0;
         let n = self.sleep_until.len();
         self.sleep_until[w % n] = 0;
     }
@@ -556,7 +584,8 @@ impl Sm {
         }
         consider(self.lsu_free);
         for &w in &self.schedulers[s].order {
-            consider(self.warps[w].ibuf_ready_at);
+            consider(self.warps[w].ibuf[0].ready_at);
+            consider(self.warps[w].ibuf[1].ready_at);
         }
         t
     }
@@ -564,18 +593,19 @@ impl Sm {
     /// Why warp `w` cannot issue now, and until which cycle that holds unless an event on
     /// the warp intervenes (`now + 1` for blockers that are not cached); `None` if it can.
     #[inline]
-    fn blocker(&self, w: usize, now: u64, k: &KernelCtx) -> Option<(Stall, u64)> {
+    fn blocker(&self, w: usize, side: usize, now: u64, k: &KernelCtx) -> Option<(Stall, u64)> {
         let warp = &self.warps[w];
         if warp.barrier.is_some() {
             return Some((Stall::Barrier, u64::MAX));
         }
-        if !warp.stack.tos_valid() || warp.ibuf_count == 0 {
+        let ibuf = &warp.ibuf[side];
+        if !warp.stack.path_valid(side) || ibuf.count == 0 {
             return Some((Stall::Fetch, u64::MAX));
         }
-        if warp.ibuf_ready_at > now {
-            return Some((Stall::Fetch, warp.ibuf_ready_at));
+        if ibuf.ready_at > now {
+            return Some((Stall::Fetch, ibuf.ready_at));
         }
-        let pc = warp.stack.tos_pc() as usize;
+        let pc = warp.stack.path_pc(side) as usize;
         let d = &k.decoded[pc];
         let base = w * self.sb_words;
         let mut hazard = false;
@@ -636,20 +666,24 @@ impl Sm {
         let greedy = self.schedulers[s].greedy();
         let order = std::mem::take(&mut self.schedulers[s].order);
         let rest = order.iter().copied().filter(|&w| Some(w) != greedy);
-        for w in greedy.into_iter().chain(rest) {
-            if now < self.not_before[w] {
-                worst = worst.max(self.blocked_reason[w]);
-                continue;
-            }
-            match self.blocker(w, now, k) {
-                None => {
-                    chosen = Some(w);
-                    break;
+        'warps: for w in greedy.into_iter().chain(rest) {
+            let (sides, n) = self.candidate_sides(w, k);
+            for &side in &sides[..n] {
+                let path = 2 * w + side;
+                if now < self.not_before[path] {
+                    worst = worst.max(self.blocked_reason[path]);
+                    continue;
                 }
-                Some((st, until)) => {
-                    worst = worst.max(st);
-                    self.not_before[w] = until;
-                    self.blocked_reason[w] = st;
+                match self.blocker(w, side, now, k) {
+                    None => {
+                        chosen = Some((w, side));
+                        break 'warps;
+                    }
+                    Some((st, until)) => {
+                        worst = worst.max(st);
+                        self.not_before[path] = until;
+                        self.blocked_reason[path] = st;
+                    }
                 }
             }
         }
@@ -661,12 +695,34 @@ impl Sm {
                 self.sleep_reason[s] = worst;
                 Ok(())
             }
-            Some(w) => {
-                let long_latency = self.issue(w, now, k, global, num_sms)?;
+            Some((w, side)) => {
+                let long_latency = self.issue(w, side, now, k, global, num_sms)?;
                 self.schedulers[s].issued(w, long_latency);
                 self.wake();
                 self.wake_warp(w);
                 Ok(())
+            }
+        }
+    }
+
+    /// The paths of warp `w` the scheduler considers this cycle, in order (spec §4.10, A9,
+    /// A10): SPE has one; DPE under ALT tries the side that did not issue last first; the
+    /// constrained variant considers only its selected side (or the other one once the
+    /// selected side has no path).
+    #[inline]
+    fn candidate_sides(&self, w: usize, k: &KernelCtx) -> ([usize; 2], usize) {
+        let warp = &self.warps[w];
+        if warp.stack.sides() == 1 {
+            return ([0, 0], 1);
+        }
+        match k.cfg.sm.dpe_path_policy {
+            PathPolicy::Alt => ([1 - warp.side, warp.side], 2),
+            PathPolicy::Constrained => {
+                if warp.stack.path_valid(warp.side) {
+                    ([warp.side, 0], 1)
+                } else {
+                    ([1 - warp.side, 0], 1)
+                }
             }
         }
     }
@@ -688,14 +744,16 @@ impl Sm {
     fn issue(
         &mut self,
         w: usize,
+        side: usize,
         now: u64,
         k: &KernelCtx,
         global: &mut GlobalMemory,
         num_sms: u32,
     ) -> Result<bool, Box<GuestFault>> {
         let cta_slot = self.warps[w].cta_slot;
-        let pc = self.warps[w].stack.tos_pc();
-        let active = self.warps[w].stack.tos_mask() as u32;
+        let pc = self.warps[w].stack.path_pc(side);
+        let active = self.warps[w].stack.path_mask(side) as u32;
+        self.stats.issued_paths += self.warps[w].stack.num_paths() as u64;
         let d = k.decoded[pc as usize];
         {
             let cta = &mut self.ctas[cta_slot]
@@ -725,25 +783,39 @@ impl Sm {
         self.stats.thread_instructions += active.count_ones() as u64;
 
         // SIMT stack update.
-        let inp = stack_update(pc, &flow);
         if matches!(flow, Flow::Branch { taken, .. } if taken != 0 && taken != active) {
             self.stats.divergent_branches += 1;
         }
-        {
+        let effect = {
             let warp = &mut self.warps[w];
-            warp.stack.tick(&inp);
+            let (inp, effect) = warp.stack.issue(side, pc, &flow);
             if let Some(rec) = self.stack_trace.as_mut() {
                 rec.record(w, now, |ports| inp.to_ports(ports));
             }
-            if warp.stack.err_overflow() || warp.stack.err_pc() {
-                return Err(Box::new(self.stack_fault(w, pc, k)));
+            if let Some(detail) = warp.stack.error() {
+                return Err(Box::new(self.fault(
+                    FaultKind::ReconvergenceStack,
+                    w,
+                    pc,
+                    k,
+                    detail,
+                )));
             }
             self.stats.max_stack_depth = self.stats.max_stack_depth.max(warp.stack.depth());
-            warp.ibuf_count = warp.ibuf_count.saturating_sub(1);
-            if !warp.stack.tos_valid() || warp.stack.tos_pc() != pc + 1 {
-                warp.ibuf_count = 0;
+            // The issuing path's buffer moves on by one; a buffer whose next instruction is
+            // no longer its path's PC (a jump, a push, a pop) is flushed (spec A16).
+            let ib = &mut warp.ibuf[side];
+            ib.count = ib.count.saturating_sub(1);
+            ib.pc = pc + 1;
+            for s in 0..2 {
+                let ib = &mut warp.ibuf[s];
+                if ib.count > 0 && (!warp.stack.path_valid(s) || warp.stack.path_pc(s) != ib.pc) {
+                    ib.count = 0;
+                }
             }
-        }
+            effect
+        };
+        self.stack_effect(w, effect);
         self.update_fetch_bit(w);
 
         // Destination registers and functional-unit occupancy.
@@ -779,10 +851,22 @@ impl Sm {
             long_latency = true;
             self.arrive_barrier(w, cta_slot, id, count, k, pc)?;
         }
-        let warp = &self.warps[w];
+        let warp = &mut self.warps[w];
+        // DPE path selection state: ALT remembers the side that issued; the constrained
+        // variant rotates away from a side that starts a long-latency operation (A10).
+        match k.cfg.sm.dpe_path_policy {
+            PathPolicy::Alt => warp.side = side,
+            PathPolicy::Constrained => {
+                if long_latency || d.class == InstClass::Sfu {
+                    warp.side = 1 - side;
+                } else {
+                    warp.side = side;
+                }
+            }
+        }
         if warp.stack.is_empty() {
             self.warp_exited(w, k)?;
-        } else if !warp.stack.tos_valid() {
+        } else if !warp.stack.any_path() {
             self.autopop.push(w);
         }
         Ok(long_latency)
@@ -897,7 +981,8 @@ impl Sm {
                         self.warps[ws].barrier = None;
                         let n = self.schedulers.len();
                         self.schedulers[ws % n].set_waiting(ws, false);
-                        self.not_before[ws] = 0;
+                        self.not_before[2 * ws] = 0;
+                        self.not_before[2 * ws + 1] = 0;
                     }
                 }
             }
@@ -915,7 +1000,7 @@ impl Sm {
             return Ok(());
         }
         warp.finished = true;
-        self.need_fetch &= !(1u64 << w);
+        self.need_fetch &= !(3u128 << (2 * w));
         let cta_slot = warp.cta_slot;
         let sched = w % self.schedulers.len();
         self.schedulers[sched].remove(w);
@@ -950,19 +1035,6 @@ impl Sm {
             self.used_regs -= f.registers;
             self.used_shared -= f.shared;
         }
-    }
-
-    fn stack_fault(&self, w: usize, pc: u32, k: &KernelCtx) -> GuestFault {
-        let warp = &self.warps[w];
-        let detail = if warp.stack.err_overflow() {
-            format!(
-                "SIMT stack overflow: a divergent branch needs more than sm.stack_depth = {} entries",
-                warp.stack.params().depth
-            )
-        } else {
-            "SIMT stack PC mismatch".to_string()
-        };
-        self.fault(FaultKind::ReconvergenceStack, w, pc, k, detail)
     }
 
     fn barrier_fault(&self, k: &KernelCtx, cta_slot: usize) -> GuestFault {
@@ -1014,26 +1086,6 @@ impl Sm {
             thread: state.tid[lane],
             detail,
         }
-    }
-}
-
-/// The stack-unit inputs of an issued instruction.
-pub fn stack_update(pc: u32, flow: &Flow) -> SpeInputs {
-    let (kind, taken, target, rpc) = match *flow {
-        Flow::Seq => (UpdKind::Seq, 0, 0, 0),
-        Flow::Branch { taken, target, rpc } => (UpdKind::Branch, taken, target, rpc),
-        Flow::Jump { target } => (UpdKind::Jump, 0, target, 0),
-        Flow::Exit { exiting } => (UpdKind::Exit, exiting, 0, 0),
-    };
-    SpeInputs {
-        upd_valid: true,
-        upd_pc: pc,
-        upd_kind: kind as u8,
-        upd_taken: taken as u64,
-        upd_target: target,
-        upd_next: pc + 1,
-        upd_rpc: rpc,
-        ..Default::default()
     }
 }
 

@@ -3,6 +3,8 @@
 //! Each unit is one model file with its [`contract::UnitDesc`]; adding a unit means adding
 //! its description to [`ALL`].
 pub mod contract;
+pub mod dpe_scoreboard;
+pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;
 pub mod trace;
@@ -10,7 +12,11 @@ pub mod trace;
 use contract::UnitDesc;
 
 /// Every unit with RTL, in the order `gen --all` and `cosim --all` process them.
-pub static ALL: &[&UnitDesc] = &[&simt_stack::SPE_DESC, &simt_stack_dpe::DPE_DESC];
+pub static ALL: &[&UnitDesc] = &[
+    &simt_stack::SPE_DESC,
+    &simt_stack_dpe::DPE_DESC,
+    &dpe_scoreboard::SCOREBOARD_DESC,
+];
 
 /// The unit named `name`, or an error listing the known units.
 pub fn find(name: &str) -> Result<&'static UnitDesc, String> {

@@ -47,7 +47,14 @@
 //!   arrive-and-push case. `ev_sb_copy = ev_push | ev_pop | ev_inplace` (A5), auto-pops
 //!   included.
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp); its
-//!   single path goes into slot L.
+//!   single path goes into slot L. `launch_valid` wins over `upd_valid` in the same cycle.
+//! - §9.4 lists "DPE depth ≤ SPE depth on the same run". That holds when DPE runs the
+//!   fall-through side first, as SPE does, but not under every interleaving: an
+//!   arrive-and-push while the sibling is live needs an entry that SPE, having finished the
+//!   sibling already, does not (tests/dpe_vs_spe.rs,
+//!   `interleaving_can_cost_one_entry_more_than_spe`). The sizing bound of §2.7 (`n + 1`
+//!   entries for `n` nested branch levels, a `goto join` counting as an if-only around the
+//!   rest of its block) holds for every interleaving.
 //! - PCs are `PC_W` bits: the typed path truncates every PC input to `PC_W` exactly as the
 //!   ports do, so both paths behave the same on any value.
 

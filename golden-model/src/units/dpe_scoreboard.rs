@@ -1,0 +1,1070 @@
+//! `dpe_scoreboard`: the per-SM register scoreboard of dual-path execution, with a
+//! left/right copy per warp and a shadow bit per register (spec §4.9, §9.5).
+//!
+//! Cycle-exact model of the RTL unit; the GPU model instantiates it once per SM and the
+//! RTL generator/co-simulator compare the Verilog against it. With `DUAL=0` the same unit
+//! is the baseline (SPE) scoreboard (A19).
+//!
+//! State, per (warp `w`, side `s`), one bit per architectural register:
+//! `P[w][s]` (pending: a write is in flight) and `S[w][s]` (shadow: a write that was
+//! pending when the warp's paths diverged or reconverged). Next state, exactly (A6, A7):
+//!
+//! ```text
+//! P' = (P & ~REL) | RSV
+//! S' = (S | (CPY[w] ? (P | RSV) : 0)) & ~REL
+//! ```
+//!
+//! where `RSV`/`REL` are the OR of this cycle's reserve/release ports that name (w, s), and
+//! `CPY[w]` is warp `w`'s copy request, applied to **both** sides (A5). A reserve and a
+//! release of the same register in one cycle leave it pending (the new write) with no
+//! shadow; `S ⊆ P` holds on each side forever (A7), so nothing waits on a bit no writeback
+//! will clear.
+//!
+//! Output: `q_hazard[i]` (combinational) = OR over the queried valid registers `r` of
+//! `P[w][s][r] | S[w][!s][r]` ([L516]); with `DUAL=0`, `P[w][s][r]` only. It reads
+//! `state(t)`: a reserve in cycle t is seen by queries from cycle t+1.
+//!
+//! Decisions where the spec is silent:
+//! - Several reserve ports (`NRSV`, one per issuing scheduler, A15) and release ports
+//!   (`NWB`). The spec's single `cpy_valid`/`cpy_warp` pair is a `NUM_WARPS`-bit vector
+//!   `cpy_valid` here, one bit per warp wired from that warp's stack `ev_sb_copy`: stacks
+//!   auto-pop on idle cycles (A12), so any number of warps can copy in one cycle.
+//! - `DUAL=0`: every side input is ignored (everything acts on side 0), copies are ignored
+//!   and the shadow bits and side 1 stay zero; the debug ports keep their width.
+//! - A warp index `>= NUM_WARPS` or a register index `>= NUM_REGS` (possible when they are
+//!   not powers of two) selects nothing: such a reserve/release changes nothing (it still
+//!   uses its port) and such a query register never hazards. `NUM_WARPS >= 2` so that warp
+//!   fields are at least one bit wide.
+//! - The state is flops (every query port reads 4 registers of any row each cycle, and a
+//!   copy updates a whole warp's rows at once, so it cannot live in 2-port block RAM).
+//!
+//! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
+
+use super::contract::{Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
+
+/// The most reserve, release or query ports a unit can have.
+pub const MAX_PORTS: usize = 8;
+/// Source registers per query (plus one destination).
+pub const QUERY_SRCS: usize = 3;
+
+/// Parameters of the unit (same names as the Verilog parameters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoreboardParams {
+    pub num_warps: u32,
+    pub num_regs: u32,
+    /// Reserve ports.
+    pub nrsv: u32,
+    /// Release (writeback) ports.
+    pub nwb: u32,
+    /// Query ports.
+    pub q: u32,
+    /// Dual-path mode (`DUAL=1`); `false` is the SPE scoreboard.
+    pub dual: bool,
+}
+
+impl ScoreboardParams {
+    /// From the generic parameter set of [`SCOREBOARD_DESC`].
+    pub fn from_params(p: &Params) -> ScoreboardParams {
+        ScoreboardParams {
+            num_warps: p.get("NUM_WARPS") as u32,
+            num_regs: p.get("NUM_REGS") as u32,
+            nrsv: p.get("NRSV") as u32,
+            nwb: p.get("NWB") as u32,
+            q: p.get("Q") as u32,
+            dual: p.get("DUAL") != 0,
+        }
+    }
+}
+
+impl Default for ScoreboardParams {
+    fn default() -> Self {
+        ScoreboardParams {
+            num_warps: 48,
+            num_regs: 64,
+            nrsv: 2,
+            nwb: 2,
+            q: 2,
+            dual: true,
+        }
+    }
+}
+
+/// One register of one (warp, side): the operand of a reserve or release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RegRef {
+    pub warp: u32,
+    /// 0 = L, 1 = R (only bit 0 is used; ignored with `DUAL=0`).
+    pub side: u8,
+    pub reg: u32,
+}
+
+/// Operations staged on a fixed number of ports for the current cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PortStage {
+    ops: [RegRef; MAX_PORTS],
+    used: usize,
+}
+
+impl PortStage {
+    const EMPTY: PortStage = PortStage {
+        ops: [RegRef {
+            warp: 0,
+            side: 0,
+            reg: 0,
+        }; MAX_PORTS],
+        used: 0,
+    };
+    fn staged(&self) -> &[RegRef] {
+        &self.ops[..self.used]
+    }
+}
+
+/// The state of one `dpe_scoreboard` instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DpeScoreboard {
+    params: ScoreboardParams,
+    /// `u64` words per (warp, side) row.
+    row_words: usize,
+    /// `P`, row `warp*2 + side`, `row_words` words each, register `r` at bit `r % 64` of
+    /// word `r / 64`.
+    pending: Vec<u64>,
+    /// `S`, same layout as `pending`.
+    shadow: Vec<u64>,
+    // This cycle's staged inputs, applied by `tick`.
+    rsv: PortStage,
+    rel: PortStage,
+    /// Bit `w`: warp `w` copies pending into shadow.
+    cpy: u64,
+}
+
+impl DpeScoreboard {
+    pub fn new(params: ScoreboardParams) -> DpeScoreboard {
+        let row_words = params.num_regs.div_ceil(64) as usize;
+        let bits = params.num_warps as usize * 2 * row_words;
+        DpeScoreboard {
+            params,
+            row_words,
+            pending: vec![0; bits],
+            shadow: vec![0; bits],
+            rsv: PortStage::EMPTY,
+            rel: PortStage::EMPTY,
+            cpy: 0,
+        }
+    }
+
+    pub fn params(&self) -> ScoreboardParams {
+        self.params
+    }
+
+    /// Synchronous reset (`rst_n` low); also drops this cycle's staged operations.
+    pub fn reset(&mut self) {
+        self.pending.iter_mut().for_each(|w| *w = 0);
+        self.shadow.iter_mut().for_each(|w| *w = 0);
+        self.clear_stage();
+    }
+
+    fn clear_stage(&mut self) {
+        self.rsv.used = 0;
+        self.rel.used = 0;
+        self.cpy = 0;
+    }
+
+    /// The side a port input acts on (always 0 in SPE mode).
+    #[inline]
+    fn side_of(&self, side: u8) -> usize {
+        if self.params.dual {
+            (side & 1) as usize
+        } else {
+            0
+        }
+    }
+
+    /// First word of row (warp, side), or `None` for a warp that does not exist.
+    #[inline]
+    fn row(&self, warp: u32, side: usize) -> Option<usize> {
+        (warp < self.params.num_warps).then(|| (warp as usize * 2 + side) * self.row_words)
+    }
+
+    /// (word index, bit) of a register in row (warp, side), or `None` if out of range.
+    #[inline]
+    fn locate(&self, warp: u32, side: usize, reg: u32) -> Option<(usize, u64)> {
+        if reg >= self.params.num_regs {
+            return None;
+        }
+        let row = self.row(warp, side)?;
+        Some((row + reg as usize / 64, 1u64 << (reg % 64)))
+    }
+
+    // ---- this cycle's inputs (applied by `tick`) ----
+
+    /// Reserve `reg` of (warp, side) at issue. Returns `false`, dropping the request, when
+    /// all `NRSV` reserve ports of this cycle are already used (the RTL has no more).
+    #[must_use = "a reserve beyond NRSV per cycle is dropped"]
+    pub fn reserve(&mut self, warp: u32, side: u8, reg: u32) -> bool {
+        let ports = self.params.nrsv as usize;
+        Self::stage(&mut self.rsv, ports, RegRef { warp, side, reg })
+    }
+
+    /// Release `reg` of (warp, side) at writeback (the side travelled with the
+    /// instruction). Returns `false`, dropping the request, when all `NWB` release ports of
+    /// this cycle are already used.
+    #[must_use = "a release beyond NWB per cycle is dropped"]
+    pub fn release(&mut self, warp: u32, side: u8, reg: u32) -> bool {
+        let ports = self.params.nwb as usize;
+        Self::stage(&mut self.rel, ports, RegRef { warp, side, reg })
+    }
+
+    fn stage(stage: &mut PortStage, ports: usize, op: RegRef) -> bool {
+        if stage.used >= ports.min(MAX_PORTS) {
+            return false;
+        }
+        stage.ops[stage.used] = op;
+        stage.used += 1;
+        true
+    }
+
+    /// Warp `warp`'s stack pushed, popped or diverged in place (`ev_sb_copy`): copy its
+    /// pending bits, this cycle's reserves included, into its shadow bits on both sides.
+    pub fn copy(&mut self, warp: u32) {
+        if warp < self.params.num_warps {
+            self.cpy |= 1 << warp;
+        }
+    }
+
+    /// Clock edge: `state(t+1) = f(state(t), staged inputs)`, then clears the stage.
+    pub fn tick(&mut self) {
+        let (rsv, rel, cpy) = (self.rsv, self.rel, self.cpy);
+        // S |= P | RSV for the copying warps, both sides, before P and S change.
+        if self.params.dual && cpy != 0 {
+            for warp in 0..self.params.num_warps {
+                if cpy >> warp & 1 == 0 {
+                    continue;
+                }
+                let first = warp as usize * 2 * self.row_words;
+                for i in first..first + 2 * self.row_words {
+                    self.shadow[i] |= self.pending[i];
+                }
+            }
+            for op in rsv.staged() {
+                if op.warp < self.params.num_warps && cpy >> op.warp & 1 == 1 {
+                    if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
+                        self.shadow[w] |= bit;
+                    }
+                }
+            }
+        }
+        // Release clears P and S; a reserve in the same cycle sets P again.
+        for op in rel.staged() {
+            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
+                self.pending[w] &= !bit;
+                self.shadow[w] &= !bit;
+            }
+        }
+        for op in rsv.staged() {
+            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
+                self.pending[w] |= bit;
+            }
+        }
+        self.clear_stage();
+    }
+
+    // ---- outputs (functions of state(t)) ----
+
+    /// Would an instruction of (warp, side) reading or writing `regs` hit a hazard:
+    /// own pending bit or the other side's shadow bit ([L516]).
+    #[inline]
+    pub fn hazard(&self, warp: u32, side: u8, regs: &[u32]) -> bool {
+        let side = self.side_of(side);
+        regs.iter().any(|&reg| {
+            let own = self.locate(warp, side, reg);
+            let other = self.locate(warp, side ^ 1, reg);
+            match (own, other) {
+                (Some((w, bit)), Some((o, _))) => {
+                    self.pending[w] & bit != 0 || (self.params.dual && self.shadow[o] & bit != 0)
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// `P[warp][side][reg]`.
+    pub fn is_pending(&self, warp: u32, side: u8, reg: u32) -> bool {
+        self.locate(warp, self.side_of(side), reg)
+            .is_some_and(|(w, bit)| self.pending[w] & bit != 0)
+    }
+
+    /// `S[warp][side][reg]`.
+    pub fn is_shadow(&self, warp: u32, side: u8, reg: u32) -> bool {
+        self.locate(warp, self.side_of(side), reg)
+            .is_some_and(|(w, bit)| self.shadow[w] & bit != 0)
+    }
+
+    /// The pending bits of (warp, side) as `u64` words (register `r`: bit `r % 64` of word
+    /// `r / 64`); empty for a warp that does not exist.
+    pub fn pending_row(&self, warp: u32, side: u8) -> &[u64] {
+        self.row_slice(&self.pending, warp, side)
+    }
+
+    /// The shadow bits of (warp, side), laid out as [`Self::pending_row`].
+    pub fn shadow_row(&self, warp: u32, side: u8) -> &[u64] {
+        self.row_slice(&self.shadow, warp, side)
+    }
+
+    fn row_slice<'a>(&self, bits: &'a [u64], warp: u32, side: u8) -> &'a [u64] {
+        match self.row(warp, self.side_of(side)) {
+            Some(r) => &bits[r..r + self.row_words],
+            None => &[],
+        }
+    }
+}
+
+// ---- the unit description and the generic by-name path (design.md §3) ----
+
+/// Parameters of `dpe_scoreboard` (spec §9.1, §9.5).
+pub const SCOREBOARD_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "NUM_WARPS",
+        default: 48,
+        min: 2,
+        max: 64,
+        doc: "warps per SM",
+    },
+    ParamSpec {
+        name: "NUM_REGS",
+        default: 64,
+        min: 8,
+        max: 256,
+        doc: "architectural registers per thread",
+    },
+    ParamSpec {
+        name: "NRSV",
+        default: 2,
+        min: 1,
+        max: MAX_PORTS as u64,
+        doc: "reserve ports (one per issuing scheduler)",
+    },
+    ParamSpec {
+        name: "NWB",
+        default: 2,
+        min: 1,
+        max: MAX_PORTS as u64,
+        doc: "release (writeback) ports",
+    },
+    ParamSpec {
+        name: "Q",
+        default: 2,
+        min: 1,
+        max: MAX_PORTS as u64,
+        doc: "hazard query ports",
+    },
+    ParamSpec {
+        name: "DUAL",
+        default: 1,
+        min: 0,
+        max: 1,
+        doc: "1: dual-path (L/R + shadow); 0: SPE scoreboard, side 0 only",
+    },
+];
+
+const fn port(name: &'static str, role: Role, width: &'static str, doc: &'static str) -> PortSpec {
+    PortSpec {
+        name,
+        role,
+        width,
+        doc,
+    }
+}
+
+/// Ports of `dpe_scoreboard` (spec §9.5). Port arrays are flattened LSB first: field `i`
+/// of `rsv_warp` is bits `[i*W, (i+1)*W)` with `W = $clog2(NUM_WARPS)`; source `j` of query
+/// `i` is field `i*3 + j` of `q_src` / bit `i*3 + j` of `q_src_valid`.
+pub const SCOREBOARD_PORTS: &[PortSpec] = &[
+    port("rst_n", Role::Input, "1", "synchronous active-low reset"),
+    port(
+        "rsv_valid",
+        Role::Input,
+        "NRSV",
+        "per reserve port: reserve a destination at issue",
+    ),
+    port(
+        "rsv_warp",
+        Role::Input,
+        "NRSV*$clog2(NUM_WARPS)",
+        "per reserve port: warp",
+    ),
+    port(
+        "rsv_side",
+        Role::Input,
+        "NRSV",
+        "per reserve port: issuing side (0 L, 1 R)",
+    ),
+    port(
+        "rsv_reg",
+        Role::Input,
+        "NRSV*$clog2(NUM_REGS)",
+        "per reserve port: destination register",
+    ),
+    port(
+        "rel_valid",
+        Role::Input,
+        "NWB",
+        "per release port: a writeback clears a pending register",
+    ),
+    port(
+        "rel_warp",
+        Role::Input,
+        "NWB*$clog2(NUM_WARPS)",
+        "per release port: warp",
+    ),
+    port(
+        "rel_side",
+        Role::Input,
+        "NWB",
+        "per release port: side carried down the pipeline",
+    ),
+    port(
+        "rel_reg",
+        Role::Input,
+        "NWB*$clog2(NUM_REGS)",
+        "per release port: register",
+    ),
+    port(
+        "cpy_valid",
+        Role::Input,
+        "NUM_WARPS",
+        "bit w: warp w's stack raised ev_sb_copy (copy P into S, both sides)",
+    ),
+    port(
+        "q_warp",
+        Role::Input,
+        "Q*$clog2(NUM_WARPS)",
+        "per query port: warp",
+    ),
+    port("q_side", Role::Input, "Q", "per query port: side"),
+    port(
+        "q_src",
+        Role::Input,
+        "Q*3*$clog2(NUM_REGS)",
+        "per query port: 3 source registers",
+    ),
+    port(
+        "q_src_valid",
+        Role::Input,
+        "Q*3",
+        "per query port: which sources are read",
+    ),
+    port(
+        "q_dst",
+        Role::Input,
+        "Q*$clog2(NUM_REGS)",
+        "per query port: destination register",
+    ),
+    port(
+        "q_dst_valid",
+        Role::Input,
+        "Q",
+        "per query port: the destination is written",
+    ),
+    port(
+        "q_hazard",
+        Role::Combinational,
+        "Q",
+        "per query port: P[w][s][r] | S[w][!s][r] for a queried r",
+    ),
+    port(
+        "dbg_P",
+        Role::Debug,
+        "NUM_WARPS*2*NUM_REGS",
+        "pending bits, bit (warp*2+side)*NUM_REGS+reg",
+    ),
+    port(
+        "dbg_S",
+        Role::Debug,
+        "NUM_WARPS*2*NUM_REGS",
+        "shadow bits, bit (warp*2+side)*NUM_REGS+reg",
+    ),
+];
+
+/// The single description of `dpe_scoreboard`.
+pub static SCOREBOARD_DESC: UnitDesc = UnitDesc {
+    name: "dpe_scoreboard",
+    summary: "per-SM scoreboard with L/R pending and shadow bits (SPE mode with DUAL=0)",
+    spec: "specs/reconvergence-dpe.md §4.9, §9.5, A5-A7, A17-A19",
+    params: SCOREBOARD_PARAMS,
+    ports: SCOREBOARD_PORTS,
+    standard_sets: &[
+        &[],
+        &[
+            ("NUM_WARPS", 4),
+            ("NUM_REGS", 8),
+            ("NRSV", 1),
+            ("NWB", 1),
+            ("Q", 1),
+        ],
+        &[("NUM_WARPS", 8), ("NUM_REGS", 100), ("NWB", 3), ("DUAL", 0)],
+        &[("NUM_WARPS", 64), ("NUM_REGS", 256), ("NWB", 4), ("Q", 4)],
+    ],
+    check: |_| Ok(()),
+    build: |p| Box::new(ScoreboardUnit::new(p)),
+};
+
+/// Port positions of `dpe_scoreboard` in [`SCOREBOARD_PORTS`] order.
+mod sb_port {
+    pub const RST_N: usize = 0;
+    pub const RSV_VALID: usize = 1;
+    pub const RSV_WARP: usize = 2;
+    pub const RSV_SIDE: usize = 3;
+    pub const RSV_REG: usize = 4;
+    pub const REL_VALID: usize = 5;
+    pub const REL_WARP: usize = 6;
+    pub const REL_SIDE: usize = 7;
+    pub const REL_REG: usize = 8;
+    pub const CPY_VALID: usize = 9;
+    pub const Q_WARP: usize = 10;
+    pub const Q_SIDE: usize = 11;
+    pub const Q_SRC: usize = 12;
+    pub const Q_SRC_VALID: usize = 13;
+    pub const Q_DST: usize = 14;
+    pub const Q_DST_VALID: usize = 15;
+    pub const Q_HAZARD: usize = 16;
+    pub const DBG_P: usize = 17;
+    pub const DBG_S: usize = 18;
+}
+
+/// `dpe_scoreboard` behind the generic interface: converts ports and calls the typed model.
+pub struct ScoreboardUnit {
+    params: Params,
+    sb: DpeScoreboard,
+    /// `$clog2(NUM_WARPS)`, `$clog2(NUM_REGS)`.
+    warp_w: u32,
+    reg_w: u32,
+}
+
+impl ScoreboardUnit {
+    pub fn new(params: &Params) -> ScoreboardUnit {
+        let p = ScoreboardParams::from_params(params);
+        ScoreboardUnit {
+            params: params.clone(),
+            sb: DpeScoreboard::new(p),
+            warp_w: super::contract::clog2(p.num_warps as u64),
+            reg_w: super::contract::clog2(p.num_regs as u64),
+        }
+    }
+    pub fn scoreboard(&self) -> &DpeScoreboard {
+        &self.sb
+    }
+
+    /// Field `i` of a port array of `width`-bit fields.
+    fn field(port: &Bits, i: u32, width: u32) -> u64 {
+        port.field(i * width, width)
+    }
+
+    /// The (warp, side, reg) of port `i` of a reserve or release group (the positions of
+    /// its `valid, warp, side, reg` ports), if its valid bit is set.
+    fn port_op(&self, ports: &[Bits], group: [usize; 4], i: u32) -> Option<RegRef> {
+        let [valid, warp, side, reg] = group;
+        ports[valid].bit(i).then(|| RegRef {
+            warp: Self::field(&ports[warp], i, self.warp_w) as u32,
+            side: ports[side].bit(i) as u8,
+            reg: Self::field(&ports[reg], i, self.reg_w) as u32,
+        })
+    }
+}
+
+impl UnitModel for ScoreboardUnit {
+    fn desc(&self) -> &'static UnitDesc {
+        &SCOREBOARD_DESC
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn outputs(&self, ports: &mut [Bits]) {
+        use sb_port::*;
+        let p = self.sb.params();
+        let in_reset = ports[RST_N].to_u64() == 0;
+        let mut hazards = 0u64;
+        for i in 0..p.q {
+            let mut regs = [0u32; QUERY_SRCS + 1];
+            let mut n = 0;
+            for j in 0..QUERY_SRCS as u32 {
+                let k = i * QUERY_SRCS as u32 + j;
+                if ports[Q_SRC_VALID].bit(k) {
+                    regs[n] = Self::field(&ports[Q_SRC], k, self.reg_w) as u32;
+                    n += 1;
+                }
+            }
+            if ports[Q_DST_VALID].bit(i) {
+                regs[n] = Self::field(&ports[Q_DST], i, self.reg_w) as u32;
+                n += 1;
+            }
+            let warp = Self::field(&ports[Q_WARP], i, self.warp_w) as u32;
+            let side = ports[Q_SIDE].bit(i) as u8;
+            if !in_reset && self.sb.hazard(warp, side, &regs[..n]) {
+                hazards |= 1 << i;
+            }
+        }
+        ports[Q_HAZARD].set_u64(hazards);
+        for (port, bits) in [(DBG_P, &self.sb.pending), (DBG_S, &self.sb.shadow)] {
+            let dbg = &mut ports[port];
+            for row in 0..p.num_warps as usize * 2 {
+                for k in 0..self.sb.row_words {
+                    let lsb = (row as u32) * p.num_regs + 64 * k as u32;
+                    let width = (p.num_regs - 64 * k as u32).min(64);
+                    dbg.set_field(lsb, width, bits[row * self.sb.row_words + k]);
+                }
+            }
+        }
+    }
+    fn tick(&mut self, ports: &[Bits]) {
+        use sb_port::*;
+        if ports[RST_N].to_u64() == 0 {
+            self.sb.reset();
+            return;
+        }
+        let p = self.sb.params();
+        // Never more staged operations than ports, so staging always succeeds.
+        for i in 0..p.nrsv {
+            if let Some(op) = self.port_op(ports, [RSV_VALID, RSV_WARP, RSV_SIDE, RSV_REG], i) {
+                let _ = self.sb.reserve(op.warp, op.side, op.reg);
+            }
+        }
+        for i in 0..p.nwb {
+            if let Some(op) = self.port_op(ports, [REL_VALID, REL_WARP, REL_SIDE, REL_REG], i) {
+                let _ = self.sb.release(op.warp, op.side, op.reg);
+            }
+        }
+        for warp in 0..p.num_warps {
+            if ports[CPY_VALID].bit(warp) {
+                self.sb.copy(warp);
+            }
+        }
+        self.sb.tick();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L: u8 = 0;
+    const R: u8 = 1;
+
+    fn sb() -> DpeScoreboard {
+        DpeScoreboard::new(ScoreboardParams::default())
+    }
+
+    fn rsv(s: &mut DpeScoreboard, warp: u32, side: u8, reg: u32) {
+        assert!(s.reserve(warp, side, reg));
+    }
+    fn rel(s: &mut DpeScoreboard, warp: u32, side: u8, reg: u32) {
+        assert!(s.release(warp, side, reg));
+    }
+
+    /// The registers set in the pending or shadow row of (warp 0, side).
+    fn regs(row: &[u64]) -> Vec<u32> {
+        (0..row.len() as u32 * 64)
+            .filter(|&r| row[r as usize / 64] >> (r % 64) & 1 == 1)
+            .collect()
+    }
+    fn p(s: &DpeScoreboard, side: u8) -> Vec<u32> {
+        regs(s.pending_row(0, side))
+    }
+    fn sh(s: &DpeScoreboard, side: u8) -> Vec<u32> {
+        regs(s.shadow_row(0, side))
+    }
+
+    /// `S ⊆ P` on every row.
+    fn assert_shadow_in_pending(s: &DpeScoreboard) {
+        for (i, (sw, pw)) in s.shadow.iter().zip(&s.pending).enumerate() {
+            assert_eq!(sw & !pw, 0, "S not within P at word {i}");
+        }
+    }
+
+    #[test]
+    fn walkthrough_of_spec_4_9() {
+        // Fig 3.5 code; warp 0; registers are their numbers.
+        let mut s = sb();
+        // 1. A: load r0 (single path, left).
+        rsv(&mut s, 0, L, 0);
+        s.tick();
+        assert_eq!((p(&s, L), sh(&s, L)), (vec![0], vec![]));
+        // 2. BR_{B-C} diverges: copy.
+        s.copy(0);
+        s.tick();
+        assert_eq!((p(&s, L), sh(&s, L)), (vec![0], vec![0]));
+        assert_eq!((p(&s, R), sh(&s, R)), (vec![], vec![]));
+        // 3. C (right) wants add r5,r0,r2: R.P[r0]=0 but L.S[r0]=1: stalls (r0 case).
+        assert!(!s.is_pending(0, R, 0));
+        assert!(s.hazard(0, R, &[0, 2, 5]));
+        // 4. B: load r1.
+        rsv(&mut s, 0, L, 1);
+        s.tick();
+        assert_eq!((p(&s, L), sh(&s, L)), (vec![0, 1], vec![0]));
+        // 5. r0 writes back on side L: clears L.P and L.S; C can go.
+        rel(&mut s, 0, L, 0);
+        s.tick();
+        assert_eq!((p(&s, L), sh(&s, L)), (vec![1], vec![]));
+        assert!(!s.hazard(0, R, &[0, 2, 5]));
+        // 6. C issues add r5; later BR_{D-E} copies (r5 still pending).
+        rsv(&mut s, 0, R, 5);
+        s.tick();
+        s.copy(0);
+        s.tick();
+        assert_eq!((p(&s, L), sh(&s, L)), (vec![1], vec![1]));
+        assert_eq!((p(&s, R), sh(&s, R)), (vec![5], vec![5]));
+        // 7. D (left) and E (right) read r1: both stall (E on the conservative L.S[r1]).
+        assert!(s.hazard(0, L, &[1, 3]));
+        assert!(s.hazard(0, R, &[1, 3]));
+        rel(&mut s, 0, L, 1);
+        rel(&mut s, 0, R, 5);
+        s.tick();
+        assert!(!s.hazard(0, L, &[1, 3]) && !s.hazard(0, R, &[1, 3]));
+        // 8. D and E both write r4 in one cycle: tracked separately (r4 case).
+        rsv(&mut s, 0, L, 4);
+        rsv(&mut s, 0, R, 4);
+        s.tick();
+        assert_eq!((p(&s, L), p(&s, R)), (vec![4], vec![4]));
+        assert_eq!((sh(&s, L), sh(&s, R)), (vec![], vec![]));
+        rel(&mut s, 0, R, 4);
+        s.tick();
+        assert!(
+            s.is_pending(0, L, 4) && !s.hazard(0, R, &[4]),
+            "no cross-path dependency"
+        );
+        rsv(&mut s, 0, R, 4);
+        s.tick();
+        // 9. D and E reach F: pop: copy on both sides. F (right) waits for D's r4 too.
+        s.copy(0);
+        s.tick();
+        assert_eq!((sh(&s, L), sh(&s, R)), (vec![4], vec![4]));
+        rel(&mut s, 0, R, 4);
+        s.tick();
+        assert!(s.hazard(0, R, &[4]), "L.S[r4]: D's write still in flight");
+        rel(&mut s, 0, L, 4);
+        s.tick();
+        assert!(!s.hazard(0, R, &[4]));
+        // 10. F: load r7 is the last instruction before G: reserve and pop in one cycle (A6).
+        rsv(&mut s, 0, R, 7);
+        s.copy(0);
+        s.tick();
+        assert_eq!((p(&s, R), sh(&s, R)), (vec![7], vec![7]));
+        // 11. G (left) add r8,r1,r7 waits on R.S[r7] (r7 case) until r7 writes back.
+        assert!(!s.is_pending(0, L, 7));
+        assert!(s.hazard(0, L, &[1, 7, 8]));
+        rel(&mut s, 0, R, 7);
+        s.tick();
+        assert!(!s.hazard(0, L, &[1, 7, 8]));
+        assert_eq!(s.pending, vec![0; s.pending.len()]);
+        assert_eq!(s.shadow, vec![0; s.shadow.len()]);
+    }
+
+    #[test]
+    fn copy_includes_a_reserve_of_the_same_cycle() {
+        // A6: without it, the path after reconvergence would miss the in-flight write.
+        let mut s = sb();
+        rsv(&mut s, 3, R, 7);
+        s.copy(3);
+        s.tick();
+        assert!(s.is_pending(3, R, 7) && s.is_shadow(3, R, 7));
+        assert!(s.hazard(3, L, &[7]));
+        // A copy of another warp does not see it.
+        let mut s = sb();
+        rsv(&mut s, 3, R, 7);
+        s.copy(4);
+        s.tick();
+        assert!(!s.is_shadow(3, R, 7));
+        assert!(!s.hazard(3, L, &[7]));
+    }
+
+    #[test]
+    fn release_wins_over_copy_and_reserve_wins_over_release() {
+        // A7: a writeback in the same cycle as a copy: the bit is gone from P and S.
+        let mut s = sb();
+        rsv(&mut s, 1, L, 3);
+        s.tick();
+        rel(&mut s, 1, L, 3);
+        s.copy(1);
+        s.tick();
+        assert!(!s.is_pending(1, L, 3) && !s.is_shadow(1, L, 3));
+        // Reserve and release of one register in one cycle: the new write stays pending,
+        // and its shadow (the old write's copy) is cleared.
+        rsv(&mut s, 1, L, 3);
+        s.tick();
+        s.copy(1);
+        s.tick();
+        assert!(s.is_shadow(1, L, 3));
+        rsv(&mut s, 1, L, 3);
+        rel(&mut s, 1, L, 3);
+        s.tick();
+        assert!(s.is_pending(1, L, 3) && !s.is_shadow(1, L, 3));
+        assert_shadow_in_pending(&s);
+        // ... and with a copy in the same cycle as well: S' = (S | P | RSV) & ~REL.
+        rsv(&mut s, 1, L, 3);
+        rel(&mut s, 1, L, 3);
+        s.copy(1);
+        s.tick();
+        assert!(s.is_pending(1, L, 3) && !s.is_shadow(1, L, 3));
+    }
+
+    #[test]
+    fn release_on_one_side_while_reserved_on_the_other() {
+        let mut s = sb();
+        rsv(&mut s, 2, L, 9);
+        s.tick();
+        rel(&mut s, 2, L, 9);
+        rsv(&mut s, 2, R, 9);
+        s.tick();
+        assert!(!s.is_pending(2, L, 9) && s.is_pending(2, R, 9));
+        assert!(s.hazard(2, R, &[9]) && !s.hazard(2, L, &[9]));
+    }
+
+    #[test]
+    fn two_writebacks_in_one_cycle() {
+        let mut s = sb();
+        rsv(&mut s, 0, L, 1);
+        rsv(&mut s, 47, R, 63);
+        s.tick();
+        s.copy(0);
+        s.copy(47);
+        s.tick();
+        rel(&mut s, 0, L, 1);
+        rel(&mut s, 47, R, 63);
+        assert!(!s.release(5, L, 5), "a third release has no port");
+        s.tick();
+        assert!(s.pending.iter().chain(&s.shadow).all(|&w| w == 0));
+        // A dropped request changed nothing, and the stage is empty again.
+        assert!(s.release(5, L, 5));
+    }
+
+    #[test]
+    fn spe_mode_ignores_sides_and_copies() {
+        let mut s = DpeScoreboard::new(ScoreboardParams {
+            dual: false,
+            ..Default::default()
+        });
+        rsv(&mut s, 0, R, 4);
+        s.copy(0);
+        s.tick();
+        assert!(s.is_pending(0, L, 4));
+        assert!(s.shadow.iter().all(|&w| w == 0));
+        assert!(s.hazard(0, L, &[4]) && s.hazard(0, R, &[4]));
+        rel(&mut s, 0, L, 4);
+        s.tick();
+        assert!(!s.hazard(0, R, &[4]));
+    }
+
+    #[test]
+    fn out_of_range_indices_select_nothing() {
+        let mut s = sb(); // 48 warps, 64 registers
+        rsv(&mut s, 50, L, 1);
+        rsv(&mut s, 1, L, 200);
+        s.copy(60);
+        s.tick();
+        assert!(s.pending.iter().all(|&w| w == 0));
+        assert!(!s.hazard(50, L, &[1]) && !s.hazard(1, L, &[200]));
+        assert!(s.pending_row(50, L).is_empty());
+    }
+
+    // ---- generic path against a literal bit-by-bit reference of §9.5 ----
+
+    /// The next-state formula and the hazard output, one bool per bit, straight from the
+    /// spec: a second, deliberately naive reading of §9.5 for the tests only.
+    struct Reference {
+        p: ScoreboardParams,
+        pend: Vec<bool>,
+        shad: Vec<bool>,
+    }
+
+    impl Reference {
+        fn idx(&self, warp: u64, side: u64, reg: u64) -> Option<usize> {
+            (warp < self.p.num_warps as u64 && reg < self.p.num_regs as u64)
+                .then(|| ((warp * 2 + side) * self.p.num_regs as u64 + reg) as usize)
+        }
+        fn bit_set(&self, ops: &[(u64, u64, u64)]) -> Vec<bool> {
+            let mut v = vec![false; self.pend.len()];
+            for &(w, s, r) in ops {
+                if let Some(i) = self.idx(w, if self.p.dual { s } else { 0 }, r) {
+                    v[i] = true;
+                }
+            }
+            v
+        }
+        fn step(&mut self, rsv: &[(u64, u64, u64)], rel: &[(u64, u64, u64)], cpy: u64) {
+            let (rsv, rel) = (self.bit_set(rsv), self.bit_set(rel));
+            let row = 2 * self.p.num_regs as usize;
+            for i in 0..self.pend.len() {
+                let c = self.p.dual && cpy >> (i / row) & 1 == 1;
+                let p = self.pend[i];
+                self.pend[i] = (p && !rel[i]) || rsv[i];
+                self.shad[i] = (self.shad[i] || (c && (p || rsv[i]))) && !rel[i];
+            }
+        }
+        fn hazard(&self, warp: u64, side: u64, regs: &[u64]) -> bool {
+            let s = if self.p.dual { side } else { 0 };
+            regs.iter().any(
+                |&r| match (self.idx(warp, s, r), self.idx(warp, s ^ 1, r)) {
+                    (Some(own), Some(other)) => self.pend[own] || (self.p.dual && self.shad[other]),
+                    _ => false,
+                },
+            )
+        }
+    }
+
+    #[test]
+    fn generic_path_matches_the_reference_on_random_ports() {
+        use sb_port::*;
+        let mut x = 0xdead_beef_u64;
+        let mut rnd = move || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for params in SCOREBOARD_DESC.standard_params() {
+            let sp = ScoreboardParams::from_params(&params);
+            let mut unit = (SCOREBOARD_DESC.build)(&params);
+            let mut ports = SCOREBOARD_DESC.zero_ports(&params);
+            let widths = SCOREBOARD_DESC.widths(&params);
+            let (ww, rw) = (
+                super::super::contract::clog2(sp.num_warps as u64),
+                super::super::contract::clog2(sp.num_regs as u64),
+            );
+            let bits = (sp.num_warps * 2 * sp.num_regs) as usize;
+            let mut reference = Reference {
+                p: sp,
+                pend: vec![false; bits],
+                shad: vec![false; bits],
+            };
+            // Few warps and registers in play, so that ports collide often.
+            let hot = |v: u64, w: u32| v % 4 + if w > 3 { (v >> 8) % 2 * 5 } else { 0 };
+            // Fewer cycles for the big sets: the reference is one bool per bit.
+            let cycles = (4_000_000 / bits).clamp(1000, 4000);
+            let (mut seen_pending, mut seen_shadow) = (false, false);
+            for cycle in 0..cycles {
+                let rst_n = cycle % 997 != 996;
+                ports[RST_N].set_u64(rst_n as u64);
+                for (port, w) in widths.iter().enumerate().take(Q_DST_VALID + 1).skip(1) {
+                    let mut b = Bits::zero(*w);
+                    for k in 0..w.div_ceil(64) {
+                        b.set_field(64 * k, 64, rnd());
+                    }
+                    ports[port] = b;
+                }
+                // Keep warps and registers mostly small (and in range) so state builds up.
+                for (port, n, fw) in [
+                    (RSV_WARP, sp.nrsv, ww),
+                    (REL_WARP, sp.nwb, ww),
+                    (Q_WARP, sp.q, ww),
+                    (RSV_REG, sp.nrsv, rw),
+                    (REL_REG, sp.nwb, rw),
+                    (Q_SRC, sp.q * 3, rw),
+                    (Q_DST, sp.q, rw),
+                ] {
+                    for i in 0..n {
+                        let v = rnd();
+                        let v = if v % 16 == 0 { v } else { hot(v, fw) };
+                        ports[port].set_field(i * fw, fw, v);
+                    }
+                }
+                let sparse = rnd() & rnd() & rnd();
+                ports[CPY_VALID].set_u64(sparse);
+                unit.outputs(&mut ports);
+                // Compare outputs of state(t).
+                for i in 0..sp.q {
+                    let mut regs = vec![];
+                    for j in 0..3 {
+                        if ports[Q_SRC_VALID].bit(i * 3 + j) {
+                            regs.push(ports[Q_SRC].field((i * 3 + j) * rw, rw));
+                        }
+                    }
+                    if ports[Q_DST_VALID].bit(i) {
+                        regs.push(ports[Q_DST].field(i * rw, rw));
+                    }
+                    let warp = ports[Q_WARP].field(i * ww, ww);
+                    let side = ports[Q_SIDE].bit(i) as u64;
+                    let want = rst_n && reference.hazard(warp, side, &regs);
+                    assert_eq!(ports[Q_HAZARD].bit(i), want, "{params} cycle {cycle} q{i}");
+                }
+                for (k, (&pb, &sb)) in reference.pend.iter().zip(&reference.shad).enumerate() {
+                    assert_eq!(
+                        ports[DBG_P].bit(k as u32),
+                        pb,
+                        "{params} cycle {cycle} P{k}"
+                    );
+                    assert_eq!(
+                        ports[DBG_S].bit(k as u32),
+                        sb,
+                        "{params} cycle {cycle} S{k}"
+                    );
+                    assert!(pb || !sb, "S within P");
+                    seen_pending |= pb;
+                    seen_shadow |= sb;
+                }
+                // Edge.
+                let ops = |valid: usize, n: u32| -> Vec<(u64, u64, u64)> {
+                    (0..n)
+                        .filter(|&i| ports[valid].bit(i))
+                        .map(|i| {
+                            (
+                                ports[valid + 1].field(i * ww, ww),
+                                ports[valid + 2].bit(i) as u64,
+                                ports[valid + 3].field(i * rw, rw),
+                            )
+                        })
+                        .collect()
+                };
+                let (rsv, rel) = (ops(RSV_VALID, sp.nrsv), ops(REL_VALID, sp.nwb));
+                unit.tick(&ports);
+                if rst_n {
+                    reference.step(&rsv, &rel, ports[CPY_VALID].to_u64());
+                } else {
+                    reference.pend.iter_mut().for_each(|b| *b = false);
+                    reference.shad.iter_mut().for_each(|b| *b = false);
+                }
+            }
+            assert!(seen_pending, "{params}: state built up");
+            assert!(seen_shadow || !sp.dual, "{params}: shadows built up");
+        }
+    }
+
+    #[test]
+    fn port_positions_match_the_port_list() {
+        use sb_port::*;
+        let positions = [
+            (RST_N, "rst_n"),
+            (RSV_VALID, "rsv_valid"),
+            (RSV_WARP, "rsv_warp"),
+            (RSV_SIDE, "rsv_side"),
+            (RSV_REG, "rsv_reg"),
+            (REL_VALID, "rel_valid"),
+            (REL_WARP, "rel_warp"),
+            (REL_SIDE, "rel_side"),
+            (REL_REG, "rel_reg"),
+            (CPY_VALID, "cpy_valid"),
+            (Q_WARP, "q_warp"),
+            (Q_SIDE, "q_side"),
+            (Q_SRC, "q_src"),
+            (Q_SRC_VALID, "q_src_valid"),
+            (Q_DST, "q_dst"),
+            (Q_DST_VALID, "q_dst_valid"),
+            (Q_HAZARD, "q_hazard"),
+            (DBG_P, "dbg_P"),
+            (DBG_S, "dbg_S"),
+        ];
+        for (pos, name) in positions {
+            assert_eq!(SCOREBOARD_DESC.port_index(name), Some(pos), "{name}");
+        }
+        assert_eq!(SCOREBOARD_PORTS.len(), positions.len());
+        assert!(SCOREBOARD_PORTS[..=Q_DST_VALID]
+            .iter()
+            .all(|p| p.role == Role::Input));
+        let p = SCOREBOARD_DESC.params::<&str>(&[]).unwrap();
+        let w = SCOREBOARD_DESC.widths(&p);
+        assert_eq!(w[RSV_WARP], 2 * 6);
+        assert_eq!(w[Q_SRC], 2 * 3 * 6);
+        assert_eq!(w[CPY_VALID], 48);
+        assert_eq!(w[DBG_P], 48 * 2 * 64);
+        assert!(SCOREBOARD_DESC.params(&[("NUM_WARPS", 1u64)]).is_err());
+    }
+}

@@ -1,0 +1,671 @@
+//! Random structured programs and a per-warp driver, the stimulus of the reconvergence
+//! stacks' property tests and co-simulation (spec §10 "Random").
+//!
+//! - [`Program::random`] draws a structured control-flow program — nested if/else,
+//!   if-only, loops with per-thread trip counts, guarded early exits, guarded jumps
+//!   straight to the enclosing join (`if (c) goto join` / `break`), degenerate branches —
+//!   and lowers it to a PC-indexed list of [`Op`]s, each with the `(kind, target, rpc)` a
+//!   stack update needs. PC = index, one instruction per PC, and the last op is an
+//!   unconditional `EXIT`. RPCs are the immediate post-dominators, known by construction.
+//! - [`WarpDriver`] plays the warp's threads: given the PC being issued and the active
+//!   mask, it decides every active thread's outcome and returns the `upd_*` inputs
+//!   ([`Update`]). A thread's outcome depends only on the seed, the thread and its own
+//!   history (how often it has run that PC, its loop counters), never on the issue order,
+//!   so SPE, DPE with any side choice and stalls, and a thread running alone
+//!   ([`Program::thread_path`]) must all see every thread take the same path.
+//!
+//! No external dependencies: randomness is a small [`SplitMix64`] written here, so the same
+//! seed gives the same programs everywhere (tests, co-simulation, trace files).
+
+use super::simt_stack::{SpeInputs, UpdKind};
+use super::simt_stack_dpe::DpeInputs;
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, seedable generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix64(self.state)
+    }
+
+    /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant for test stimulus).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// True with probability `num/den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+}
+
+/// The SplitMix64 output function: a stateless 64-bit mix, used for per-thread decisions.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A structured statement (the program before lowering).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stmt {
+    /// `n` sequential instructions.
+    Basic(u8),
+    /// `if (c) { then } else { else }`: fall-through to `then`, taken to `else`.
+    IfElse(Vec<Stmt>, Vec<Stmt>),
+    /// `if (c) { body }`: the branch skips the body.
+    IfOnly(Vec<Stmt>),
+    /// `i = 0; do { body } while (++i < trips)`, `trips` per thread and per loop entry.
+    Loop(Vec<Stmt>),
+    /// Guarded exit: some threads retire.
+    Exit,
+    /// Guarded branch straight to the join of the innermost enclosing construct (the
+    /// loop exit for a loop: `break`). Its IPDOM is that join, so it exercises the
+    /// IPDOM == TOS RPC rules (SPE reuse, DPE in-place and arrive-and-push).
+    SkipToJoin,
+    /// A branch whose target is its own fall-through.
+    Degenerate,
+}
+
+/// How a conditional branch decides per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// Each thread takes it with probability `bias/8` (0 and 8 make it uniform).
+    Random { bias: u8 },
+    /// Loop back edge: taken while the thread has iterations left of this loop entry.
+    LoopBack,
+}
+
+/// One instruction of a lowered program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Seq,
+    /// Loop entry (`i = 0`, sequential for the stack): draws each thread's trip count for
+    /// the loop whose back edge is at `back_edge`.
+    LoopInit {
+        back_edge: u32,
+    },
+    Branch {
+        target: u32,
+        rpc: u32,
+        cond: Cond,
+    },
+    Jump {
+        target: u32,
+    },
+    /// Each thread exits with probability `bias/8`: 8 for the final op and for an early
+    /// `return` that every thread of the path takes.
+    Exit {
+        bias: u8,
+    },
+}
+
+impl Op {
+    /// The `upd_kind`, `upd_target` and `upd_rpc` of this op (0 where unused).
+    pub fn upd_fields(&self) -> (UpdKind, u32, u32) {
+        match *self {
+            Op::Seq | Op::LoopInit { .. } => (UpdKind::Seq, 0, 0),
+            Op::Branch { target, rpc, .. } => (UpdKind::Branch, target, rpc),
+            Op::Jump { target } => (UpdKind::Jump, target, 0),
+            Op::Exit { .. } => (UpdKind::Exit, 0, 0),
+        }
+    }
+}
+
+/// Knobs of [`Program::random`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenParams {
+    /// Deepest nesting of constructs (at most 8).
+    pub max_nesting: u32,
+    /// Most statements per block.
+    pub max_block: u32,
+    /// Most statements in the whole program (keeps deep programs small).
+    pub budget: u32,
+    /// Most iterations of a loop per thread and entry (at least 1).
+    pub max_trips: u8,
+    /// Generate guarded early exits.
+    pub exits: bool,
+}
+
+impl Default for GenParams {
+    fn default() -> Self {
+        GenParams {
+            max_nesting: 4,
+            max_block: 3,
+            budget: 40,
+            max_trips: 3,
+            exits: true,
+        }
+    }
+}
+
+/// A lowered program: `ops[pc]`, ending with an unconditional exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    pub ops: Vec<Op>,
+    /// Most loop iterations per thread and entry.
+    pub max_trips: u8,
+}
+
+impl Program {
+    /// A random program drawn with `rng`.
+    pub fn random(rng: &mut SplitMix64, params: &GenParams) -> Program {
+        let mut gen = Generator {
+            rng,
+            params: GenParams {
+                max_nesting: params.max_nesting.min(8),
+                ..*params
+            },
+            budget: params.budget,
+        };
+        let stmts = gen.block(0);
+        Program::from_stmts(stmts, params.max_trips)
+            .with_biases(&mut SplitMix64::new(rng.next_u64()))
+    }
+
+    /// Lowers `stmts`; every random branch gets bias 4 (each thread takes it with
+    /// probability 1/2), every early exit bias 1 (1/8), and loops run 1..=`max_trips`
+    /// times per thread and entry.
+    pub fn from_stmts(stmts: Vec<Stmt>, max_trips: u8) -> Program {
+        let mut ops = vec![];
+        lower(&stmts, &mut ops, &mut vec![]);
+        ops.push(Op::Exit { bias: 8 });
+        Program {
+            stmts,
+            ops,
+            max_trips: max_trips.max(1),
+        }
+    }
+
+    /// Random biases: a fifth of the branches are uniform (never or always taken), the
+    /// rest split threads with probability 1/8..7/8; a third of the early exits are taken
+    /// by every thread that reaches them (a `return`), the rest by 1/8..3/8 of them.
+    fn with_biases(mut self, rng: &mut SplitMix64) -> Program {
+        let (last, early) = self.ops.split_last_mut().expect("ends with an exit");
+        debug_assert_eq!(*last, Op::Exit { bias: 8 });
+        for op in early {
+            match op {
+                Op::Branch {
+                    cond: Cond::Random { bias },
+                    ..
+                } => {
+                    *bias = if rng.chance(1, 5) {
+                        8 * rng.below(2) as u8
+                    } else {
+                        1 + rng.below(7) as u8
+                    };
+                }
+                Op::Exit { bias } => {
+                    *bias = if rng.chance(1, 3) {
+                        8
+                    } else {
+                        1 + rng.below(3) as u8
+                    };
+                }
+                _ => {}
+            }
+        }
+        self
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// The op at `pc`; past the end, an unconditional exit (a wrong PC never panics).
+    pub fn op(&self, pc: u32) -> Op {
+        self.ops
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(Op::Exit { bias: 8 })
+    }
+
+    /// Deepest nesting of constructs (if/else, if-only, loop): what
+    /// [`GenParams::max_nesting`] bounds.
+    pub fn nesting(&self) -> u32 {
+        fn depth(stmts: &[Stmt]) -> u32 {
+            stmts
+                .iter()
+                .map(|s| match s {
+                    Stmt::IfElse(a, b) => 1 + depth(a).max(depth(b)),
+                    Stmt::IfOnly(a) | Stmt::Loop(a) => 1 + depth(a),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0)
+        }
+        depth(&self.stmts)
+    }
+
+    /// Deepest nesting of conditional branches: constructs count one level for their
+    /// bodies, a `Degenerate` branch one level, and a `SkipToJoin` one level around the
+    /// rest of its block (its structured equivalent: `if (c) goto join; rest` is
+    /// `if (!c) { rest }`). With `n` levels SPE needs at most `2n + 1` entries and DPE
+    /// `n + 1` (spec §2.7).
+    pub fn branch_depth(&self) -> u32 {
+        fn depth(stmts: &[Stmt]) -> u32 {
+            let mut deepest = 0;
+            for (i, s) in stmts.iter().enumerate() {
+                let d = match s {
+                    Stmt::IfElse(a, b) => 1 + depth(a).max(depth(b)),
+                    Stmt::IfOnly(a) | Stmt::Loop(a) => 1 + depth(a),
+                    Stmt::SkipToJoin => return deepest.max(1 + depth(&stmts[i + 1..])),
+                    Stmt::Degenerate => 1,
+                    Stmt::Basic(_) | Stmt::Exit => 0,
+                };
+                deepest = deepest.max(d);
+            }
+            deepest
+        }
+        depth(&self.stmts)
+    }
+
+    /// The PCs thread `thread` runs when it runs alone (the reference for every stack),
+    /// at most `max_steps` of them.
+    pub fn thread_path(&self, seed: u64, thread: u32, max_steps: usize) -> Vec<u32> {
+        let mut driver = WarpDriver::new(self, seed, thread + 1);
+        let (mut pc, mut path) = (0u32, vec![]);
+        while path.len() < max_steps {
+            path.push(pc);
+            let u = driver.issue(pc, 1 << thread);
+            let taken = u.taken >> thread & 1 == 1;
+            pc = match u.kind {
+                UpdKind::Exit if taken => break,
+                UpdKind::Jump => u.target,
+                UpdKind::Branch if taken => u.target,
+                _ => u.next,
+            };
+        }
+        path
+    }
+}
+
+struct Generator<'r> {
+    rng: &'r mut SplitMix64,
+    params: GenParams,
+    budget: u32,
+}
+
+impl Generator<'_> {
+    fn block(&mut self, level: u32) -> Vec<Stmt> {
+        let n = 1 + self.rng.below(self.params.max_block.max(1) as u64) as u32;
+        (0..n).map(|_| self.stmt(level)).collect()
+    }
+
+    fn stmt(&mut self, level: u32) -> Stmt {
+        self.budget = self.budget.saturating_sub(1);
+        if level < self.params.max_nesting && self.budget > 0 && self.rng.chance(1, 2) {
+            return match self.rng.below(4) {
+                0 | 1 => Stmt::IfElse(self.block(level + 1), self.block(level + 1)),
+                2 => Stmt::IfOnly(self.block(level + 1)),
+                _ => Stmt::Loop(self.block(level + 1)),
+            };
+        }
+        match self.rng.below(10) {
+            0 if self.params.exits => Stmt::Exit,
+            1 | 2 if level > 0 => Stmt::SkipToJoin,
+            3 => Stmt::Degenerate,
+            _ => Stmt::Basic(1 + self.rng.below(2) as u8),
+        }
+    }
+}
+
+/// Appends the ops of `stmts`; the PCs of `SkipToJoin` branches directly in this block go
+/// to `skips`, patched by the enclosing construct once its join is known.
+fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
+    let pc = |ops: &Vec<Op>| ops.len() as u32;
+    let patch = |ops: &mut Vec<Op>, skips: &[usize], join: u32| {
+        for &s in skips {
+            ops[s] = Op::Branch {
+                target: join,
+                rpc: join,
+                cond: Cond::Random { bias: 4 },
+            };
+        }
+    };
+    for s in stmts {
+        match s {
+            Stmt::Basic(n) => (0..*n).for_each(|_| ops.push(Op::Seq)),
+            Stmt::Exit => ops.push(Op::Exit { bias: 1 }),
+            Stmt::SkipToJoin => {
+                skips.push(ops.len());
+                ops.push(Op::Seq); // patched by the construct
+            }
+            Stmt::Degenerate => {
+                let next = pc(ops) + 1;
+                ops.push(Op::Branch {
+                    target: next,
+                    rpc: next,
+                    cond: Cond::Random { bias: 4 },
+                });
+            }
+            Stmt::IfOnly(body) => {
+                let br = ops.len();
+                ops.push(Op::Seq);
+                let mut inner = vec![];
+                lower(body, ops, &mut inner);
+                let join = pc(ops);
+                ops[br] = Op::Branch {
+                    target: join,
+                    rpc: join,
+                    cond: Cond::Random { bias: 4 },
+                };
+                patch(ops, &inner, join);
+            }
+            Stmt::IfElse(then, els) => {
+                // Fall-through -> then part, which jumps over the else part; taken -> else.
+                let br = ops.len();
+                ops.push(Op::Seq);
+                let mut inner = vec![];
+                lower(then, ops, &mut inner);
+                let jmp = ops.len();
+                ops.push(Op::Seq);
+                let else_start = pc(ops);
+                lower(els, ops, &mut inner);
+                let join = pc(ops);
+                ops[br] = Op::Branch {
+                    target: else_start,
+                    rpc: join,
+                    cond: Cond::Random { bias: 4 },
+                };
+                ops[jmp] = Op::Jump { target: join };
+                patch(ops, &inner, join);
+            }
+            Stmt::Loop(body) => {
+                let init = ops.len();
+                ops.push(Op::Seq);
+                let start = pc(ops);
+                let mut inner = vec![];
+                lower(body, ops, &mut inner);
+                let back = pc(ops);
+                ops.push(Op::Branch {
+                    target: start,
+                    rpc: back + 1,
+                    cond: Cond::LoopBack,
+                });
+                ops[init] = Op::LoopInit { back_edge: back };
+                patch(ops, &inner, back + 1);
+            }
+        }
+    }
+}
+
+/// The `upd_*` inputs of one issued instruction (without side and valid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Update {
+    pub pc: u32,
+    pub kind: UpdKind,
+    /// Taken lanes of a branch, exiting lanes of an exit; 0 otherwise.
+    pub taken: u64,
+    pub target: u32,
+    pub next: u32,
+    pub rpc: u32,
+}
+
+impl Update {
+    pub fn spe_inputs(&self) -> SpeInputs {
+        SpeInputs {
+            upd_valid: true,
+            upd_pc: self.pc,
+            upd_kind: self.kind as u8,
+            upd_taken: self.taken,
+            upd_target: self.target,
+            upd_next: self.next,
+            upd_rpc: self.rpc,
+            ..Default::default()
+        }
+    }
+
+    pub fn dpe_inputs(&self, side: u8) -> DpeInputs {
+        DpeInputs {
+            upd_valid: true,
+            upd_side: side,
+            upd_pc: self.pc,
+            upd_kind: self.kind as u8,
+            upd_taken: self.taken,
+            upd_target: self.target,
+            upd_next: self.next,
+            upd_rpc: self.rpc,
+            ..Default::default()
+        }
+    }
+}
+
+/// The threads of one warp running a [`Program`]: per-thread visit counts, loop trip
+/// counters and exited lanes. Allocates once, in [`WarpDriver::new`].
+#[derive(Debug, Clone)]
+pub struct WarpDriver<'p> {
+    prog: &'p Program,
+    seed: u64,
+    lanes: u32,
+    /// `visits[lane * len + pc]`: how often the lane has run `pc`.
+    visits: Vec<u32>,
+    /// `trips_left[lane * len + back_edge]`: further iterations of the current loop entry.
+    trips_left: Vec<u8>,
+    exited: u64,
+}
+
+impl<'p> WarpDriver<'p> {
+    /// A warp of `lanes` threads (at most 64) at the start of `prog`.
+    pub fn new(prog: &'p Program, seed: u64, lanes: u32) -> WarpDriver<'p> {
+        let lanes = lanes.min(64);
+        let cells = lanes as usize * prog.len();
+        WarpDriver {
+            prog,
+            seed,
+            lanes,
+            visits: vec![0; cells],
+            trips_left: vec![0; cells],
+            exited: 0,
+        }
+    }
+
+    /// Lanes that have exited.
+    pub fn exited(&self) -> u64 {
+        self.exited
+    }
+
+    /// A per-thread random value for the `visit`-th run of `pc` by `lane`.
+    fn roll(&self, lane: u32, pc: u32, visit: u32) -> u64 {
+        mix64(self.seed ^ mix64((lane as u64) << 40 ^ (pc as u64) << 20 ^ visit as u64))
+    }
+
+    /// The warp issues the instruction at `pc` with `mask`: every active thread decides,
+    /// and the stack update is returned. Lanes beyond the warp are ignored.
+    pub fn issue(&mut self, pc: u32, mask: u64) -> Update {
+        let op = self.prog.op(pc);
+        let (kind, target, rpc) = op.upd_fields();
+        let len = self.prog.len();
+        let mut taken = 0u64;
+        for lane in 0..self.lanes {
+            if mask >> lane & 1 == 0 {
+                continue;
+            }
+            // Per-lane counters exist for PCs inside the program only (a PC past the end
+            // is an exit and must not touch another lane's counters).
+            let cell = ((pc as usize) < len).then(|| lane as usize * len + pc as usize);
+            let visit = cell.map_or(0, |c| {
+                self.visits[c] += 1;
+                self.visits[c] - 1
+            });
+            let r = self.roll(lane, pc, visit);
+            let t = match op {
+                Op::Seq | Op::Jump { .. } => false,
+                Op::LoopInit { back_edge } => {
+                    let extra = (r % self.prog.max_trips as u64) as u8;
+                    let back = lane as usize * len + back_edge as usize;
+                    if let Some(left) = self.trips_left.get_mut(back) {
+                        *left = extra;
+                    }
+                    false
+                }
+                Op::Branch {
+                    cond: Cond::Random { bias },
+                    ..
+                } => (r % 8) < bias as u64,
+                Op::Branch {
+                    cond: Cond::LoopBack,
+                    ..
+                } => match cell.map(|c| &mut self.trips_left[c]) {
+                    Some(left) if *left > 0 => {
+                        *left -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                Op::Exit { bias } => (r % 8) < bias as u64,
+            };
+            taken |= (t as u64) << lane;
+        }
+        if kind == UpdKind::Exit {
+            self.exited |= taken;
+        }
+        Update {
+            pc,
+            kind,
+            taken,
+            target,
+            next: pc.wrapping_add(1),
+            rpc,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix_matches_the_reference_sequence() {
+        // First outputs of SplitMix64 seeded with 1234567 (the reference C code).
+        let mut r = SplitMix64::new(1234567);
+        assert_eq!(r.next_u64(), 6457827717110365317);
+        assert_eq!(r.next_u64(), 3203168211198807973);
+    }
+
+    #[test]
+    fn lowering_gives_ipdoms_and_patched_skips() {
+        use Stmt::*;
+        let prog = Program::from_stmts(
+            vec![
+                IfElse(
+                    vec![Basic(1), SkipToJoin, Basic(1)],
+                    vec![Loop(vec![Basic(1), SkipToJoin])],
+                ),
+                Degenerate,
+            ],
+            3,
+        );
+        let rnd = Cond::Random { bias: 4 };
+        let br = |target, rpc| Op::Branch {
+            target,
+            rpc,
+            cond: rnd,
+        };
+        assert_eq!(
+            prog.ops,
+            [
+                br(5, 9), // if/else: else at 5, join 9
+                Op::Seq,
+                br(9, 9), // goto join
+                Op::Seq,
+                Op::Jump { target: 9 },
+                Op::LoopInit { back_edge: 8 },
+                Op::Seq,
+                br(9, 9), // break: the loop exit (also the if/else join)
+                Op::Branch {
+                    target: 6,
+                    rpc: 9,
+                    cond: Cond::LoopBack
+                },
+                br(10, 10), // degenerate
+                Op::Exit { bias: 8 },
+            ]
+        );
+        assert_eq!((prog.nesting(), prog.branch_depth()), (2, 3));
+    }
+
+    #[test]
+    fn random_programs_respect_the_knobs() {
+        let mut rng = SplitMix64::new(7);
+        let mut deepest = 0;
+        for _ in 0..200 {
+            let params = GenParams {
+                max_nesting: 8,
+                budget: 60,
+                ..Default::default()
+            };
+            let prog = Program::random(&mut rng, &params);
+            assert!(prog.nesting() <= 8);
+            assert!(prog.branch_depth() >= prog.nesting());
+            deepest = deepest.max(prog.nesting());
+            assert_eq!(prog.ops.last(), Some(&Op::Exit { bias: 8 }));
+            for (pc, op) in prog.ops.iter().enumerate() {
+                if let Op::Branch { target, rpc, cond } = *op {
+                    assert!((rpc as usize) < prog.len() && (target as usize) < prog.len());
+                    match cond {
+                        Cond::LoopBack => assert!(target <= pc as u32 && rpc == pc as u32 + 1),
+                        Cond::Random { bias } => {
+                            assert!(target > pc as u32 && bias <= 8);
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(deepest, 8, "the deepest nesting is drawn");
+    }
+
+    #[test]
+    fn loops_run_each_thread_its_own_trip_count() {
+        let prog = Program::from_stmts(vec![Stmt::Loop(vec![Stmt::Basic(1)])], 4);
+        // 0: init; 1: body; 2: back edge; 3: exit.
+        let mut counts = [0usize; 4];
+        for seed in 0..50 {
+            for t in 0..8 {
+                let path = prog.thread_path(seed, t, 100);
+                let iters = path.iter().filter(|&&pc| pc == 1).count();
+                assert!((1..=4).contains(&iters));
+                counts[iters - 1] += 1;
+                assert_eq!(path.last(), Some(&3));
+            }
+        }
+        assert!(
+            counts.iter().all(|&c| c > 0),
+            "all trip counts occur: {counts:?}"
+        );
+    }
+
+    #[test]
+    fn driver_outcomes_depend_only_on_each_threads_history() {
+        let mut rng = SplitMix64::new(99);
+        let prog = Program::random(&mut rng, &GenParams::default());
+        // Lane 3 alone, or with the whole warp: same decisions.
+        let mut alone = WarpDriver::new(&prog, 5, 8);
+        let mut warp = WarpDriver::new(&prog, 5, 8);
+        for pc in 0..prog.len() as u32 {
+            let a = alone.issue(pc, 1 << 3);
+            let w = warp.issue(pc, 0xff);
+            assert_eq!(a.taken, w.taken & 1 << 3);
+            assert_eq!(
+                (a.kind, a.target, a.rpc, a.next),
+                (w.kind, w.target, w.rpc, w.next)
+            );
+        }
+        // A wrong PC never panics.
+        let u = warp.issue(10_000, u64::MAX);
+        assert_eq!(u.kind, UpdKind::Exit);
+    }
+}
