@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod gen_cmd;
 mod launch_file;
 mod report;
 
@@ -23,7 +24,7 @@ use warpforge_workloads::{self as workloads, Size};
 #[command(
     name = "warpforge",
     version,
-    about = "Cycle-level SIMT GPU golden model: runs CUDA kernels as PTX"
+    about = "Cycle-level SIMT GPU golden model: runs CUDA kernels as PTX, generates the RTL of its hardware units"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,6 +39,10 @@ enum Cmd {
     Run(RunArgs),
     /// Measure simulation speed (cycles/s, warp instructions/s) and peak memory per workload.
     Bench(bench::BenchArgs),
+    /// Generate the Verilog of hardware units (+ manifest and file list), optionally lint it.
+    Gen(gen_cmd::GenArgs),
+    /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count.
+    Synth(gen_cmd::SynthArgs),
 }
 
 #[derive(Args, Clone)]
@@ -95,8 +100,9 @@ pub struct RunArgs {
     no_compare: bool,
 }
 
-/// Exit codes: 0 success, 1 a workload failed verification or the guest faulted,
-/// 2 bad input (PTX, launch file, configuration, command line).
+/// Exit codes: 0 success, 1 a workload failed verification or the guest faulted (or the
+/// RTL lint gate found something), 2 bad input (PTX, launch file, configuration, unit or
+/// parameter, command line).
 const EXIT_FAIL: u8 = 1;
 const EXIT_INPUT: u8 = 2;
 
@@ -106,6 +112,8 @@ fn main() -> ExitCode {
         Cmd::List => list(),
         Cmd::Run(a) => run(&a),
         Cmd::Bench(a) => bench::bench(&a),
+        Cmd::Gen(a) => gen_cmd::gen(&a),
+        Cmd::Synth(a) => gen_cmd::synth(&a),
     };
     match r {
         Ok(code) => ExitCode::from(code),

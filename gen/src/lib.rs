@@ -1,0 +1,327 @@
+//! warpforge-gen: synthesizable Verilog of the hardware units, generated from askama
+//! templates (`rtl-templates/`) and the units' single descriptions
+//! ([`warpforge_model::units::contract::UnitDesc`], design.md §3).
+//!
+//! - [`generate`]: one unit at concrete parameters → Verilog text, a manifest (JSON) and a
+//!   file list; [`GeneratedUnit::write`] puts them in a folder.
+//! - [`lint`]: the lint gate (Verilator `-Wall`, svlint, Yosys `check`, Icarus) every
+//!   generated unit must pass with zero findings.
+//! - [`synth`]: Yosys synthesis to simple CMOS gates: cells, flip-flops and a transistor
+//!   estimate.
+//!
+//! The header of every module (parameters with their values, the port list with widths from
+//! the width expressions) is rendered by one shared partial, `rtl-templates/_header.v`;
+//! unit templates write only the body. Parameters are rendered with the instance's values as
+//! their defaults, so the file elaborates as generated without `-G` overrides (the header
+//! comment records the spec default and range of each).
+
+pub mod lint;
+pub mod synth;
+pub mod templates;
+mod tools;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use templates::ModuleCtx;
+use warpforge_model::units::{
+    self,
+    contract::{eval_width, Params, Role, UnitDesc},
+};
+
+/// Errors of generation (bad unit or parameters, template or file-system failures).
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    #[error("{0}")]
+    UnknownUnit(String),
+    #[error("unit {unit} has no RTL template yet (units with templates: {known})")]
+    NoTemplate { unit: String, known: String },
+    #[error("{0}")]
+    BadParam(String),
+    #[error("unit {unit} port {port}: bad width expression `{expr}`: {msg}")]
+    BadWidth {
+        unit: String,
+        port: String,
+        expr: String,
+        msg: String,
+    },
+    #[error("rendering template {file}: {source}")]
+    Render {
+        file: String,
+        #[source]
+        source: askama::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `warpforge-gen <version>`, recorded in every header and manifest.
+pub fn generator_version() -> String {
+    format!("warpforge-gen {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One port in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestPort {
+    pub name: String,
+    /// `input` or `output`.
+    pub direction: String,
+    pub role: Role,
+    /// Width in bits at this instance's parameters.
+    pub width: u32,
+    /// The width as written in the Verilog (a constant expression over the parameters).
+    pub width_expr: String,
+    /// An output that is a function of the state alone (registered or debug state).
+    pub registered: bool,
+    pub doc: String,
+}
+
+/// What was generated: read by the co-simulator and by people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The Verilog module name (= unit name).
+    pub module: String,
+    /// The top module to elaborate (the same module: every unit is one module).
+    pub top: String,
+    pub summary: String,
+    pub spec: String,
+    /// Template the body came from, relative to the repository root.
+    pub template: String,
+    /// Parameter values of this instance.
+    pub params: BTreeMap<String, u64>,
+    /// The clock port (implicit in the unit contract, first in the Verilog port list).
+    pub clock: String,
+    /// The synchronous active-low reset port.
+    pub reset: String,
+    /// The unit's ports in contract order (the clock is not repeated here).
+    pub ports: Vec<ManifestPort>,
+    /// Names of the outputs that depend on the state only (`registered` above).
+    pub registered_outputs: Vec<String>,
+    /// Verilog files, in compile order, relative to the manifest's folder.
+    pub files: Vec<String>,
+    pub generator: String,
+    /// `sha256:<hex>` over the Verilog files' text in `files` order.
+    pub content_hash: String,
+}
+
+/// The generated files of one unit instance.
+#[derive(Debug, Clone)]
+pub struct GeneratedUnit {
+    pub desc: &'static UnitDesc,
+    pub params: Params,
+    /// `(file name, Verilog text)` in compile order.
+    pub files: Vec<(String, String)>,
+    pub manifest: Manifest,
+    /// The Verilog file list (`.f`), one file name per line.
+    pub filelist: String,
+}
+
+impl GeneratedUnit {
+    /// The module name.
+    pub fn module(&self) -> &str {
+        &self.manifest.module
+    }
+
+    /// The Verilog text of the module's own file.
+    pub fn verilog(&self) -> &str {
+        &self.files[0].1
+    }
+
+    /// The manifest as pretty JSON.
+    pub fn manifest_json(&self) -> String {
+        serde_json::to_string_pretty(&self.manifest).expect("manifest serializes") + "\n"
+    }
+
+    /// Write `<module>.v`, `<module>.manifest.json` and `<module>.f` into `dir` (created if
+    /// needed). Returns the written paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, GenError> {
+        std::fs::create_dir_all(dir).map_err(|source| GenError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let m = self.module();
+        let mut out: Vec<(String, &str)> = self
+            .files
+            .iter()
+            .map(|(n, t)| (n.clone(), t.as_str()))
+            .collect();
+        let manifest = self.manifest_json();
+        out.push((format!("{m}.manifest.json"), &manifest));
+        out.push((format!("{m}.f"), &self.filelist));
+        let mut paths = vec![];
+        for (name, text) in out {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|source| GenError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+/// The unit named `name` (any unit of the model, with or without a template).
+pub fn find_unit(name: &str) -> Result<&'static UnitDesc, GenError> {
+    units::find(name).map_err(GenError::UnknownUnit)
+}
+
+/// Units of `warpforge_model::units::ALL` that have a template, in that order.
+pub fn units_with_templates() -> Vec<&'static UnitDesc> {
+    units::ALL
+        .iter()
+        .copied()
+        .filter(|u| templates::find(u.name).is_some())
+        .collect()
+}
+
+/// Parameters of `desc` from `NAME=VALUE` overrides (decimal, or hex with `0x`), validated
+/// against the unit's ranges and cross-parameter rules.
+pub fn parse_params<S: AsRef<str>>(
+    desc: &'static UnitDesc,
+    overrides: &[S],
+) -> Result<Params, GenError> {
+    let mut pairs: Vec<(String, u64)> = vec![];
+    for o in overrides {
+        let o = o.as_ref();
+        let (name, value) = o.split_once('=').ok_or_else(|| {
+            GenError::BadParam(format!(
+                "{}: bad parameter override `{o}`: expected NAME=VALUE",
+                desc.name
+            ))
+        })?;
+        let (name, value) = (name.trim(), value.trim());
+        let parsed = match value
+            .strip_prefix("0x")
+            .or_else(|| value.strip_prefix("0X"))
+        {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => value.parse::<u64>(),
+        };
+        let v = parsed.map_err(|_| {
+            GenError::BadParam(format!(
+                "{}: parameter {name}: `{value}` is not a non-negative integer",
+                desc.name
+            ))
+        })?;
+        pairs.push((name.to_string(), v));
+    }
+    desc.params(&pairs).map_err(GenError::BadParam)
+}
+
+/// Generate the Verilog, manifest and file list of `desc` at `params`.
+pub fn generate(desc: &'static UnitDesc, params: &Params) -> Result<GeneratedUnit, GenError> {
+    let reg = templates::find(desc.name).ok_or_else(|| GenError::NoTemplate {
+        unit: desc.name.to_string(),
+        known: templates::REGISTRY
+            .iter()
+            .map(|r| r.unit)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    let mut ports = vec![];
+    for p in desc.ports {
+        let width = eval_width(p.width, params).map_err(|msg| GenError::BadWidth {
+            unit: desc.name.into(),
+            port: p.name.into(),
+            expr: p.width.into(),
+            msg,
+        })?;
+        ports.push(ManifestPort {
+            name: p.name.into(),
+            direction: if p.role.is_input() { "input" } else { "output" }.into(),
+            role: p.role,
+            width,
+            width_expr: p.width.into(),
+            registered: matches!(p.role, Role::Registered | Role::Debug),
+            doc: p.doc.into(),
+        });
+    }
+    let ctx = ModuleCtx::new(desc, params, reg.file);
+    let mut text = (reg.render)(&ctx).map_err(|source| GenError::Render {
+        file: reg.file.into(),
+        source,
+    })?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let file = format!("{}.v", desc.name);
+    let files = vec![(file.clone(), text)];
+    let mut h = Sha256::new();
+    for (_, t) in &files {
+        h.update(t.as_bytes());
+    }
+    let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let manifest = Manifest {
+        module: desc.name.into(),
+        top: desc.name.into(),
+        summary: desc.summary.into(),
+        spec: desc.spec.into(),
+        template: format!("rtl-templates/{}", reg.file),
+        params: params.iter().map(|(n, v)| (n.to_string(), v)).collect(),
+        clock: "clk".into(),
+        reset: "rst_n".into(),
+        registered_outputs: ports
+            .iter()
+            .filter(|p| p.registered)
+            .map(|p| p.name.clone())
+            .collect(),
+        ports,
+        files: files.iter().map(|(n, _)| n.clone()).collect(),
+        generator: generator_version(),
+        content_hash: format!("sha256:{hash}"),
+    };
+    let filelist = files.iter().map(|(n, _)| format!("{n}\n")).collect();
+    Ok(GeneratedUnit {
+        desc,
+        params: params.clone(),
+        files,
+        manifest,
+        filelist,
+    })
+}
+
+/// [`find_unit`] + [`parse_params`] + [`generate`].
+pub fn generate_by_name<S: AsRef<str>>(
+    unit: &str,
+    overrides: &[S],
+) -> Result<GeneratedUnit, GenError> {
+    let desc = find_unit(unit)?;
+    let params = parse_params(desc, overrides)?;
+    generate(desc, &params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_unit_and_bad_params_are_clear() {
+        let e = generate_by_name::<&str>("nope", &[]).unwrap_err();
+        assert!(e.to_string().contains("unknown unit `nope`"), "{e}");
+        let e = generate_by_name("simt_stack_spe", &["WARP_SIZE=4"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "simt_stack_spe: parameter WARP_SIZE=4 is out of range 8..=64 \
+             (threads per warp: lanes and mask width)"
+        );
+        let e = generate_by_name("simt_stack_spe", &["WARP_SIZE"]).unwrap_err();
+        assert!(e.to_string().contains("expected NAME=VALUE"), "{e}");
+        let e = generate_by_name("simt_stack_spe", &["DEPTH=x"]).unwrap_err();
+        assert!(e.to_string().contains("`x` is not"), "{e}");
+        let e = generate_by_name("simt_stack_spe", &["FOO=1"]).unwrap_err();
+        assert!(e.to_string().contains("has no parameter FOO"), "{e}");
+    }
+
+    #[test]
+    fn hex_values_are_accepted() {
+        let desc = find_unit("simt_stack_spe").unwrap();
+        let p = parse_params(desc, &["DEPTH=0x8"]).unwrap();
+        assert_eq!(p.get("DEPTH"), 8);
+    }
+}

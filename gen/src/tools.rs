@@ -1,0 +1,134 @@
+//! Finding and running the external EDA tools (Verilator, svlint, Yosys, Icarus Verilog).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An external tool the gate or the synthesis report needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// The executable's name.
+    pub exe: &'static str,
+    /// How to install it.
+    pub install: &'static str,
+}
+
+pub const VERILATOR: ToolSpec = ToolSpec {
+    exe: "verilator",
+    install: "apt-get install -y verilator yosys iverilog",
+};
+pub const SVLINT: ToolSpec = ToolSpec {
+    exe: "svlint",
+    install: "cargo install svlint",
+};
+pub const YOSYS: ToolSpec = ToolSpec {
+    exe: "yosys",
+    install: "apt-get install -y verilator yosys iverilog",
+};
+pub const IVERILOG: ToolSpec = ToolSpec {
+    exe: "iverilog",
+    install: "apt-get install -y verilator yosys iverilog",
+};
+
+/// Errors running a tool (as opposed to findings the tool reports).
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("`{exe}` not found on PATH{extra}: install it with `{install}`")]
+    Missing {
+        exe: &'static str,
+        install: &'static str,
+        extra: String,
+    },
+    #[error("running `{exe}`: {source}")]
+    Spawn {
+        exe: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{exe}` failed without a diagnosable message (exit {code:?}):\n{output}")]
+    Failed {
+        exe: String,
+        code: Option<i32>,
+        output: String,
+    },
+}
+
+/// The path of `tool`: on PATH, or (for cargo-installed tools) in `$CARGO_HOME/bin` or
+/// `~/.cargo/bin`.
+pub fn locate(tool: ToolSpec) -> Result<PathBuf, ToolError> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let cargo_bins: Vec<PathBuf> = [
+        std::env::var_os("CARGO_HOME").map(|h| PathBuf::from(h).join("bin")),
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/bin")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    dirs.extend(cargo_bins.iter().cloned());
+    for d in dirs {
+        let p = d.join(tool.exe);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(ToolError::Missing {
+        exe: tool.exe,
+        install: tool.install,
+        extra: if tool.install.starts_with("cargo") {
+            " or in ~/.cargo/bin".into()
+        } else {
+            String::new()
+        },
+    })
+}
+
+/// The output of one tool run.
+pub struct Ran {
+    pub code: Option<i32>,
+    /// stdout then stderr.
+    pub text: String,
+}
+
+/// Run `exe args...` in `dir`, capturing both output streams.
+pub fn run(exe: &Path, args: &[String], dir: &Path) -> Result<Ran, ToolError> {
+    let o = Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|source| ToolError::Spawn {
+            exe: exe.display().to_string(),
+            source,
+        })?;
+    Ok(Ran {
+        code: o.status.code(),
+        text: format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    })
+}
+
+/// A fresh scratch folder under the system temp dir.
+pub fn scratch_dir(tag: &str) -> Result<PathBuf, ToolError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "warpforge-gen-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).map_err(|source| ToolError::Io {
+        path: d.clone(),
+        source,
+    })?;
+    Ok(d)
+}

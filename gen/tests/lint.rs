@@ -1,0 +1,276 @@
+//! The lint gate over every unit with a template at every standard parameter set, the gate's
+//! ability to fail (broken Verilog is caught by each tool, at the right line), manifests and
+//! parameter validation.
+
+use warpforge_gen::lint::{self, Finding, Tool};
+use warpforge_gen::{generate, generate_by_name, units_with_templates, GenError, GeneratedUnit};
+use warpforge_model::units::contract::Role;
+
+#[test]
+fn every_unit_with_a_template_is_lint_clean_at_every_standard_set() {
+    let units = units_with_templates();
+    assert!(!units.is_empty());
+    for desc in units {
+        for params in desc.standard_params() {
+            let g = generate(desc, &params).unwrap();
+            let report = lint::lint(&g).unwrap_or_else(|e| panic!("{e}"));
+            assert!(report.is_clean(), "{report}");
+            let _ = std::fs::remove_dir_all(&report.dir);
+        }
+    }
+}
+
+fn spe() -> GeneratedUnit {
+    generate_by_name("simt_stack_spe", &["WARP_SIZE=8", "DEPTH=4", "PC_W=16"]).unwrap()
+}
+
+/// The generated SPE with `from` replaced by `to` (which must apply), linted by `tool` only.
+fn broken(tool: Tool, from: &str, to: &str) -> (Vec<Finding>, String) {
+    let mut g = spe();
+    assert!(
+        g.files[0].1.contains(from),
+        "mutation `{from}` no longer applies"
+    );
+    g.files[0].1 = g.files[0].1.replacen(from, to, 1);
+    let text = g.files[0].1.clone();
+    let dir = std::env::temp_dir().join(format!(
+        "warpforge-lint-broken-{}-{tool}-{}",
+        std::process::id(),
+        from.len()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    g.write(&dir).unwrap();
+    let found = lint::run_tool(tool, g.module(), &g.manifest.files, &dir).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (found, text)
+}
+
+/// 1-based line of the first occurrence of `needle` in `text`.
+fn line_of(text: &str, needle: &str) -> u32 {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle present") as u32
+        + 1
+}
+
+const END: &str = "    // ---- outputs";
+
+#[test]
+fn verilator_catches_a_width_mismatch() {
+    let (found, text) = broken(
+        Tool::Verilator,
+        END,
+        "    wire [3:0] lint_narrow = upd_pc;  // width mismatch\n    // ---- outputs",
+    );
+    let line = line_of(&text, "lint_narrow = upd_pc");
+    assert!(
+        found
+            .iter()
+            .any(|f| f.rule.starts_with("WIDTH") && f.line == Some(line)),
+        "{found:#?}"
+    );
+    assert!(found.iter().all(|f| f.file == "simt_stack_spe.v"));
+}
+
+#[test]
+fn yosys_catches_a_latch() {
+    let (found, text) = broken(
+        Tool::Yosys,
+        END,
+        "    reg lint_latch;\n    always @* begin\n        if (upd_valid) begin\n            \
+         lint_latch = rst_n;\n        end\n    end\n    // ---- outputs",
+    );
+    // The latch is reported at its process (the injected `always @*` line).
+    let always = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("always @* begin"))
+        .map(|(i, _)| i as u32 + 1)
+        .last()
+        .unwrap();
+    assert!(
+        found.iter().any(|f| f.rule == "latch"
+            && f.line == Some(always)
+            && f.message.contains("lint_latch")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn yosys_catches_an_undriven_output() {
+    let (found, text) = broken(Tool::Yosys, "    assign err_pc       = err_pc_q;\n", "");
+    let decl = text
+        .lines()
+        .position(|l| l.contains("output") && l.contains(" err_pc,"))
+        .unwrap() as u32
+        + 1;
+    assert!(
+        found
+            .iter()
+            .any(|f| f.message.contains("err_pc") && f.line == Some(decl)),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn yosys_catches_a_combinational_loop() {
+    let (found, _) = broken(
+        Tool::Yosys,
+        "wire upd_ok    = run && upd_valid",
+        "wire upd_ok    = run && !ev_div && upd_valid",
+    );
+    assert!(
+        found.iter().any(|f| f.message.contains("logic loop")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn iverilog_catches_systemverilog() {
+    let (found, text) = broken(Tool::Iverilog, "always @* begin", "always_comb begin");
+    let line = line_of(&text, "always_comb begin");
+    assert!(found.iter().any(|f| f.line == Some(line)), "{found:#?}");
+}
+
+#[test]
+fn svlint_catches_a_blocking_assignment_on_a_clock_edge() {
+    let (found, text) = broken(
+        Tool::Svlint,
+        "err_pc_q       <= 1'b0;",
+        "err_pc_q       = 1'b0;",
+    );
+    let line = line_of(&text, "err_pc_q       = 1'b0;");
+    assert!(
+        found
+            .iter()
+            .any(|f| f.rule == "blocking_assignment_in_always_at_edge" && f.line == Some(line)),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn svlint_catches_a_case_without_default() {
+    let (found, _) = broken(
+        Tool::Svlint,
+        "default: begin  // KIND_BRANCH",
+        "2'd1: begin",
+    );
+    assert!(
+        found.iter().any(|f| f.rule.contains("case_default")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn manifest_describes_the_instance() {
+    let g = spe();
+    let m = &g.manifest;
+    assert_eq!(m.module, "simt_stack_spe");
+    assert_eq!(m.top, "simt_stack_spe");
+    assert_eq!(m.files, vec!["simt_stack_spe.v"]);
+    assert_eq!(m.params["WARP_SIZE"], 8);
+    assert_eq!(m.params["DEPTH"], 4);
+    assert_eq!(m.params["PC_W"], 16);
+    assert_eq!((m.clock.as_str(), m.reset.as_str()), ("clk", "rst_n"));
+    let port = |n: &str| m.ports.iter().find(|p| p.name == n).unwrap();
+    let dbg = port("dbg_stack");
+    assert_eq!(dbg.width, 4 * (2 * 16 + 8));
+    assert_eq!(dbg.width_expr, "DEPTH*(2*PC_W+WARP_SIZE)");
+    assert_eq!((dbg.role, dbg.registered), (Role::Debug, true));
+    assert_eq!(port("depth").width, 3);
+    assert!(port("tos_pc").registered && !port("ev_pop").registered);
+    assert_eq!(port("upd_pc").direction, "input");
+    assert_eq!(port("ev_pop").direction, "output");
+    assert!(m.registered_outputs.contains(&"err_overflow".to_string()));
+    assert!(!m.registered_outputs.contains(&"ev_div".to_string()));
+    assert_eq!(m.ports.len(), g.desc.ports.len());
+    assert!(m.content_hash.starts_with("sha256:") && m.content_hash.len() == 7 + 64);
+    assert!(m.generator.starts_with("warpforge-gen "));
+    // The JSON round-trips, the hash follows the text, the file list names the file.
+    let back: warpforge_gen::Manifest = serde_json::from_str(&g.manifest_json()).unwrap();
+    assert_eq!(&back, m);
+    let other = generate_by_name("simt_stack_spe", &["DEPTH=5"]).unwrap();
+    assert_ne!(other.manifest.content_hash, m.content_hash);
+    assert_eq!(g.filelist, "simt_stack_spe.v\n");
+    // The header is rendered from the description: every port, with its width expression.
+    let v = g.verilog();
+    assert!(v.contains("parameter integer DEPTH = 4"));
+    assert!(v.contains("output wire [DEPTH*(2*PC_W+WARP_SIZE)-1:0] dbg_stack"));
+    assert!(v.contains("output wire [$clog2(DEPTH+1)-1:0]"));
+    assert!(v.contains("GENERATED by warpforge-gen"));
+    for p in g.desc.ports {
+        assert!(v.contains(&format!(" {},", p.name)) || v.contains(&format!(" {} ", p.name)));
+    }
+}
+
+#[test]
+fn write_puts_three_files_in_the_folder() {
+    let g = spe();
+    let dir = std::env::temp_dir().join(format!("warpforge-gen-write-{}", std::process::id()));
+    let paths = g.write(&dir).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "simt_stack_spe.v",
+            "simt_stack_spe.manifest.json",
+            "simt_stack_spe.f"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("simt_stack_spe.v")).unwrap(),
+        g.verilog()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn parameter_errors_are_clear() {
+    let e = generate_by_name("simt_stack_spe", &["WARP_SIZE=4"]).unwrap_err();
+    assert!(matches!(e, GenError::BadParam(_)));
+    assert!(
+        e.to_string()
+            .starts_with("simt_stack_spe: parameter WARP_SIZE=4 is out of range 8..=64"),
+        "{e}"
+    );
+    let e = generate_by_name("simt_stack_spe", &["DEPTH=65"]).unwrap_err();
+    assert!(
+        e.to_string().contains("DEPTH=65 is out of range 2..=64"),
+        "{e}"
+    );
+    let e = generate_by_name("simt_stack_spe", &["NOPE=1"]).unwrap_err();
+    assert!(e.to_string().contains("has no parameter NOPE"), "{e}");
+    let e = generate_by_name("simt_stack_spe", &["DEPTH:3"]).unwrap_err();
+    assert!(e.to_string().contains("expected NAME=VALUE"), "{e}");
+    let e = generate_by_name("simt_stack_spe", &["DEPTH=-3"]).unwrap_err();
+    assert!(e.to_string().contains("not a non-negative integer"), "{e}");
+    let e = generate_by_name::<&str>("no_such_unit", &[]).unwrap_err();
+    assert!(matches!(e, GenError::UnknownUnit(_)), "{e}");
+}
+
+static NO_TEMPLATE: warpforge_model::units::contract::UnitDesc =
+    warpforge_model::units::contract::UnitDesc {
+        name: "unit_without_template",
+        summary: "test",
+        spec: "-",
+        params: &[],
+        ports: &[],
+        standard_sets: &[&[]],
+        check: |_| Ok(()),
+        build: |_| unimplemented!(),
+    };
+
+#[test]
+fn a_unit_without_a_template_is_an_error() {
+    let p = NO_TEMPLATE.params::<&str>(&[]).unwrap();
+    let e = generate(&NO_TEMPLATE, &p).unwrap_err();
+    assert!(matches!(e, GenError::NoTemplate { .. }));
+    assert!(
+        e.to_string()
+            .starts_with("unit unit_without_template has no RTL template yet"),
+        "{e}"
+    );
+}

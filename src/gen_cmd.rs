@@ -1,0 +1,128 @@
+//! `warpforge gen` and `warpforge synth`: Verilog of the hardware units, the lint gate and
+//! gate-level estimates (package warpforge-gen).
+
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use warpforge_gen::{self as gen, lint, synth, GeneratedUnit};
+
+#[derive(Args)]
+pub struct GenArgs {
+    /// The unit (RTL module) to generate, e.g. simt_stack_spe.
+    #[arg(long, required_unless_present = "all", conflicts_with = "all")]
+    unit: Option<String>,
+    /// Every unit that has a template, at its default parameters, into OUT.
+    #[arg(long)]
+    all: bool,
+    /// With --all: also every unit's standard parameter sets (the ones the tests and
+    /// co-simulation cover), each into OUT/<unit>/<NAME-VALUE_...>/.
+    #[arg(long, requires = "all")]
+    standard_sets: bool,
+    /// Override a parameter (repeatable), e.g. --param DEPTH=8.
+    #[arg(long = "param", value_name = "NAME=VALUE", conflicts_with = "all")]
+    params: Vec<String>,
+    /// Output folder: <module>.v, <module>.manifest.json and <module>.f are written there.
+    #[arg(long)]
+    out: PathBuf,
+    /// Run the lint gate (verilator, svlint, yosys, iverilog) on what was generated; exit 1
+    /// on any finding.
+    #[arg(long)]
+    lint: bool,
+}
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// The unit (RTL module) to synthesise.
+    #[arg(long)]
+    unit: String,
+    /// Override a parameter (repeatable), e.g. --param DEPTH=8.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Exit code when the lint gate finds something or a tool is missing.
+const EXIT_FAIL: u8 = 1;
+
+pub fn gen(a: &GenArgs) -> Result<u8> {
+    let mut jobs: Vec<(GeneratedUnit, PathBuf)> = vec![];
+    if let Some(unit) = &a.unit {
+        jobs.push((gen::generate_by_name(unit, &a.params)?, a.out.clone()));
+    } else {
+        for desc in warpforge_model::units::ALL {
+            if gen::templates::find(desc.name).is_none() {
+                eprintln!("skipped {}: no RTL template yet", desc.name);
+                continue;
+            }
+            let defaults = desc.params::<&str>(&[]).map_err(anyhow::Error::msg)?;
+            jobs.push((gen::generate(desc, &defaults)?, a.out.clone()));
+            if a.standard_sets {
+                for p in desc.standard_params() {
+                    let label: Vec<String> = p.iter().map(|(k, v)| format!("{k}-{v}")).collect();
+                    let dir = a.out.join(desc.name).join(label.join("_"));
+                    jobs.push((gen::generate(desc, &p)?, dir));
+                }
+            }
+        }
+    }
+    for (g, dir) in &jobs {
+        g.write(dir)?;
+        println!(
+            "{} ({}) -> {} [{}]",
+            g.module(),
+            g.params,
+            dir.join(format!("{}.v", g.module())).display(),
+            g.manifest.content_hash
+        );
+    }
+    if !a.lint {
+        return Ok(0);
+    }
+    let mut code = 0;
+    for (g, dir) in &jobs {
+        let scratch = lint_dir(dir, g.module());
+        match lint::lint_in(g, &scratch) {
+            Ok(report) => {
+                print!("{report}");
+                if report.is_clean() {
+                    println!();
+                    let _ = std::fs::remove_dir_all(&scratch);
+                } else {
+                    code = EXIT_FAIL;
+                }
+            }
+            Err(e) => {
+                eprintln!("error: lint {}: {e}", g.module());
+                return Ok(EXIT_FAIL);
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// The lint gate's scratch folder next to the output (keeps the output folder clean).
+fn lint_dir(out: &Path, module: &str) -> PathBuf {
+    out.join(format!(".lint-{module}"))
+}
+
+pub fn synth(a: &SynthArgs) -> Result<u8> {
+    let g = gen::generate_by_name(&a.unit, &a.params)?;
+    let r = match synth::synth(&g) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: synth {}: {e}", g.module());
+            return Ok(EXIT_FAIL);
+        }
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).context("serialising the report")?
+        );
+    } else {
+        println!("{r}");
+    }
+    Ok(0)
+}

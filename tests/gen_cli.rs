@@ -1,0 +1,133 @@
+//! `warpforge gen` and `warpforge synth` from the command line.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn warpforge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .args(args)
+        .output()
+        .expect("run warpforge")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpforge-gen-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn gen_writes_verilog_manifest_and_filelist_and_lints_clean() {
+    let out = scratch("one");
+    let o = warpforge(&[
+        "gen",
+        "--unit",
+        "simt_stack_spe",
+        "--param",
+        "DEPTH=4",
+        "--param",
+        "WARP_SIZE=8",
+        "--out",
+        out.to_str().unwrap(),
+        "--lint",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("lint clean"), "{}", text(&o));
+    let v = std::fs::read_to_string(out.join("simt_stack_spe.v")).unwrap();
+    assert!(v.contains("parameter integer DEPTH = 4"));
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("simt_stack_spe.manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["params"]["WARP_SIZE"], 8);
+    assert_eq!(
+        std::fs::read_to_string(out.join("simt_stack_spe.f")).unwrap(),
+        "simt_stack_spe.v\n"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn gen_all_with_standard_sets() {
+    let out = scratch("all");
+    let o = warpforge(&[
+        "gen",
+        "--all",
+        "--standard-sets",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("simt_stack_spe.v").is_file());
+    assert!(out
+        .join("simt_stack_spe/WARP_SIZE-8_DEPTH-4_PC_W-16/simt_stack_spe.manifest.json")
+        .is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_unit_or_parameter_exits_2_with_a_clear_message() {
+    let out = scratch("bad");
+    let o = warpforge(&["gen", "--unit", "nope", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("unknown unit `nope`"), "{}", text(&o));
+    let o = warpforge(&[
+        "gen",
+        "--unit",
+        "simt_stack_spe",
+        "--param",
+        "WARP_SIZE=4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("simt_stack_spe: parameter WARP_SIZE=4 is out of range 8..=64"),
+        "{}",
+        text(&o)
+    );
+    let o = warpforge(&["synth", "--unit", "simt_stack_spe", "--param", "DEPTH"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("expected NAME=VALUE"), "{}", text(&o));
+    let o = warpforge(&["gen", "--out", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "neither --unit nor --all: {}",
+        text(&o)
+    );
+}
+
+#[test]
+fn synth_prints_a_table_or_json() {
+    let args = [
+        "synth",
+        "--unit",
+        "simt_stack_spe",
+        "--param",
+        "WARP_SIZE=8",
+        "--param",
+        "PC_W=8",
+        "--param",
+        "DEPTH=2",
+    ];
+    let o = warpforge(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("transistors (est.)"), "{}", text(&o));
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let o = warpforge(&json_args);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 2 entries of 2*8+8 bits, sp (2 bits), done (8), two flags
+    assert_eq!(r["flops"], 2 * 24 + 2 + 8 + 2);
+    assert!(r["transistors"].as_u64().unwrap() > 0);
+}
