@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use warpforge_cosim::mutants::{self, MutantOptions};
-use warpforge_cosim::stack_stimulus::random_stimulus;
+use warpforge_cosim::stack_stimulus::{random_stimulus, CfgStimulus};
 use warpforge_cosim::{BuildOptions, Cosim, CosimError, RtlSource, Summary};
 use warpforge_model::config::{GpuConfig, Reconvergence};
 use warpforge_model::gpu::{Gpu, Mode};
@@ -37,6 +37,9 @@ pub struct CosimArgs {
     /// Seeded constrained-random stimulus (the default when no other source is given).
     #[arg(long)]
     random: bool,
+    /// The directed vectors of spec §10 (the worked examples and corner cases; stacks).
+    #[arg(long)]
+    directed: bool,
     /// Cycles of random stimulus (per parameter set with --all).
     #[arg(long, default_value_t = 100_000)]
     cycles: u64,
@@ -107,6 +110,9 @@ pub fn cosim(a: &CosimArgs) -> Result<u8> {
         for desc in warpforge_gen::units_with_templates() {
             for params in desc.standard_params() {
                 rows.push(random_run(a, desc, &params)?);
+                if has_directed(desc) {
+                    rows.push(directed_run(a, desc, &params)?);
+                }
                 if a.mutants {
                     rows.push(mutant_run(a, desc, &params)?);
                 }
@@ -134,7 +140,14 @@ pub fn cosim(a: &CosimArgs) -> Result<u8> {
             let params = warpforge_gen::parse_params(desc, &a.params)?;
             if a.mutants {
                 rows.push(mutant_run(a, desc, &params)?);
-            } else {
+            }
+            if a.directed {
+                if !has_directed(desc) {
+                    bail!("{} has no directed vectors yet (use --random)", desc.name);
+                }
+                rows.push(directed_run(a, desc, &params)?);
+            }
+            if a.random || !(a.mutants || a.directed) {
                 rows.push(random_run(a, desc, &params)?);
             }
         }
@@ -266,6 +279,18 @@ fn random_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
     let started = Instant::now();
     let r = cosim.run(&mut stim).map(|s| vec![s]);
     outcome(desc, params, format!("random seed {}", a.seed), started, r)
+}
+
+fn has_directed(desc: &UnitDesc) -> bool {
+    matches!(desc.name, "simt_stack_spe" | "simt_stack_dpe")
+}
+
+fn directed_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<CosimRow> {
+    let cosim = build(a, desc, params)?;
+    let mut stim = CfgStimulus::directed(desc, params);
+    let started = Instant::now();
+    let r = cosim.run(&mut stim).map(|s| vec![s]);
+    outcome(desc, params, "directed (spec §10)".into(), started, r)
 }
 
 fn trace_run(a: &CosimArgs, trace: &Trace, source: &str) -> Result<CosimRow> {

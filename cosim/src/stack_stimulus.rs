@@ -12,7 +12,7 @@
 use crate::lockstep::Stimulus;
 use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
-use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, WarpDriver};
+use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, Stmt, WarpDriver};
 use warpforge_model::units::simt_stack::SpeInputs;
 use warpforge_model::units::simt_stack_dpe::DpeInputs;
 
@@ -46,6 +46,13 @@ pub struct CfgStimulus {
     relaunch: bool,
     /// Cycles since the last launch (a program that runs too long is abandoned).
     age: u64,
+    /// Directed mode: these programs in order, full warps, no stalls, no noise, sides
+    /// alternating (the spec's ALT policy, which reproduces the §4.7 walk-through).
+    script: Option<Vec<Program>>,
+    next_program: usize,
+    last_side: usize,
+    /// Directed mode: assert reset this many cycles into the current program.
+    reset_in: Option<u64>,
 }
 
 impl CfgStimulus {
@@ -92,8 +99,20 @@ impl CfgStimulus {
             driver: None,
             relaunch: true,
             age: 0,
+            script: None,
+            next_program: 0,
+            last_side: 1,
+            reset_in: None,
         };
         s.rewind();
+        s
+    }
+
+    /// The directed vectors of spec §10 for the stacks: each program runs to completion
+    /// with updates on every cycle; the stimulus ends after the last one.
+    pub fn directed(desc: &'static UnitDesc, params: &Params) -> CfgStimulus {
+        let mut s = CfgStimulus::new(desc, params, 0x5eed, u64::MAX);
+        s.script = Some(directed_programs(s.depth_param));
         s
     }
 
@@ -113,19 +132,37 @@ impl CfgStimulus {
         }
     }
 
-    fn launch(&mut self, ports: &mut [Bits]) {
+    /// Launch the next program; false when a directed script is over.
+    fn launch(&mut self, ports: &mut [Bits]) -> bool {
+        let lanes = low_mask(self.warp_size);
+        if let Some(script) = &self.script {
+            let Some(prog) = script.get(self.next_program).cloned() else {
+                return false;
+            };
+            self.next_program += 1;
+            // The reset case: the Fig 2.6 program again, reset in the middle of it.
+            self.reset_in = (self.next_program == 2).then_some(7);
+            let seed = self.next_program as u64;
+            self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+            self.launch_inputs(ports, lanes);
+            return true;
+        }
         let gp = self.gen_params();
         let prog = Program::random(&mut self.rng, &gp);
-        let lanes = low_mask(self.warp_size);
         let mask = if self.rng.chance(1, 4) {
             self.rng.next_u64() & lanes
         } else {
             lanes
         };
         let mask = if mask == 0 { 1 } else { mask };
-        let end = END_PC as u64 & low_mask(self.pc_w);
         let seed = self.rng.next_u64();
         self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+        self.launch_inputs(ports, mask);
+        true
+    }
+
+    fn launch_inputs(&self, ports: &mut [Bits], mask: u64) {
+        let end = END_PC as u64 & low_mask(self.pc_w);
         match self.kind {
             Kind::Spe => SpeInputs {
                 launch_valid: true,
@@ -191,7 +228,18 @@ impl Stimulus for CfgStimulus {
             return false;
         }
         ports[0].set_u64(1); // rst_n
-        if self.rng.chance(1, 20_000) {
+        let directed = self.script.is_some();
+        if let Some(n) = self.reset_in.as_mut() {
+            if *n == 0 {
+                self.reset_in = None;
+                self.idle(ports);
+                ports[0].set_u64(0);
+                self.relaunch = true;
+                return true;
+            }
+            *n -= 1;
+        }
+        if !directed && self.rng.chance(1, 20_000) {
             // Reset in the middle of a run.
             self.idle(ports);
             ports[0].set_u64(0);
@@ -206,17 +254,16 @@ impl Stimulus for CfgStimulus {
         if self.relaunch || depth == 0 || errored != 0 || self.age > 50_000 {
             self.relaunch = false;
             self.age = 0;
-            self.launch(ports);
-            return true;
+            return self.launch(ports);
         }
-        if self.rng.chance(1, 2_000) {
+        if !directed && self.rng.chance(1, 2_000) {
             self.noise(ports);
             // The stack may now hold an error or a mangled state: start afresh next cycle.
             self.relaunch = true;
             return true;
         }
         // Stall cycles (the warp waits on a hazard); also give auto-pops their idle cycle.
-        if self.rng.chance(1, 4) {
+        if !directed && self.rng.chance(1, 4) {
             self.idle(ports);
             return true;
         }
@@ -227,7 +274,18 @@ impl Stimulus for CfgStimulus {
             self.idle(ports);
             return true;
         }
-        let side = live[self.rng.below(live.len() as u64) as usize];
+        let side = if directed {
+            // ALT: the side that did not issue last, when both are live.
+            let s = if live.len() == 2 {
+                1 - self.last_side
+            } else {
+                live[0]
+            };
+            self.last_side = s;
+            s
+        } else {
+            live[self.rng.below(live.len() as u64) as usize]
+        };
         let (_, pc_port, mask_port) = self.reads.paths[side];
         let (pc, mask) = (ports[pc_port].to_u64() as u32, ports[mask_port].to_u64());
         let driver = self.driver.as_mut().expect("launched");
@@ -248,6 +306,9 @@ impl Stimulus for CfgStimulus {
         self.driver = None;
         self.relaunch = true;
         self.age = 0;
+        self.next_program = 0;
+        self.last_side = 1;
+        self.reset_in = None;
     }
 }
 
@@ -269,4 +330,46 @@ pub fn random_stimulus(
             desc, params, seed, cycles,
         )),
     }
+}
+
+/// Spec §10's directed cases as structured programs (per-thread predicates from fixed
+/// seeds): Fig 2.6 (twice: the second run is reset in the middle), BFS-style nested
+/// if-only, LUD-style if/else with a loop on each side, a loop with a divergent exit
+/// (in-place rule), a nested branch whose IPDOM is the enclosing RPC while the sibling path
+/// is live (arrive-and-push), a jump straight to the RPC, a degenerate branch, guarded
+/// exits while diverged, and nesting deeper than the stack (overflow).
+pub fn directed_programs(depth: u32) -> Vec<Program> {
+    use Stmt::*;
+    let b = Basic;
+    let fig_2_6 = vec![
+        b(3),
+        IfElse(vec![b(3)], vec![b(2), IfElse(vec![b(3)], vec![b(3)]), b(1)]),
+        b(3),
+    ];
+    let mut deep = vec![b(1)];
+    for _ in 0..depth + 1 {
+        deep = vec![IfElse(deep, vec![b(1)])];
+    }
+    let cases = vec![
+        fig_2_6.clone(),
+        fig_2_6,
+        vec![b(1), IfOnly(vec![b(2), IfOnly(vec![b(2)]), b(1)]), b(1)],
+        vec![
+            IfElse(vec![Loop(vec![b(2)])], vec![Loop(vec![b(1), b(2)])]),
+            b(1),
+        ],
+        vec![Loop(vec![b(1), IfOnly(vec![b(1)])]), b(1)],
+        vec![
+            IfElse(vec![b(2), IfOnly(vec![b(1), SkipToJoin, b(1)])], vec![b(4)]),
+            b(1),
+        ],
+        vec![IfOnly(vec![b(1), SkipToJoin, b(2)]), b(1)],
+        vec![b(1), Degenerate, b(1)],
+        vec![IfElse(vec![b(1), Exit, b(1)], vec![Exit, b(2)]), b(1)],
+        deep,
+    ];
+    cases
+        .into_iter()
+        .map(|stmts| Program::from_stmts(stmts, 3))
+        .collect()
 }
