@@ -88,8 +88,15 @@ impl Gpu {
         if self.mode != Mode::Timing {
             return Err("unit traces are recorded by the timing model (drop --functional)".into());
         }
+        let reconv = self.cfg.sm.reconvergence;
         match unit {
-            "simt_stack_spe" if self.cfg.sm.reconvergence == Reconvergence::Spe => {
+            "simt_stack_spe" if reconv == Reconvergence::Spe => {
+                for sm in &mut self.sms {
+                    sm.record_stacks(&self.cfg)?;
+                }
+                Ok(())
+            }
+            "simt_stack_dpe" if reconv == Reconvergence::Dpe => {
                 for sm in &mut self.sms {
                     sm.record_stacks(&self.cfg)?;
                 }
@@ -97,6 +104,16 @@ impl Gpu {
             }
             "simt_stack_spe" => {
                 Err("simt_stack_spe is only used with sm.reconvergence = \"spe\"".into())
+            }
+            "simt_stack_dpe" => {
+                Err("simt_stack_dpe is only used with sm.reconvergence = \"dpe\"".into())
+            }
+            // One per SM, DUAL=1 under DPE and DUAL=0 under SPE (A19).
+            "dpe_scoreboard" => {
+                for sm in &mut self.sms {
+                    sm.record_scoreboard(&self.cfg)?;
+                }
+                Ok(())
             }
             _ => Err(format!(
                 "unit {unit} is not instantiated by the GPU model's current configuration"
@@ -108,7 +125,7 @@ impl Gpu {
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
         let mut all: Option<TraceRecorder> = None;
         for sm in &mut self.sms {
-            if let Some(rec) = sm.take_stack_trace() {
+            if let Some(rec) = sm.take_trace() {
                 match all.as_mut() {
                     Some(a) => a.absorb(rec),
                     None => all = Some(rec),
@@ -236,6 +253,16 @@ impl Host for Gpu {
             ctas_per_sm,
             ..Default::default()
         };
+        // The timing model's per-kernel facts; a kernel it cannot hold fails here.
+        let timing_prep = match self.mode {
+            Mode::Functional => None,
+            Mode::Timing => {
+                let decoded = decode_kernel(kernel);
+                let sb = timing::sm::scoreboard_params(&self.cfg, kernel, &decoded)
+                    .map_err(SimError::Launch)?;
+                Some((decoded, sb))
+            }
+        };
         let started = Instant::now();
         let name = kernel_name.to_string();
         let mut progress = self.progress.take();
@@ -259,14 +286,14 @@ impl Host for Gpu {
                 &mut report,
             ),
             Mode::Timing => {
-                let decoded = decode_kernel(kernel);
+                let (decoded, sb) = timing_prep.expect("prepared for timing mode");
                 let ctx = KernelCtx {
                     cfg: &self.cfg,
                     module: &lm.module,
                     kernel,
                     launch: &info,
                     decoded: &decoded,
-                    sb_words: (kernel.num_regs as usize).div_ceil(64).max(1),
+                    sb,
                 };
                 let mem = self
                     .mem
@@ -294,6 +321,7 @@ impl Host for Gpu {
                         stats.max_stack_depth = stats.max_stack_depth.max(s.max_stack_depth);
                         stats.issued_paths += s.issued_paths;
                         stats.stalls.add(&s.stalls);
+                        stats.deferred_releases += s.deferred_releases;
                         stats.mem.shared_accesses += s.mem.shared_accesses;
                         stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;
                     }

@@ -99,11 +99,19 @@ pub struct RegRef {
 }
 
 /// Operations staged on a fixed number of ports for the current cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct PortStage {
     ops: [RegRef; MAX_PORTS],
     used: usize,
 }
+
+/// Equal when the same operations are staged (unused port slots are not compared).
+impl PartialEq for PortStage {
+    fn eq(&self, other: &PortStage) -> bool {
+        self.staged() == other.staged()
+    }
+}
+impl Eq for PortStage {}
 
 impl PortStage {
     const EMPTY: PortStage = PortStage {
@@ -193,8 +201,11 @@ impl DpeScoreboard {
         self.clear_stage();
     }
 
+    #[inline]
     fn clear_stage(&mut self) {
-        self.stage = ScoreboardInputs::IDLE;
+        self.stage.rsv.used = 0;
+        self.stage.rel.used = 0;
+        self.stage.cpy = 0;
     }
 
     /// This cycle's inputs staged so far.
@@ -288,36 +299,48 @@ impl DpeScoreboard {
     }
 
     fn apply_stage(&mut self) {
-        let ScoreboardInputs { rsv, rel, cpy } = self.stage;
+        let (stage, pending, shadow) = (&self.stage, &mut self.pending, &mut self.shadow);
+        let (rsv, rel, cpy) = (&stage.rsv, &stage.rel, stage.cpy);
+        let p = &self.params;
+        let row_words = self.row_words;
+        let side_mask = p.dual as u8;
+        // (word, bit) of an operand, `None` out of range (as `locate`).
+        let at = |op: &RegRef| -> Option<(usize, u64)> {
+            if op.warp >= p.num_warps || op.reg >= p.num_regs {
+                return None;
+            }
+            let row = (op.warp as usize * 2 + (op.side & side_mask) as usize) * row_words;
+            Some((row + op.reg as usize / 64, 1u64 << (op.reg % 64)))
+        };
         // S |= P | RSV for the copying warps, both sides, before P and S change.
-        if self.params.dual && cpy != 0 {
+        if p.dual && cpy != 0 {
             let mut warps = cpy;
             while warps != 0 {
                 let warp = warps.trailing_zeros() as usize;
                 warps &= warps - 1;
-                let first = warp * 2 * self.row_words;
-                for i in first..first + 2 * self.row_words {
-                    self.shadow[i] |= self.pending[i];
+                let first = warp * 2 * row_words;
+                for i in first..first + 2 * row_words {
+                    shadow[i] |= pending[i];
                 }
             }
             for op in rsv.staged() {
-                if op.warp < self.params.num_warps && cpy >> op.warp & 1 == 1 {
-                    if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                        self.shadow[w] |= bit;
+                if op.warp < 64 && cpy >> op.warp & 1 == 1 {
+                    if let Some((w, bit)) = at(op) {
+                        shadow[w] |= bit;
                     }
                 }
             }
         }
         // Release clears P and S; a reserve in the same cycle sets P again.
         for op in rel.staged() {
-            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                self.pending[w] &= !bit;
-                self.shadow[w] &= !bit;
+            if let Some((w, bit)) = at(op) {
+                pending[w] &= !bit;
+                shadow[w] &= !bit;
             }
         }
         for op in rsv.staged() {
-            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                self.pending[w] |= bit;
+            if let Some((w, bit)) = at(op) {
+                pending[w] |= bit;
             }
         }
         self.clear_stage();
@@ -330,21 +353,41 @@ impl DpeScoreboard {
     /// any integer type (the GPU model's decoded `u16` slots) without copying them.
     #[inline]
     pub fn hazard<R: Copy + Into<u32>>(&self, warp: u32, side: u8, regs: &[R]) -> bool {
+        self.hazard_in(warp, side, regs, &[])
+    }
+
+    /// [`Self::hazard`] over the registers of two lists (an instruction's sources and its
+    /// destinations): one query.
+    #[inline]
+    pub fn hazard_in<R: Copy + Into<u32>>(&self, warp: u32, side: u8, a: &[R], b: &[R]) -> bool {
         if warp >= self.params.num_warps {
             return false;
         }
         let side = self.side_of(side);
-        let own = (warp as usize * 2 + side) * self.row_words;
-        let other = (warp as usize * 2 + (side ^ 1)) * self.row_words;
+        let words = self.row_words;
+        let own = &self.pending[(warp as usize * 2 + side) * words..][..words];
+        let other = &self.shadow[(warp as usize * 2 + (side ^ 1)) * words..][..words];
         let (dual, num_regs) = (self.params.dual, self.params.num_regs);
-        regs.iter().any(|&reg| {
-            let reg: u32 = reg.into();
+        #[inline(always)]
+        fn hit(own: &[u64], other: &[u64], dual: bool, num_regs: u32, reg: u32) -> bool {
             if reg >= num_regs {
                 return false;
             }
             let (k, bit) = (reg as usize / 64, 1u64 << (reg % 64));
-            self.pending[own + k] & bit != 0 || (dual && self.shadow[other + k] & bit != 0)
-        })
+            own[k] & bit != 0 || (dual && other[k] & bit != 0)
+        }
+        // Plain loops: this is the GPU model's hottest query.
+        for &reg in a {
+            if hit(own, other, dual, num_regs, reg.into()) {
+                return true;
+            }
+        }
+        for &reg in b {
+            if hit(own, other, dual, num_regs, reg.into()) {
+                return true;
+            }
+        }
+        false
     }
 
     /// No pending bit anywhere (so no shadow bit either, `S ⊆ P`).
