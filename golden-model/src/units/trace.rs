@@ -101,16 +101,55 @@ impl TraceRecorder {
         self.scratch[0].set_u64(1); // rst_n
         fill(&mut self.scratch);
         let rec = &mut self.instances[inst];
-        debug_assert!(cycle >= rec.last_cycle || rec.events == 0);
+        debug_assert!(cycle > rec.last_cycle || rec.events == 0);
         let delta = cycle.saturating_sub(rec.last_cycle);
         rec.last_cycle = cycle;
         rec.events += 1;
-        write_varint(&mut rec.bytes, delta);
-        for &i in &self.inputs {
-            for &w in self.scratch[i].words() {
-                write_varint(&mut rec.bytes, w);
+        encode_event(&mut rec.bytes, delta, &self.inputs, &self.scratch);
+    }
+
+    /// The parameters the events are encoded for (the trace header's).
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Re-encode every event recorded so far for other parameters of the same unit (e.g. a
+    /// register field that must widen to hold a later launch's traffic). `convert` writes one
+    /// event's inputs at the new parameters (into ports that start zeroed, `rst_n` = 1)
+    /// from its inputs at the old ones. Cycles and event counts are kept.
+    pub fn reencode(
+        &mut self,
+        params: Params,
+        mut convert: impl FnMut(&[Bits], &mut [Bits]),
+    ) -> Result<(), String> {
+        let mut old = self.desc.zero_ports(&self.params);
+        let mut new = self.desc.zero_ports(&params);
+        for inst in &mut self.instances {
+            let mut bytes = Vec::with_capacity(inst.bytes.len());
+            {
+                let mut events = TraceEvents {
+                    bytes: &inst.bytes,
+                    pos: 0,
+                    cycle: 0,
+                    inputs: self.inputs.clone(),
+                    name: &inst.name,
+                };
+                let mut last = 0;
+                while let Some(cycle) = events.next_into(&mut old)? {
+                    for &i in &self.inputs {
+                        new[i].clear();
+                    }
+                    new[0].set_u64(1); // rst_n
+                    convert(&old, &mut new);
+                    encode_event(&mut bytes, cycle - last, &self.inputs, &new);
+                    last = cycle;
+                }
             }
+            inst.bytes = bytes;
         }
+        self.scratch = self.desc.zero_ports(&params);
+        self.params = params;
+        Ok(())
     }
 
     /// Append the instances of `other` (another SM's recorder of the same unit).
@@ -359,6 +398,16 @@ impl<'a> InstanceReplay<'a> {
             ports[i].clear();
         }
         ports[0].set_u64(1);
+    }
+}
+
+/// One event: the cycle delta, then every input port's words, low word first.
+fn encode_event(out: &mut Vec<u8>, delta: u64, inputs: &[usize], ports: &[Bits]) {
+    write_varint(out, delta);
+    for &i in inputs {
+        for &w in ports[i].words() {
+            write_varint(out, w);
+        }
     }
 }
 
