@@ -165,23 +165,7 @@ impl TraceRecorder {
     /// Write the trace file; instances with no events are left out.
     pub fn write(&self, path: &Path, source: &str) -> Result<(), String> {
         let kept: Vec<&InstanceRecord> = self.instances.iter().filter(|i| i.events > 0).collect();
-        let header = TraceHeader {
-            unit: self.desc.name.to_string(),
-            params: self
-                .params
-                .iter()
-                .map(|(n, v)| (n.to_string(), v))
-                .collect(),
-            source: source.to_string(),
-            instances: kept
-                .iter()
-                .map(|i| InstanceHeader {
-                    name: i.name.clone(),
-                    events: i.events,
-                    bytes: i.bytes.len() as u64,
-                })
-                .collect(),
-        };
+        let header = self.header(&kept, source);
         let write = || -> std::io::Result<()> {
             let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
             writeln!(f, "{MAGIC}")?;
@@ -193,6 +177,48 @@ impl TraceRecorder {
             f.flush()
         };
         write().map_err(|e| format!("cannot write trace {}: {e}", path.display()))
+    }
+
+    /// The trace in memory, as [`Trace::read`] would return it from the written file.
+    pub fn into_trace(self, source: &str) -> Trace {
+        let kept: Vec<InstanceRecord> = self
+            .instances
+            .into_iter()
+            .filter(|i| i.events > 0)
+            .collect();
+        let refs: Vec<&InstanceRecord> = kept.iter().collect();
+        let header = Self::header_of(self.desc, &self.params, &refs, source);
+        Trace {
+            header,
+            desc: self.desc,
+            params: self.params,
+            blobs: kept.into_iter().map(|i| i.bytes).collect(),
+        }
+    }
+
+    fn header(&self, kept: &[&InstanceRecord], source: &str) -> TraceHeader {
+        Self::header_of(self.desc, &self.params, kept, source)
+    }
+
+    fn header_of(
+        desc: &UnitDesc,
+        params: &Params,
+        kept: &[&InstanceRecord],
+        source: &str,
+    ) -> TraceHeader {
+        TraceHeader {
+            unit: desc.name.to_string(),
+            params: params.iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            source: source.to_string(),
+            instances: kept
+                .iter()
+                .map(|i| InstanceHeader {
+                    name: i.name.clone(),
+                    events: i.events,
+                    bytes: i.bytes.len() as u64,
+                })
+                .collect(),
+        }
     }
 }
 
