@@ -415,6 +415,9 @@ fn replay(path: &Path) -> Result<u8> {
     }
 }
 
+/// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
+type TraceGroup = (String, Params, Vec<(String, Trace)>);
+
 /// The co-simulation that follows `warpforge run`: generate the RTL of every unit into
 /// `rtl_out`, then replay the port traffic the runs recorded (every instance: every warp's
 /// stack, every SM's scoreboard) against it and print a summary. Returns false on any
@@ -448,7 +451,7 @@ pub fn cosim_recorded(
         return Ok(true);
     }
     // One build per (unit, parameters); traces in workload order.
-    let mut groups: Vec<(String, Params, Vec<(String, Trace)>)> = vec![];
+    let mut groups: Vec<TraceGroup> = vec![];
     for (workload, rec) in traces {
         let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
         match groups
