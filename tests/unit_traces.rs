@@ -7,6 +7,7 @@
 //! has the parameters the GPU used, every reserve is released (no pending bit at the end),
 //! and under DPE it copies exactly when the stacks raise `ev_sb_copy`.
 
+use std::collections::BTreeSet;
 use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::host::ModuleId;
@@ -51,9 +52,12 @@ fn cycles(gpu: &Gpu) -> Vec<u64> {
     gpu.launches.iter().map(|l| l.cycles).collect()
 }
 
+/// A scoreboard copy: (SM, warp slot, cycle).
+type Copy = (String, u64, u64);
+
 /// Replay every instance of a stack trace: checks the error flags and the final depth;
-/// returns (updates, `ev_sb_copy` events).
-fn replay_stacks(workload: &str, trace: &Trace) -> (u64, u64) {
+/// returns the number of updates and every `ev_sb_copy` event.
+fn replay_stacks(workload: &str, trace: &Trace) -> (u64, BTreeSet<Copy>) {
     let desc = trace.desc;
     let at = |name| desc.port_index(name);
     let upd_valid = at("upd_valid").unwrap();
@@ -63,12 +67,14 @@ fn replay_stacks(workload: &str, trace: &Trace) -> (u64, u64) {
         .filter_map(at)
         .collect();
     let sb_copy = at("ev_sb_copy");
-    let (mut updates, mut copies) = (0u64, 0u64);
+    let (mut updates, mut copies) = (0u64, BTreeSet::new());
     for i in 0..trace.header.instances.len() {
         let mut model = (desc.build)(&trace.params);
         let mut ports = desc.zero_ports(&trace.params);
         let mut replay = InstanceReplay::new(trace, i).unwrap();
         let name = &trace.header.instances[i].name;
+        let (sm, warp) = name.split_once(".warp").expect("instance sm<i>.warp<w>");
+        let warp: u64 = warp.parse().unwrap();
         let mut cycles = 0;
         loop {
             model.outputs(&mut ports);
@@ -78,7 +84,9 @@ fn replay_stacks(workload: &str, trace: &Trace) -> (u64, u64) {
             updates += ports[upd_valid].to_u64();
             model.outputs(&mut ports);
             if let Some(c) = sb_copy {
-                copies += ports[c].to_u64();
+                if ports[c].to_u64() == 1 {
+                    copies.insert((sm.to_string(), warp, replay.cycle().unwrap()));
+                }
             }
             model.tick(&ports);
             cycles += 1;
@@ -105,7 +113,7 @@ fn replay_stacks(workload: &str, trace: &Trace) -> (u64, u64) {
     (updates, copies)
 }
 
-fn check_stack_traces(unit: &str, overrides: &[&str]) -> Vec<(&'static str, u64)> {
+fn check_stack_traces(unit: &str, overrides: &[&str]) -> Vec<(&'static str, usize)> {
     let mut copies_per_workload = vec![];
     for workload in ["bfs", "nw", "lud"] {
         let (gpu, trace) = record(workload, unit, overrides);
@@ -121,7 +129,7 @@ fn check_stack_traces(unit: &str, overrides: &[&str]) -> Vec<(&'static str, u64)
             cycles(&gpu),
             cycles(&run(workload, config(overrides), None))
         );
-        copies_per_workload.push((workload, copies));
+        copies_per_workload.push((workload, copies.len()));
     }
     copies_per_workload
 }
@@ -143,8 +151,9 @@ fn dpe_stack_traces_replay_through_the_unit_model() {
     assert!(err.contains("sm.reconvergence"), "{err}");
 }
 
-/// Replay every SM's scoreboard; returns (reserves, releases, copies) over all of them.
-fn replay_scoreboard(workload: &str, trace: &Trace) -> (u64, u64, u64) {
+/// Replay every SM's scoreboard; returns the reserves and releases over all of them, and
+/// every copy.
+fn replay_scoreboard(workload: &str, trace: &Trace) -> (u64, u64, BTreeSet<Copy>) {
     let desc = trace.desc;
     let at = |name| desc.port_index(name).unwrap();
     let (rsv, rel, cpy, dbg_p, dbg_s) = (
@@ -155,7 +164,7 @@ fn replay_scoreboard(workload: &str, trace: &Trace) -> (u64, u64, u64) {
         at("dbg_S"),
     );
     let queries = ["q_src_valid", "q_dst_valid"].map(at);
-    let mut counts = (0, 0, 0);
+    let mut counts = (0, 0, BTreeSet::new());
     for i in 0..trace.header.instances.len() {
         let name = &trace.header.instances[i].name;
         assert!(name.starts_with("sm"), "{name}");
@@ -169,7 +178,13 @@ fn replay_scoreboard(workload: &str, trace: &Trace) -> (u64, u64, u64) {
             }
             counts.0 += ports[rsv].to_u64().count_ones() as u64;
             counts.1 += ports[rel].to_u64().count_ones() as u64;
-            counts.2 += ports[cpy].to_u64().count_ones() as u64;
+            let mut warps = ports[cpy].to_u64();
+            while warps != 0 {
+                let cycle = replay.cycle().expect("no copy in the reset cycle");
+                let w = warps.trailing_zeros() as u64;
+                warps &= warps - 1;
+                counts.2.insert((name.clone(), w, cycle));
+            }
             assert!(queries.iter().all(|&q| ports[q].to_u64() == 0));
             model.outputs(&mut ports);
             model.tick(&ports);
@@ -227,12 +242,14 @@ fn scoreboard_traces_replay_with_every_reserve_released() {
                 cycles(&run(workload, config(overrides), None))
             );
             if dual {
-                // Exactly the stacks' ev_sb_copy events (A5): replay the same run's stacks.
+                // Exactly the stacks' ev_sb_copy events, warp by warp and cycle by cycle (A5):
+                // replay the same run's stacks.
                 let (_, stacks) = record(workload, "simt_stack_dpe", overrides);
                 let (_, stack_copies) = replay_stacks(workload, &stacks);
+                assert!(!copies.is_empty(), "{what}");
                 assert_eq!(copies, stack_copies, "{what}");
             } else {
-                assert_eq!(copies, 0, "{what}: DUAL=0 has no copies");
+                assert!(copies.is_empty(), "{what}: DUAL=0 has no copies");
             }
         }
     }

@@ -88,6 +88,13 @@ impl Gpu {
         if self.mode != Mode::Timing {
             return Err("unit traces are recorded by the timing model (drop --functional)".into());
         }
+        if let Some(other) = self.sms.first().and_then(|sm| sm.recording()) {
+            if other != unit {
+                return Err(format!(
+                    "already recording {other}: one unit per run (unit {unit} not recorded)"
+                ));
+            }
+        }
         let reconv = self.cfg.sm.reconvergence;
         match unit {
             "simt_stack_spe" if reconv == Reconvergence::Spe => {
