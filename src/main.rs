@@ -84,8 +84,9 @@ pub struct RunArgs {
     /// Do not print the tables.
     #[arg(long)]
     quiet: bool,
-    /// Record the port traffic of every instance of this hardware unit (e.g.
-    /// simt_stack_spe) for co-simulation; needs --trace.
+    /// Record the port traffic of every instance of this hardware unit for co-simulation:
+    /// simt_stack_spe or simt_stack_dpe (every warp's stack, as sm.reconvergence selects) or
+    /// dpe_scoreboard (every SM's scoreboard); needs --trace.
     #[arg(
         long,
         value_name = "UNIT",

@@ -369,14 +369,20 @@ impl Sm {
         }
     }
 
-    /// The scoreboard's clock edge for GPU cycle `now`: applies everything staged since the
-    /// previous edge (recorded first when tracing; an edge with nothing staged is free).
+    /// The scoreboard's clock edge that ends unit cycle `cycle`: applies everything staged
+    /// since the previous edge (recorded first when tracing; an edge with nothing staged is
+    /// free).
+    ///
+    /// The edge inside GPU cycle t ends unit cycle t-1: its inputs are the reserves and
+    /// copies staged at t-1 (after that cycle's edge) and the releases of writebacks due at t
+    /// (the scoreboard sees a writeback one cycle before the register is read again). So a
+    /// trace shows a copy at the same cycle as the stack event that raised it.
     #[inline]
-    fn sb_edge(&mut self, now: u64) {
+    fn sb_edge(&mut self, cycle: u64) {
         if let Some((rec, layout)) = self.sb_trace.as_mut() {
             if !self.sb.staged().is_idle() {
                 let sb = &self.sb;
-                rec.record(0, now, |ports| sb.staged_to_ports(layout, ports));
+                rec.record(0, cycle, |ports| sb.staged_to_ports(layout, ports));
             }
         }
         self.sb.tick();
@@ -392,7 +398,8 @@ impl Sm {
     /// Prepare for a new kernel launch: size per-warp structures for its register count.
     pub fn begin_kernel(&mut self, k: &KernelCtx) {
         let max_warps = k.cfg.sm.max_warps as usize;
-        debug_assert!(self.deferred.is_empty() && self.sb.staged().is_idle());
+        // Empty after a launch that ran to its end; a launch that faulted may leave some.
+        self.deferred.clear();
         self.sb = DpeScoreboard::new(k.sb);
         self.sb_words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.sb_words];
@@ -560,7 +567,7 @@ impl Sm {
             self.complete_token(tok);
         }
         // The scoreboard's edge: this cycle's releases, and last cycle's reserves and copies.
-        self.sb_edge(now);
+        self.sb_edge(now.saturating_sub(1));
         self.auto_pops(k)?;
         self.drive_lsu(now, mem);
         self.fetch(now, k);
@@ -569,8 +576,9 @@ impl Sm {
         }
         if self.used_ctas == 0 {
             // The last warp left (its final pop may have staged a copy) and an SM with
-            // nothing resident gets no more cycles: its next edge comes now.
-            self.sb_edge(now + 1);
+            // nothing resident gets no more cycles: the edge that ends this cycle comes now
+            // (nothing can be staged before the next cycle's edge: nothing is in flight).
+            self.sb_edge(now);
         }
         Ok(())
     }

@@ -419,6 +419,12 @@ impl<'a> InstanceReplay<'a> {
         }
     }
 
+    /// The recorded-timeline cycle of the cycle [`Self::drive`] drove last (`None` for the
+    /// reset cycle).
+    pub fn cycle(&self) -> Option<u64> {
+        self.now.checked_sub(1)
+    }
+
     fn idle_inputs(&self, ports: &mut [Bits]) {
         for &i in &self.input_ports {
             ports[i].clear();
