@@ -139,11 +139,20 @@ fn svlint_catches_a_blocking_assignment_on_a_clock_edge() {
         "err_pc_q       <= 1'b0;",
         "err_pc_q       = 1'b0;",
     );
-    let line = line_of(&text, "err_pc_q       = 1'b0;");
+    // svlint points at the enclosing `always @(posedge clk)`.
+    let assignment = line_of(&text, "err_pc_q       = 1'b0;");
+    let always = text
+        .lines()
+        .enumerate()
+        .take(assignment as usize)
+        .filter(|(_, l)| l.contains("always @(posedge clk)"))
+        .map(|(i, _)| i as u32 + 1)
+        .last()
+        .unwrap();
     assert!(
         found
             .iter()
-            .any(|f| f.rule == "blocking_assignment_in_always_at_edge" && f.line == Some(line)),
+            .any(|f| f.rule == "blocking_assignment_in_always_at_edge" && f.line == Some(always)),
         "{found:#?}"
     );
 }
