@@ -55,8 +55,8 @@
     genvar row;
     generate
         for (row = 0; row < ROWS; row = row + 1) begin : g_row
-            reg [NUM_REGS-1:0] pending;  // P of this row
-            reg [NUM_REGS-1:0] shadow;   // S of this row
+            wire [NUM_REGS-1:0] pending;  // P of this row
+            wire [NUM_REGS-1:0] shadow;   // S of this row
             // RSV and REL of this row: the OR of the ports that name it
             reg [NUM_REGS-1:0] rsv;
             reg [NUM_REGS-1:0] rel;
@@ -75,20 +75,47 @@
                     end
                 end
             end
-            wire cpy = DUAL_MODE && cpy_valid[row / 2];
-            always @(posedge clk) begin
-                if (!rst_n) begin
-                    pending <= REG_NONE;
-                    shadow  <= REG_NONE;
-                end else begin
-                    pending <= (pending & ~rel) | rsv;
-                    shadow  <= (shadow | (cpy ? (pending | rsv) : REG_NONE)) & ~rel;
+            // With DUAL=0 nothing ever reaches side 1 or the shadow bits: they are constant
+            // zero (no flops), as the model's stay zero.
+            if (DUAL_MODE || row % 2 == 0) begin : g_p
+                reg [NUM_REGS-1:0] pending_q;
+                always @(posedge clk) begin
+                    if (!rst_n) begin
+                        pending_q <= REG_NONE;
+                    end else begin
+                        pending_q <= (pending_q & ~rel) | rsv;
+                    end
                 end
+                assign pending = pending_q;
+            end else begin : g_no_p
+                assign pending = REG_NONE;
+            end
+            if (DUAL_MODE) begin : g_s
+                wire cpy = cpy_valid[row / 2];
+                reg [NUM_REGS-1:0] shadow_q;
+                always @(posedge clk) begin
+                    if (!rst_n) begin
+                        shadow_q <= REG_NONE;
+                    end else begin
+                        shadow_q <= (shadow_q | (cpy ? (pending | rsv) : REG_NONE)) & ~rel;
+                    end
+                end
+                assign shadow = shadow_q;
+            end else begin : g_no_s
+                assign shadow = REG_NONE;
             end
             assign p_rows[row] = pending;
             assign s_rows[row] = shadow;
             assign dbg_P[row*NUM_REGS +: NUM_REGS] = pending;
             assign dbg_S[row*NUM_REGS +: NUM_REGS] = shadow;
+        end
+    endgenerate
+
+    generate
+        if (!DUAL_MODE) begin : g_spe_mode
+            // With DUAL=0 copies have no effect (A19); Verilator's UNUSED check skips names
+            // containing "unused".
+            wire unused_cpy_valid = &{1'b0, cpy_valid};
         end
     endgenerate
 
