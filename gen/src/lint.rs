@@ -272,40 +272,64 @@ fn svlint(exe: &Path, files: &[String], dir: &Path) -> Result<Vec<Finding>, Lint
         path: cfg.clone(),
         source,
     })?;
-    let ran = tools::run(
-        exe,
-        &args(&["--config", ".svlint.toml", "--oneline"], files),
-        dir,
-    )?;
-    let mut out = vec![];
-    for line in ran.text.lines() {
-        // --oneline: `Fail: RULE   FILE:LINE:COL   HINT`
-        let Some(rest) = line
-            .strip_prefix("Fail:")
-            .or_else(|| line.strip_prefix("Error:"))
-        else {
-            continue;
-        };
-        let mut words = rest.split_whitespace();
-        let rule = words.next().unwrap_or("").to_string();
-        let loc = words.next().unwrap_or("");
-        let hint: Vec<&str> = words.collect();
-        let (file, l) = match split_location(&format!("{loc}:")) {
-            Some((f, l, _)) => (f, Some(l)),
-            None => ("-".to_string(), None),
-        };
-        out.push(Finding {
-            tool: Tool::Svlint,
-            file,
-            line: l,
-            rule,
-            message: hint.join(" "),
-        });
+    let ran = tools::run(exe, &args(&["--config", ".svlint.toml"], files), dir)?;
+    Ok(parse_svlint(&ran))
+}
+
+/// svlint's report: per failure `Fail: RULE`, then `--> FILE:LINE:COL`, the source line and
+/// `hint  : TEXT` (with ANSI colours, which are removed first).
+fn parse_svlint(ran: &tools::Ran) -> Vec<Finding> {
+    let text = strip_ansi(&ran.text);
+    let mut out: Vec<Finding> = vec![];
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rule) = t.strip_prefix("Fail:").or_else(|| t.strip_prefix("Error:")) {
+            out.push(Finding {
+                tool: Tool::Svlint,
+                file: "-".into(),
+                line: None,
+                rule: rule.trim().to_string(),
+                message: String::new(),
+            });
+        } else if let (Some(loc), Some(f)) = (t.strip_prefix("-->"), out.last_mut()) {
+            if let Some((file, l, _)) = split_location(&format!("{}:", loc.trim())) {
+                f.file = file;
+                f.line = Some(l);
+            }
+        } else if let (Some(pos), Some(f)) = (t.find("hint  :"), out.last_mut()) {
+            f.message = t[pos + "hint  :".len()..].trim().to_string();
+        }
     }
     if out.is_empty() && ran.code != Some(0) {
-        out.push(unparsed(Tool::Svlint, &ran));
+        out.push(unparsed(Tool::Svlint, ran));
     }
-    Ok(out)
+    out
+}
+
+/// `s` without ANSI escape sequences (`ESC [ ... letter`, `ESC ( B`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    out
 }
 
 /// The Yosys gate script.
@@ -507,5 +531,25 @@ mod tests {
             Some(("dir/m.v".into(), 17))
         );
         assert_eq!(source_location("no location"), None);
+    }
+
+    #[test]
+    fn svlint_report() {
+        let text = "\x1b[31mFail\x1b[37m: case_default\n\x1b[34m   -->\x1b[37m m.v:59:5\n\x1b[34m   |\n\
+                    59 |     case (x)\n   |     ^^^^ hint  : Use a default.\n   |  reason: x\n\x1b(B\x1b[m\n";
+        let found = parse_svlint(&tools::Ran {
+            code: Some(1),
+            text: text.into(),
+        });
+        assert_eq!(
+            found,
+            vec![Finding {
+                tool: Tool::Svlint,
+                file: "m.v".into(),
+                line: Some(59),
+                rule: "case_default".into(),
+                message: "Use a default.".into(),
+            }]
+        );
     }
 }

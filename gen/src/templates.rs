@@ -184,6 +184,7 @@ macro_rules! registry {
 registry! {
     "simt_stack_spe" => SimtStackSpe("simt_stack_spe.v"),
     "simt_stack_dpe" => SimtStackDpe("simt_stack_dpe.v"),
+    "dpe_scoreboard" => DpeScoreboard("dpe_scoreboard.v"),
 }
 
 /// The template registration of `unit`, if it has one.

@@ -132,3 +132,30 @@ pub fn scratch_dir(tag: &str) -> Result<PathBuf, ToolError> {
     })?;
     Ok(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_names_its_install_command() {
+        let e = locate(ToolSpec {
+            exe: "warpforge-no-such-tool",
+            install: "apt-get install -y verilator yosys iverilog",
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`warpforge-no-such-tool` not found on PATH: install it with \
+             `apt-get install -y verilator yosys iverilog`"
+        );
+        let e = locate(ToolSpec {
+            exe: "warpforge-no-such-tool",
+            install: "cargo install svlint",
+        })
+        .unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("or in ~/.cargo/bin: install it with `cargo install svlint`"));
+    }
+}

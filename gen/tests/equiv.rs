@@ -499,3 +499,129 @@ fn mutants_are_caught() {
         assert!(r.is_err(), "{unit}: mutant `{what}` was not caught");
     }
 }
+
+/// Random stimulus for `dpe_scoreboard`: reserves, releases, copies and queries on a few
+/// warps and registers (so the same row and register meet often: reserve with copy,
+/// release with copy, release and reserve of one register, two writebacks to one row),
+/// and occasionally out-of-range warp or register indices.
+fn scoreboard_stimulus(
+    desc: &'static UnitDesc,
+    params: &Params,
+) -> impl FnMut(&mut Rng, usize, &[Bits], &mut [Bits]) {
+    let p = |n| port(desc, n);
+    let warps = params.get("NUM_WARPS");
+    let regs = params.get("NUM_REGS");
+    let warp_w = 64 - (warps - 1).leading_zeros();
+    let reg_w = 64 - (regs - 1).leading_zeros();
+    let groups = [
+        (
+            p("rsv_valid"),
+            p("rsv_warp"),
+            p("rsv_side"),
+            p("rsv_reg"),
+            params.get("NRSV"),
+        ),
+        (
+            p("rel_valid"),
+            p("rel_warp"),
+            p("rel_side"),
+            p("rel_reg"),
+            params.get("NWB"),
+        ),
+    ];
+    let (rst_n, cpy) = (p("rst_n"), p("cpy_valid"));
+    let (q_warp, q_side, q_src, q_src_valid, q_dst, q_dst_valid) = (
+        p("q_warp"),
+        p("q_side"),
+        p("q_src"),
+        p("q_src_valid"),
+        p("q_dst"),
+        p("q_dst_valid"),
+    );
+    let nq = params.get("Q");
+    move |rng, cycle, _state, ports| {
+        // A handful of hot warps and registers, and now and then any index at all.
+        let warp = |rng: &mut Rng| {
+            if rng.chance(90) {
+                rng.below(warps.min(3))
+            } else {
+                rng.below(1 << warp_w)
+            }
+        };
+        let reg = |rng: &mut Rng| {
+            if rng.chance(90) {
+                rng.below(regs.min(6))
+            } else {
+                rng.below(1 << reg_w)
+            }
+        };
+        ports[rst_n].set_u64(u64::from(cycle >= 2 && rng.below(2000) != 0));
+        for &(valid, w, side, r, n) in &groups {
+            for i in 0..n as u32 {
+                ports[valid].set_bit(i, rng.chance(60));
+                let v = warp(rng);
+                ports[w].set_field(i * warp_w, warp_w, v);
+                ports[side].set_bit(i, rng.chance(50));
+                let v = reg(rng);
+                ports[r].set_field(i * reg_w, reg_w, v);
+            }
+        }
+        ports[cpy].clear();
+        if rng.chance(30) {
+            let w = rng.below(warps.min(3)) as u32;
+            ports[cpy].set_bit(w, true);
+        }
+        if rng.chance(5) {
+            let v = rng.next();
+            ports[cpy].set_u64(v);
+        }
+        for i in 0..nq as u32 {
+            let v = warp(rng);
+            ports[q_warp].set_field(i * warp_w, warp_w, v);
+            ports[q_side].set_bit(i, rng.chance(50));
+            for j in 0..3 {
+                let v = reg(rng);
+                ports[q_src].set_field((i * 3 + j) * reg_w, reg_w, v);
+                ports[q_src_valid].set_bit(i * 3 + j, rng.chance(60));
+            }
+            let v = reg(rng);
+            ports[q_dst].set_field(i * reg_w, reg_w, v);
+            ports[q_dst_valid].set_bit(i, rng.chance(50));
+        }
+    }
+}
+
+#[test]
+fn dpe_scoreboard_matches_the_model_at_every_standard_set() {
+    let desc = warpforge_model::units::find("dpe_scoreboard").unwrap();
+    for (k, params) in desc.standard_params().iter().enumerate() {
+        // The vectors carry dbg_P and dbg_S every cycle: fewer cycles for the big sets.
+        let state_bits = 4 * params.get("NUM_WARPS") * params.get("NUM_REGS");
+        let cycles = (40_000_000 / state_bits).clamp(1500, 20_000) as usize;
+        let mut stim = scoreboard_stimulus(desc, params);
+        let t = check(desc, params, cycles, 0x5b + k as u64, &mut stim, None).unwrap();
+        let at = |n: &str| port(desc, n);
+        let dual = params.get("DUAL") == 1;
+        let mut cover = vec![
+            ("hazard", count(&t, |c| c[at("q_hazard")].to_u64() != 0)),
+            ("no hazard", count(&t, |c| c[at("q_hazard")].to_u64() == 0)),
+            (
+                "pending bits",
+                count(&t, |c| c[at("dbg_P")].words().iter().any(|&w| w != 0)),
+            ),
+        ];
+        if dual {
+            cover.push((
+                "shadow bits",
+                count(&t, |c| c[at("dbg_S")].words().iter().any(|&w| w != 0)),
+            ));
+        }
+        eprintln!("dpe_scoreboard {params}: {cycles} cycles, coverage {cover:?}");
+        for (what, n) in cover {
+            assert!(
+                n >= 5,
+                "dpe_scoreboard {params}: `{what}` seen only {n} times"
+            );
+        }
+    }
+}

@@ -53,3 +53,21 @@ fn simt_stack_spe_figures_are_plausible_and_scale_with_depth() {
         last = Some(r);
     }
 }
+
+#[test]
+fn dpe_scoreboard_flops_are_its_state_and_spe_mode_drops_the_shadow() {
+    let small = ["NUM_WARPS=4", "NUM_REGS=8", "NRSV=1", "NWB=1", "Q=1"];
+    let run = |dual: &str| {
+        let mut p: Vec<&str> = small.to_vec();
+        p.push(dual);
+        let g = generate_by_name("dpe_scoreboard", &p).unwrap();
+        synth::synth(&g).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let dual = run("DUAL=1");
+    // P and S for 4 warps x 2 sides x 8 registers.
+    assert_eq!(dual.flops, 2 * 4 * 2 * 8, "{dual}");
+    // SPE mode: side 1 and the shadow bits are constant zero, so only P of side 0 remains.
+    let spe = run("DUAL=0");
+    assert_eq!(spe.flops, 4 * 8, "{spe}");
+    assert!(spe.transistors < dual.transistors, "{spe}\n{dual}");
+}

@@ -1,0 +1,144 @@
+{% extends "_module.v" %}
+{%- block body %}
+    // Cycle-exact twin of warpforge_model::units::dpe_scoreboard::DpeScoreboard: per
+    // (warp w, side s) one row of NUM_REGS pending bits P[w][s] and shadow bits S[w][s]
+    // (row w*2+s, the layout of dbg_P / dbg_S). Next state, exactly (spec A6, A7):
+    //
+    //     P' = (P & ~REL) | RSV
+    //     S' = (S | (CPY[w] ? (P | RSV) : 0)) & ~REL
+    //
+    // where RSV / REL are the OR of this cycle's reserve / release ports naming the row and
+    // CPY[w] = cpy_valid[w] copies a warp's pending bits into its shadow bits on both sides
+    // (A5). q_hazard[i] = OR over the queried registers r of P[w][s][r] | S[w][!s][r]
+    // ([L516]), read from the state of this cycle. DUAL=0 is the SPE scoreboard (A19):
+    // every side input is ignored (side 0), copies are ignored, side 1 and S stay zero.
+    // A warp index >= NUM_WARPS or register index >= NUM_REGS selects nothing.
+
+    // ---- constants ---------------------------------------------------------------------
+    localparam integer WARP_W = $clog2(NUM_WARPS);
+    localparam integer REG_W  = $clog2(NUM_REGS);
+    localparam integer ROWS   = 2 * NUM_WARPS;  // row w*2+s of NUM_REGS bits
+    localparam integer SRCS   = 3;              // source registers per query
+    localparam [NUM_REGS-1:0] REG_ONE   = { {(NUM_REGS - 1){1'b0}}, 1'b1 };
+    localparam [NUM_REGS-1:0] REG_NONE  = {NUM_REGS{1'b0}};
+    localparam [WARP_W:0]     WARPS     = NUM_WARPS[WARP_W:0];
+    localparam [0:0]          DUAL_MODE = (DUAL != 0);
+
+    // ---- reserve and release ports: the row each names and its register as a one-hot ---
+    // Port k's row is field k of rsv_rows (WARP_W+1 bits: {warp, side}), its register bit
+    // field k of rsv_bits (NUM_REGS bits, 0 when the port is not valid). side_of(): with
+    // DUAL=0 every port acts on side 0.
+    localparam integer ROW_W = WARP_W + 1;
+    wire [NRSV*ROW_W-1:0]    rsv_rows;
+    wire [NRSV*NUM_REGS-1:0] rsv_bits;
+    wire [NWB*ROW_W-1:0]     rel_rows;
+    wire [NWB*NUM_REGS-1:0]  rel_bits;
+    genvar i;
+    generate
+        for (i = 0; i < NRSV; i = i + 1) begin : g_rsv
+            assign rsv_rows[i*ROW_W +: ROW_W] =
+                {rsv_warp[i*WARP_W +: WARP_W], DUAL_MODE && rsv_side[i]};
+            assign rsv_bits[i*NUM_REGS +: NUM_REGS] =
+                rsv_valid[i] ? (REG_ONE << rsv_reg[i*REG_W +: REG_W]) : REG_NONE;
+        end
+        for (i = 0; i < NWB; i = i + 1) begin : g_rel
+            assign rel_rows[i*ROW_W +: ROW_W] =
+                {rel_warp[i*WARP_W +: WARP_W], DUAL_MODE && rel_side[i]};
+            assign rel_bits[i*NUM_REGS +: NUM_REGS] =
+                rel_valid[i] ? (REG_ONE << rel_reg[i*REG_W +: REG_W]) : REG_NONE;
+        end
+    endgenerate
+
+    // ---- state: one row per (warp, side), tick() per row ------------------------------
+    wire [NUM_REGS-1:0] p_rows [0:ROWS-1];  // P[w][s] = p_rows[{w, s}]
+    wire [NUM_REGS-1:0] s_rows [0:ROWS-1];  // S[w][s] = s_rows[{w, s}]
+    genvar row;
+    generate
+        for (row = 0; row < ROWS; row = row + 1) begin : g_row
+            wire [NUM_REGS-1:0] pending;  // P of this row
+            wire [NUM_REGS-1:0] shadow;   // S of this row
+            // RSV and REL of this row: the OR of the ports that name it
+            reg [NUM_REGS-1:0] rsv;
+            reg [NUM_REGS-1:0] rel;
+            integer k;
+            always @* begin
+                rsv = REG_NONE;
+                for (k = 0; k < NRSV; k = k + 1) begin
+                    if (rsv_rows[k*ROW_W +: ROW_W] == row) begin
+                        rsv = rsv | rsv_bits[k*NUM_REGS +: NUM_REGS];
+                    end
+                end
+                rel = REG_NONE;
+                for (k = 0; k < NWB; k = k + 1) begin
+                    if (rel_rows[k*ROW_W +: ROW_W] == row) begin
+                        rel = rel | rel_bits[k*NUM_REGS +: NUM_REGS];
+                    end
+                end
+            end
+            // With DUAL=0 nothing ever reaches side 1 or the shadow bits: they are constant
+            // zero (no flops), as the model's stay zero.
+            if (DUAL_MODE || row % 2 == 0) begin : g_p
+                reg [NUM_REGS-1:0] pending_q;
+                always @(posedge clk) begin
+                    if (!rst_n) begin
+                        pending_q <= REG_NONE;
+                    end else begin
+                        pending_q <= (pending_q & ~rel) | rsv;
+                    end
+                end
+                assign pending = pending_q;
+            end else begin : g_no_p
+                assign pending = REG_NONE;
+            end
+            if (DUAL_MODE) begin : g_s
+                wire cpy = cpy_valid[row / 2];
+                reg [NUM_REGS-1:0] shadow_q;
+                always @(posedge clk) begin
+                    if (!rst_n) begin
+                        shadow_q <= REG_NONE;
+                    end else begin
+                        shadow_q <= (shadow_q | (cpy ? (pending | rsv) : REG_NONE)) & ~rel;
+                    end
+                end
+                assign shadow = shadow_q;
+            end else begin : g_no_s
+                assign shadow = REG_NONE;
+            end
+            assign p_rows[row] = pending;
+            assign s_rows[row] = shadow;
+            assign dbg_P[row*NUM_REGS +: NUM_REGS] = pending;
+            assign dbg_S[row*NUM_REGS +: NUM_REGS] = shadow;
+        end
+    endgenerate
+
+    generate
+        if (!DUAL_MODE) begin : g_spe_mode
+            // With DUAL=0 copies have no effect (A19); Verilator's UNUSED check skips names
+            // containing "unused".
+            wire unused_cpy_valid = &{1'b0, cpy_valid};
+        end
+    endgenerate
+
+    // ---- hazard queries (combinational, from the state of this cycle) ------------------
+    genvar q;
+    generate
+        for (q = 0; q < Q; q = q + 1) begin : g_query
+            wire [WARP_W-1:0] warp = q_warp[q*WARP_W +: WARP_W];
+            wire              side = DUAL_MODE && q_side[q];
+            // the queried registers as a mask (an index >= NUM_REGS shifts out: no bit)
+            wire [NUM_REGS-1:0] regs =
+                  (q_src_valid[q*SRCS]     ? (REG_ONE << q_src[(q*SRCS)*REG_W +: REG_W])
+                                           : REG_NONE)
+                | (q_src_valid[q*SRCS + 1] ? (REG_ONE << q_src[(q*SRCS + 1)*REG_W +: REG_W])
+                                           : REG_NONE)
+                | (q_src_valid[q*SRCS + 2] ? (REG_ONE << q_src[(q*SRCS + 2)*REG_W +: REG_W])
+                                           : REG_NONE)
+                | (q_dst_valid[q]          ? (REG_ONE << q_dst[q*REG_W +: REG_W])
+                                           : REG_NONE);
+            wire [NUM_REGS-1:0] own   = p_rows[{warp, side}];
+            wire [NUM_REGS-1:0] other = DUAL_MODE ? s_rows[{warp, !side}] : REG_NONE;
+            wire                warp_ok = ({1'b0, warp} < WARPS);
+            assign q_hazard[q] = rst_n && warp_ok && (|(regs & (own | other)));
+        end
+    endgenerate
+{% endblock %}
