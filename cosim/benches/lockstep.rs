@@ -20,13 +20,26 @@ fn best<F: FnMut() -> f64>(mut f: F) -> f64 {
     (0..3).map(|_| f()).fold(0.0, f64::max)
 }
 
-fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
+fn bench_random(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
+    let p = params.clone();
+    bench(desc, params, rtl, "random inputs", move || {
+        RandomStimulus::new(desc, &p, 1, CYCLES).with_reset_one_in(100_000)
+    });
+}
+
+fn bench<S: Stimulus>(
+    desc: &'static UnitDesc,
+    params: Params,
+    rtl: RtlSource,
+    what: &str,
+    stim: impl Fn() -> S,
+) {
     let t = Instant::now();
     let cosim = Cosim::new(desc, params.clone(), rtl, &opts())
         .unwrap_or_else(|e| panic!("{e}"))
         .with_failure_dir(None);
     println!(
-        "{} ({params}): build {} in {:.3} s",
+        "{} ({params}), {what}: build {} in {:.3} s",
         desc.name,
         if cosim.built().cached {
             "cached"
@@ -35,8 +48,6 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
         },
         t.elapsed().as_secs_f64()
     );
-    let stim = || RandomStimulus::new(desc, &params, 1, CYCLES).with_reset_one_in(100_000);
-
     let lockstep = best(|| {
         let s = cosim.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.cycles, CYCLES);
@@ -44,16 +55,28 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
     });
 
     let mut ports = desc.zero_ports(&params);
+    // The RTL alone cannot feed a stimulus that reads outputs: it replays the inputs the
+    // lockstep run drove (recorded first, outside the timing).
+    let mut log = vec![];
+    {
+        let mut m = (desc.build)(&params);
+        let mut st = stim();
+        for c in 0..CYCLES {
+            m.outputs(&mut ports);
+            st.drive(c, &mut ports);
+            log.push(ports.clone());
+            m.outputs(&mut ports);
+            m.tick(&ports);
+        }
+    }
     let rtl_only = best(|| {
         let mut rtl = cosim.rtl_model(false).unwrap();
-        let mut st = stim();
         rtl.reset().unwrap();
         let t = Instant::now();
-        for c in 0..CYCLES {
-            st.drive(c, &mut ports);
-            rtl.set_inputs(&ports);
+        for p in &log {
+            rtl.set_inputs(p);
             rtl.eval().unwrap();
-            black_box(rtl.first_mismatch(&ports));
+            black_box(rtl.first_mismatch(p));
             rtl.edge().unwrap();
         }
         CYCLES as f64 / t.elapsed().as_secs_f64()
@@ -64,6 +87,9 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
         let mut st = stim();
         let t = Instant::now();
         for c in 0..CYCLES {
+            if st.reads_outputs() {
+                m.outputs(&mut ports);
+            }
             st.drive(c, &mut ports);
             m.outputs(&mut ports);
             m.tick(&ports);
@@ -84,7 +110,7 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
 
     let m = |x: f64| x / 1e6;
     println!(
-        "  lockstep {:.2} M cycles/s | RTL alone (incl. stimulus + compare) {:.2} M/s | \
+        "  lockstep {:.2} M cycles/s | RTL alone (recorded inputs, incl. compare) {:.2} M/s | \
          model alone (incl. stimulus) {:.2} M/s | stimulus alone {:.2} M/s",
         m(lockstep),
         m(rtl_only),
@@ -93,41 +119,36 @@ fn bench(desc: &'static UnitDesc, params: Params, rtl: RtlSource) {
     );
 }
 
-/// The model side alone of simt_stack_spe WARP_SIZE=32 DEPTH=16 (its RTL comes from
-/// warpforge-gen): the lockstep rate cannot exceed this.
-fn spe_model_only() {
+fn main() {
+    use warpforge_cosim::stimulus::{SpeProgram, SpeRandom};
     use warpforge_model::units::simt_stack::SPE_DESC;
     let params = SPE_DESC
         .params(&[("WARP_SIZE", 32u64), ("DEPTH", 16)])
         .unwrap();
-    let mut ports = SPE_DESC.zero_ports(&params);
-    let rate = best(|| {
-        let mut m = (SPE_DESC.build)(&params);
-        let mut st = RandomStimulus::new(&SPE_DESC, &params, 1, CYCLES).with_reset_one_in(64);
-        let t = Instant::now();
-        for c in 0..CYCLES {
-            st.drive(c, &mut ports);
-            m.outputs(&mut ports);
-            m.tick(&ports);
-        }
-        black_box(&ports);
-        CYCLES as f64 / t.elapsed().as_secs_f64()
-    });
-    println!(
-        "simt_stack_spe ({params}): model alone (random inputs, incl. stimulus) {:.2} M cycles/s",
-        rate / 1e6
-    );
-}
-
-fn main() {
-    spe_model_only();
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing useful either.
+    let unit = warpforge_gen::generate(&SPE_DESC, &params).unwrap();
+    let rtl = RtlSource::new(unit.module().to_string(), unit.files.clone());
+    let p = params.clone();
     bench(
+        &SPE_DESC,
+        params.clone(),
+        rtl.clone(),
+        "random programs (SpeProgram)",
+        move || SpeProgram::new(&p, 1, CYCLES),
+    );
+    let p = params.clone();
+    bench(
+        &SPE_DESC,
+        params,
+        rtl,
+        "constrained random (SpeRandom)",
+        move || SpeRandom::new(&p, 1, CYCLES),
+    );
+    bench_random(
         &COUNTER_DESC,
         COUNTER_DESC.params(&[("W", 32u64)]).unwrap(),
         counter_rtl(COUNTER_V),
     );
-    bench(
+    bench_random(
         &PTRS_DESC,
         PTRS_DESC.params::<&str>(&[]).unwrap(),
         ptrs_rtl(),

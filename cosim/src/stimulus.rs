@@ -416,6 +416,35 @@ impl Stimulus for SpeProgram {
     }
 }
 
+/// Two stimuli taking turns every `period` cycles (each is driven with the global cycle
+/// number and sees the current outputs), e.g. legal program traffic and error-path traffic.
+#[derive(Debug, Clone)]
+pub struct Alternate<A, B> {
+    pub a: A,
+    pub b: B,
+    pub period: u64,
+}
+
+impl<A: Stimulus, B: Stimulus> Stimulus for Alternate<A, B> {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        if (cycle / self.period.max(1)) % 2 == 0 {
+            self.a.drive(cycle, ports)
+        } else {
+            self.b.drive(cycle, ports)
+        }
+    }
+    fn reads_outputs(&self) -> bool {
+        self.a.reads_outputs() || self.b.reads_outputs()
+    }
+    fn can_rewind(&self) -> bool {
+        self.a.can_rewind() && self.b.can_rewind()
+    }
+    fn rewind(&mut self) {
+        self.a.rewind();
+        self.b.rewind();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
