@@ -427,7 +427,7 @@ pub struct Alternate<A, B> {
 
 impl<A: Stimulus, B: Stimulus> Stimulus for Alternate<A, B> {
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        if (cycle / self.period.max(1)) % 2 == 0 {
+        if (cycle / self.period.max(1)).is_multiple_of(2) {
             self.a.drive(cycle, ports)
         } else {
             self.b.drive(cycle, ports)
