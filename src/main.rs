@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod cosim_cmd;
 mod gen_cmd;
 mod launch_file;
 mod report;
@@ -43,6 +44,9 @@ enum Cmd {
     Gen(gen_cmd::GenArgs),
     /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count.
     Synth(gen_cmd::SynthArgs),
+    /// Co-simulate a unit's generated Verilog against its Rust model under Verilator, every
+    /// cycle (random stimulus, workload traces, replay files, mutants).
+    Cosim(cosim_cmd::CosimArgs),
 }
 
 #[derive(Args, Clone)]
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::bench(&a),
         Cmd::Gen(a) => gen_cmd::gen(&a),
         Cmd::Synth(a) => gen_cmd::synth(&a),
+        Cmd::Cosim(a) => cosim_cmd::cosim(&a),
     };
     match r {
         Ok(code) => ExitCode::from(code),

@@ -31,6 +31,7 @@ pub mod mutants;
 pub mod replay;
 pub mod rtl;
 pub mod shim;
+pub mod stack_stimulus;
 pub mod stimulus;
 pub mod wave;
 

@@ -88,16 +88,25 @@ impl Gpu {
         if self.mode != Mode::Timing {
             return Err("unit traces are recorded by the timing model (drop --functional)".into());
         }
+        let stack_unit = match self.cfg.sm.reconvergence {
+            Reconvergence::Spe => "simt_stack_spe",
+            Reconvergence::Dpe => "simt_stack_dpe",
+        };
         match unit {
-            "simt_stack_spe" if self.cfg.sm.reconvergence == Reconvergence::Spe => {
+            u if u == stack_unit => {
                 for sm in &mut self.sms {
                     sm.record_stacks(&self.cfg)?;
                 }
                 Ok(())
             }
-            "simt_stack_spe" => {
-                Err("simt_stack_spe is only used with sm.reconvergence = \"spe\"".into())
-            }
+            "simt_stack_spe" => Err(
+                "simt_stack_spe is used with sm.reconvergence = \"spe\" (--set sm.reconvergence=spe)"
+                    .into(),
+            ),
+            "simt_stack_dpe" => Err(
+                "simt_stack_dpe is used with sm.reconvergence = \"dpe\" (--set sm.reconvergence=dpe)"
+                    .into(),
+            ),
             _ => Err(format!(
                 "unit {unit} is not instantiated by the GPU model's current configuration"
             )),
