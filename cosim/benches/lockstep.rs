@@ -120,7 +120,8 @@ fn bench<S: Stimulus>(
 }
 
 fn main() {
-    use warpforge_cosim::stimulus::{SpeProgram, SpeRandom};
+    use warpforge_cosim::stack_stimulus::CfgStimulus;
+    use warpforge_cosim::stimulus::SpeRandom;
     use warpforge_model::units::simt_stack::SPE_DESC;
     let params = SPE_DESC
         .params(&[("WARP_SIZE", 32u64), ("DEPTH", 16)])
@@ -132,8 +133,8 @@ fn main() {
         &SPE_DESC,
         params.clone(),
         rtl.clone(),
-        "random programs (SpeProgram)",
-        move || SpeProgram::new(&p, 1, CYCLES),
+        "random programs (CfgStimulus)",
+        move || CfgStimulus::new(&SPE_DESC, &p, 1, CYCLES),
     );
     let p = params.clone();
     bench(

@@ -2,7 +2,8 @@
 //! cycle, at every standard parameter set; and its mutants are caught.
 
 use warpforge_cosim::mutants::{self, MutantOptions, MutantOutcome};
-use warpforge_cosim::stimulus::{Alternate, SpeProgram, SpeRandom};
+use warpforge_cosim::stack_stimulus::CfgStimulus;
+use warpforge_cosim::stimulus::{Alternate, SpeRandom};
 use warpforge_cosim::{BuildOptions, Cosim, RtlSource};
 use warpforge_model::units::simt_stack::SPE_DESC;
 
@@ -21,7 +22,7 @@ fn generated_spe_matches_the_model_at_every_standard_set() {
             cosim.built().total_time.as_secs_f64()
         );
         let s = cosim
-            .run(&mut SpeProgram::new(&params, 1, 100_000))
+            .run(&mut CfgStimulus::new(&SPE_DESC, &params, 1, 100_000))
             .unwrap_or_else(|e| panic!("{e}"));
         eprintln!("  programs: {s}");
         assert_eq!(s.cycles, 100_000);
@@ -52,7 +53,7 @@ fn generated_spe_mutants_are_caught() {
         &params,
         &rtl,
         || Alternate {
-            a: SpeProgram::new(&params, 3, 40_000),
+            a: CfgStimulus::new(&SPE_DESC, &params, 3, 40_000),
             b: SpeRandom::new(&params, 4, 40_000),
             period: 2_000,
         },
