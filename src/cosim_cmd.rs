@@ -414,3 +414,96 @@ fn replay(path: &Path) -> Result<u8> {
         Err(e) => Err(e.into()),
     }
 }
+
+/// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
+type TraceGroup = (String, Params, Vec<(String, Trace)>);
+
+/// The co-simulation that follows `warpforge run`: generate the RTL of every unit into
+/// `rtl_out`, then replay the port traffic the runs recorded (every instance: every warp's
+/// stack, every SM's scoreboard) against it and print a summary. Returns false on any
+/// mismatch. Without Verilator it says how to install it and skips the co-simulation.
+pub fn cosim_recorded(
+    traces: Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
+    rtl_out: &Path,
+    size: Size,
+    quiet: bool,
+) -> Result<bool> {
+    let mut written = vec![];
+    for desc in warpforge_gen::units_with_templates() {
+        let params = desc.params::<&str>(&[]).map_err(anyhow::Error::msg)?;
+        let g = warpforge_gen::generate(desc, &params)?;
+        g.write(rtl_out)?;
+        written.push(desc.name);
+    }
+    if !quiet {
+        println!(
+            "\nRTL of {} units ({}) written to {}/",
+            written.len(),
+            written.join(", "),
+            rtl_out.display()
+        );
+    }
+    if let Err(e) = warpforge_cosim::build::toolchain(&BuildOptions::default()) {
+        println!(
+            "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
+             or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
+        );
+        return Ok(true);
+    }
+    // One build per (unit, parameters); traces in workload order.
+    let mut groups: Vec<TraceGroup> = vec![];
+    for (workload, rec) in traces {
+        let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
+        match groups
+            .iter_mut()
+            .find(|(u, p, _)| u == trace.desc.name && *p == trace.params)
+        {
+            Some(g) => g.2.push((workload, trace)),
+            None => groups.push((
+                trace.desc.name.to_string(),
+                trace.params.clone(),
+                vec![(workload, trace)],
+            )),
+        }
+    }
+    let out = PathBuf::from("cosim-failures");
+    let mut rows = vec![];
+    for (_, params, list) in &groups {
+        let desc = list[0].1.desc;
+        let rtl = RtlSource::new(
+            desc.name,
+            warpforge_gen::generate(desc, params)?.files.clone(),
+        );
+        let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
+            .with_failure_dir(Some(out.clone()));
+        let started = Instant::now();
+        let mut summaries = vec![];
+        let mut failure = None;
+        for (workload, trace) in list {
+            match cosim.run_trace(trace) {
+                Ok(s) => summaries.extend(s),
+                Err(e) => {
+                    failure = Some((workload.clone(), e));
+                    break;
+                }
+            }
+        }
+        let source = format!("{} workload traces ({size})", list.len());
+        let row = match failure {
+            None => outcome(desc, params, source, started, Ok(summaries))?,
+            Some((w, e)) => {
+                let mut row = outcome(desc, params, source, started, Err(e))?;
+                row.result = format!("{} in {w}", row.result);
+                row
+            }
+        };
+        rows.push(row);
+    }
+    if !quiet {
+        println!(
+            "Co-simulation of the generated RTL against the port traffic recorded in these runs:"
+        );
+        print_rows(&rows);
+    }
+    Ok(rows.iter().all(|r| r.ok))
+}

@@ -102,6 +102,14 @@ pub struct RunArgs {
     /// difference and Avg_Path are reported).
     #[arg(long)]
     no_compare: bool,
+    /// Skip generating the RTL of every unit and co-simulating it against the port traffic
+    /// the runs recorded (done by default for timing runs of workloads when Verilator is
+    /// installed).
+    #[arg(long)]
+    no_cosim: bool,
+    /// Where the generated RTL of every unit goes (with the co-simulation).
+    #[arg(long, value_name = "DIR", default_value = "warpforge-rtl")]
+    rtl_out: PathBuf,
 }
 
 /// Exit codes: 0 success, 1 a workload failed verification or the guest faulted (or the
@@ -201,10 +209,17 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             .record_unit(unit)
             .map_err(anyhow::Error::msg)?;
     }
-    let record = a.record_unit.as_deref();
-    let runs: Vec<(RunResult, Option<TraceRecorder>)> =
+    // Units whose port traffic the runs record: the one asked for, or (for the co-simulation
+    // that follows workload runs) every unit the GPU model instantiates.
+    let cosim = !a.no_cosim && a.record_unit.is_none() && !a.functional && a.ptx.is_none();
+    let record: Vec<String> = match &a.record_unit {
+        Some(u) => vec![u.clone()],
+        None if cosim => instantiated_units(&cfg),
+        None => vec![],
+    };
+    let runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-            vec![run_ptx(&cfg, mode, ptx, launch, record)?]
+            vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
         } else {
             let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
                 workloads::all().to_vec()
@@ -218,11 +233,13 @@ pub fn run(a: &RunArgs) -> Result<u8> {
                     )
                 })?]
             };
-            run_workloads(&cfg, mode, &selected, a, record)?
+            run_workloads(&cfg, mode, &selected, a, &record)?
         };
     if let Some(path) = &a.trace {
         write_traces(&runs, path, a, &cfg)?;
     }
+    // Unit traces of every run, for the co-simulation at the end.
+    let mut traces: Vec<(String, TraceRecorder)> = vec![];
     // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
     let comparison = if !a.no_compare && !a.functional && a.ptx.is_none() {
         let mut other = cfg.clone();
@@ -234,17 +251,32 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             .iter()
             .filter_map(|(r, _)| workloads::by_name(&r.workload))
             .collect();
-        let others = run_workloads(&other, mode, &selected, a, None)?;
+        let other_units = if cosim {
+            instantiated_units(&other)
+        } else {
+            vec![]
+        };
+        let others = run_workloads(&other, mode, &selected, a, &other_units)?;
         let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
         let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
-        Some(match cfg.sm.reconvergence {
+        let table = match cfg.sm.reconvergence {
             Reconvergence::Spe => report::compare_reconvergence(&primary, &secondary),
             Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
-        })
+        };
+        for (r, recs) in others {
+            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
+        }
+        Some(table)
     } else {
         None
     };
-    let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
+    let mut results: Vec<RunResult> = vec![];
+    for (r, recs) in runs {
+        if a.record_unit.is_none() {
+            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
+        }
+        results.push(r);
+    }
     if !a.quiet {
         println!(
             "warpforge: {} on {} ({} mode{})",
@@ -276,6 +308,12 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         }
     }
     let mut code = 0;
+    if cosim {
+        let ok = cosim_cmd::cosim_recorded(traces, &a.rtl_out, a.size, a.quiet)?;
+        if !ok {
+            code = EXIT_FAIL;
+        }
+    }
     for c in comparison.iter().flatten() {
         if let Some(problem) = &c.problem {
             eprintln!("{} (reconvergence comparison): {problem}", c.workload);
@@ -313,14 +351,27 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     Ok(code)
 }
 
+/// Every unit with RTL that the GPU model instantiates under `cfg` (traces recordable).
+fn instantiated_units(cfg: &GpuConfig) -> Vec<String> {
+    warpforge_gen::units_with_templates()
+        .into_iter()
+        .filter(|u| {
+            Gpu::new(cfg.clone(), Mode::Timing)
+                .record_unit(u.name)
+                .is_ok()
+        })
+        .map(|u| u.name.to_string())
+        .collect()
+}
+
 /// Run workloads in parallel (results do not depend on the thread count).
 fn run_workloads(
     cfg: &GpuConfig,
     mode: Mode,
     selected: &[&'static dyn workloads::Workload],
     a: &RunArgs,
-    record: Option<&str>,
-) -> Result<Vec<(RunResult, Option<TraceRecorder>)>> {
+    record: &[String],
+) -> Result<Vec<(RunResult, Vec<TraceRecorder>)>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
@@ -343,7 +394,7 @@ fn run_workloads(
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
 fn write_traces(
-    runs: &[(RunResult, Option<TraceRecorder>)],
+    runs: &[(RunResult, Vec<TraceRecorder>)],
     path: &Path,
     a: &RunArgs,
     cfg: &GpuConfig,
@@ -353,8 +404,8 @@ fn write_traces(
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create trace directory {}", path.display()))?;
     }
-    for (r, rec) in runs {
-        let Some(rec) = rec else { continue };
+    for (r, recs) in runs {
+        let Some(rec) = recs.first() else { continue };
         let file = if single {
             path.to_path_buf()
         } else {
@@ -384,12 +435,12 @@ fn run_workload(
     w: &'static dyn workloads::Workload,
     size: Size,
     seed: u64,
-    record: Option<&str>,
+    record: &[String],
     pb: &ProgressBar,
     status: &Arc<Mutex<Vec<String>>>,
-) -> (RunResult, Option<TraceRecorder>) {
+) -> (RunResult, Vec<TraceRecorder>) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
-    if let Some(unit) = record {
+    for unit in record {
         gpu.record_unit(unit)
             .expect("recordable unit was checked before the run");
     }
@@ -410,7 +461,7 @@ fn run_workload(
         .expect("progress lock")
         .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
-    let trace = gpu.take_trace();
+    let trace = gpu.take_traces();
     let result = match outcome {
         Ok(v) => RunResult {
             workload: name.into(),
@@ -435,13 +486,13 @@ fn run_ptx(
     mode: Mode,
     ptx: &Path,
     launch: &Path,
-    record: Option<&str>,
-) -> Result<(RunResult, Option<TraceRecorder>)> {
+    record: &[String],
+) -> Result<(RunResult, Vec<TraceRecorder>)> {
     let text =
         std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
-    if let Some(unit) = record {
+    for unit in record {
         gpu.record_unit(unit).map_err(anyhow::Error::msg)?;
     }
     let file = ptx.display().to_string();
@@ -481,7 +532,7 @@ fn run_ptx(
         launches: std::mem::take(&mut gpu.launches),
         error,
     };
-    Ok((result, gpu.take_trace()))
+    Ok((result, gpu.take_traces()))
 }
 
 fn human(n: u64) -> String {
