@@ -257,6 +257,20 @@ impl Cosim {
         })
     }
 
+    /// Generate the unit's Verilog with warpforge-gen and build it (cached).
+    pub fn generated(
+        desc: &'static UnitDesc,
+        params: Params,
+        opts: &BuildOptions,
+    ) -> Result<Cosim, CosimError> {
+        let unit = warpforge_gen::generate(desc, &params).map_err(|e| CosimError::Build {
+            stage: "generate".into(),
+            log: e.to_string(),
+        })?;
+        let rtl = RtlSource::new(unit.module().to_string(), unit.files);
+        Cosim::new(desc, params, rtl, opts)
+    }
+
     /// Name of the instance in reports and file names.
     pub fn with_instance(mut self, name: impl Into<String>) -> Self {
         self.instance = name.into();

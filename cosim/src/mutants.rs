@@ -196,6 +196,34 @@ fn literal_value(t: &str) -> Option<u64> {
     }
 }
 
+/// A constant right-hand side: a literal, or a replication of a one-bit literal
+/// (`{W{1'b0}}`, `{W{1'b1}}`), whose value does not depend on the target's width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Const {
+    Num(u64),
+    AllOnes,
+}
+
+fn constant(toks: &[Tok]) -> Option<Const> {
+    match toks {
+        [t] if t.kind == Kind::Number => literal_value(t.text).map(Const::Num),
+        [open, .., inner_open, bit, inner_close, close]
+            if open.text == "{"
+                && inner_open.text == "{"
+                && inner_close.text == "}"
+                && close.text == "}"
+                && bit.kind == Kind::Number =>
+        {
+            match literal_value(bit.text)? {
+                0 => Some(Const::Num(0)),
+                1 if bit.text.starts_with("1'") => Some(Const::AllOnes),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 const DECL_KEYWORDS: [&str; 12] = [
     "input",
     "output",
@@ -518,7 +546,7 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
         }
         let rhs_first = a.op + 1;
         let rhs_last = a.semi - 1;
-        let constant = rhs_first == rhs_last && toks[rhs_first].kind == Kind::Number;
+        let constant = constant(&toks[rhs_first..=rhs_last]).is_some();
         let lhs = span(a.lhs_first, a.op - 1);
         let rhs = span(rhs_first, rhs_last);
         let (s, e) = (toks[rhs_first].start, toks[rhs_last].end);
@@ -568,11 +596,7 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
         }
         let (la, lb) = (span(a.lhs_first, a.op - 1), span(b.lhs_first, b.op - 1));
         let (ra, rb) = (span(a.op + 1, a.semi - 1), span(b.op + 1, b.semi - 1));
-        let value = |x: &Assign| {
-            (x.op + 2 == x.semi && toks[x.op + 1].kind == Kind::Number)
-                .then(|| literal_value(toks[x.op + 1].text))
-                .flatten()
-        };
+        let value = |x: &Assign| constant(&toks[x.op + 1..x.semi]);
         if ra == rb || la == lb || (value(a).is_some() && value(a) == value(b)) {
             continue; // the swap would be equivalent (e.g. two registers reset to zero)
         }
@@ -862,6 +886,8 @@ module m (input clk, input rst_n, input [3:0] a, output reg [3:0] q, output reg 
       q <= 4'd0;
       r <= 4'd1;
       y2 <= 2'd1;
+      z <= {4{1'b0}};
+      z2 <= 2'd0;
     end else begin
       if (a < q) q <= q + 1'b1;
       r <= (r | a) & ~q;
@@ -882,16 +908,17 @@ endmodule
         assert_eq!(count(MutantClass::OffByOne), 3, "{ms:#?}");
         // && , |, &, & ~
         assert_eq!(count(MutantClass::MaskSwap), 4);
-        assert_eq!(count(MutantClass::DropReset), 3, "{ms:#?}");
+        assert_eq!(count(MutantClass::DropReset), 5, "{ms:#?}");
         assert_eq!(count(MutantClass::InvertIf), 2, "{ms:#?}");
         // w, y, q+1, r, q-1: two each (the constant reset values are not mutated)
         assert_eq!(count(MutantClass::StuckBit), 10, "{ms:#?}");
         assert!(ms
             .iter()
             .any(|m| m.description.contains("bit 0 of `w` stuck at 1")));
-        // q <= 0; r <= 1 (adjacent, different values) and r <= ..; q <= q - 1; not
-        // r <= 4'd1; y2 <= 2'd1 (same value: equivalent), not `if (..) q <= ..; r <= ..`.
-        assert_eq!(count(MutantClass::SwapTargets), 2);
+        // q <= 0; r <= 1 (adjacent, different values), y2 <= 1; z <= 0 and r <= ..; q <= q
+        // - 1; not r <= 4'd1; y2 <= 2'd1 nor z <= {4{1'b0}}; z2 <= 2'd0 (same value:
+        // equivalent), not `if (..) q <= ..; r <= ..`.
+        assert_eq!(count(MutantClass::SwapTargets), 3, "{ms:#?}");
         for m in &ms {
             assert!(m.text.contains("input [3:0] a"), "{}", m.description);
             assert_ne!(m.text, V);

@@ -192,6 +192,9 @@ pub struct RtlModel {
     ports: Vec<RtlPort>,
     inputs: Vec<usize>,
     outputs: Vec<usize>,
+    /// (index, port) of the inputs and of the outputs, for the per-cycle loops.
+    in_ports: Vec<(usize, RtlPort)>,
+    out_ports: Vec<(usize, RtlPort)>,
     fns: Fns,
     lib: Arc<RtlLibrary>,
     trace_capable: bool,
@@ -229,6 +232,8 @@ impl RtlModel {
             ports: vec![],
             inputs: vec![],
             outputs: vec![],
+            in_ports: vec![],
+            out_ports: vec![],
             fns,
             lib: lib.clone(),
             trace_capable,
@@ -263,6 +268,8 @@ impl RtlModel {
                 m.outputs.push(i);
             }
         }
+        m.in_ports = m.inputs.iter().map(|&i| (i, m.ports[i])).collect();
+        m.out_ports = m.outputs.iter().map(|&i| (i, m.ports[i])).collect();
         Ok(m)
     }
 
@@ -305,8 +312,8 @@ impl RtlModel {
     /// Set every input port from a full port vector (unit port-list order).
     #[inline]
     pub fn set_inputs(&mut self, ports: &[Bits]) {
-        for &i in &self.inputs {
-            write_port(&self.ports[i], &ports[i]);
+        for (i, p) in &self.in_ports {
+            write_port(p, &ports[*i]);
         }
     }
 
@@ -368,10 +375,10 @@ impl RtlModel {
     /// The first non-input port (in port-list order) whose RTL value differs from `ports`.
     #[inline]
     pub fn first_mismatch(&self, ports: &[Bits]) -> Option<usize> {
-        self.outputs
+        self.out_ports
             .iter()
-            .copied()
-            .find(|&i| !port_matches(&self.ports[i], &ports[i]))
+            .find(|(i, p)| !port_matches(p, &ports[*i]))
+            .map(|(i, _)| *i)
     }
 
     /// Every differing non-input port.

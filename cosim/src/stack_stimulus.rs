@@ -267,9 +267,16 @@ impl Stimulus for CfgStimulus {
             self.idle(ports);
             return true;
         }
-        let live: Vec<usize> = (0..if self.kind == Kind::Dpe { 2 } else { 1 })
-            .filter(|&s| ports[self.reads.paths[s].0].to_u64() != 0)
-            .collect();
+        // The live sides, without allocating (design.md §7: nothing allocated per cycle).
+        let mut live = [0usize; 2];
+        let mut n_live = 0;
+        for s in 0..if self.kind == Kind::Dpe { 2 } else { 1 } {
+            if ports[self.reads.paths[s].0].to_u64() != 0 {
+                live[n_live] = s;
+                n_live += 1;
+            }
+        }
+        let live = &live[..n_live];
         if live.is_empty() {
             self.idle(ports);
             return true;

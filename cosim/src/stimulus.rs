@@ -188,8 +188,9 @@ impl Stimulus for TraceStimulus<'_> {
     }
 }
 
-/// Constrained-random stimulus for `simt_stack_spe`: reads the registered TOS outputs and
-/// issues mostly legal traffic (updates at the TOS PC with its live mask; sequential steps,
+/// Error-path stimulus for `simt_stack_spe` (the realistic program traffic is
+/// [`crate::stack_stimulus::CfgStimulus`]): reads the registered TOS outputs and issues
+/// mostly legal but unstructured traffic (updates at the TOS PC with its live mask; sequential steps,
 /// divergent and uniform branches with nearby targets and reconvergence points, jumps,
 /// partial and full exits, new launches), with rare illegal updates (wrong PC), mid-run
 /// resets and junk on the update fields while `upd_valid` is low. Rewindable.
@@ -305,114 +306,32 @@ impl Stimulus for SpeRandom {
     }
 }
 
-/// Realistic `simt_stack_spe` traffic: warps running random structured programs
-/// (`warpforge_model::units::random_program`: nested if/else, loops with per-thread trip
-/// counts, early exits, breaks), one after the other. Launch a warp, issue at the TOS PC
-/// with the TOS mask while it is schedulable (with random stalls), launch the next program
-/// when the stack is empty, after a sticky error, or after 20,000 cycles. Rewindable.
+/// Two stimuli taking turns every `period` cycles (each is driven with the global cycle
+/// number and sees the current outputs), e.g. legal program traffic and error-path traffic.
 #[derive(Debug, Clone)]
-pub struct SpeProgram {
-    seed: u64,
-    rng: SplitMix64,
-    cycles: u64,
-    warp_size: u32,
-    lanes: u64,
-    pc_mask: u64,
-    gen: warpforge_model::units::random_program::GenParams,
-    driver: Option<warpforge_model::units::random_program::WarpDriver>,
-    started: u64,
-    /// Programs launched so far.
-    pub programs: u64,
-    depth: usize,
-    tos_valid: usize,
-    tos_pc: usize,
-    tos_mask: usize,
-    err_pc: usize,
-    err_overflow: usize,
+pub struct Alternate<A, B> {
+    pub a: A,
+    pub b: B,
+    pub period: u64,
 }
 
-impl SpeProgram {
-    pub fn new(params: &Params, seed: u64, cycles: u64) -> SpeProgram {
-        use warpforge_model::units::contract::low_mask;
-        use warpforge_model::units::simt_stack::SPE_DESC;
-        let idx = |n| SPE_DESC.port_index(n).expect("simt_stack_spe port");
-        let warp_size = params.get("WARP_SIZE") as u32;
-        SpeProgram {
-            seed,
-            rng: SplitMix64::new(seed),
-            cycles,
-            warp_size,
-            lanes: low_mask(warp_size),
-            pc_mask: low_mask(params.get("PC_W") as u32),
-            gen: Default::default(),
-            driver: None,
-            started: 0,
-            programs: 0,
-            depth: idx("depth"),
-            tos_valid: idx("tos_valid"),
-            tos_pc: idx("tos_pc"),
-            tos_mask: idx("tos_mask"),
-            err_pc: idx("err_pc"),
-            err_overflow: idx("err_overflow"),
-        }
-    }
-}
-
-impl Stimulus for SpeProgram {
+impl<A: Stimulus, B: Stimulus> Stimulus for Alternate<A, B> {
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        use warpforge_model::units::random_program::{Program, SplitMix64 as Rng, WarpDriver};
-        use warpforge_model::units::simt_stack::SpeInputs;
-        if cycle >= self.cycles {
-            return false;
-        }
-        let mut inp = SpeInputs::default();
-        let rst = cycle < 2;
-        if rst {
-            self.driver = None;
+        if (cycle / self.period.max(1)).is_multiple_of(2) {
+            self.a.drive(cycle, ports)
         } else {
-            let depth = ports[self.depth].to_u64();
-            let err = ports[self.err_pc].to_u64() | ports[self.err_overflow].to_u64() != 0;
-            let stale = cycle - self.started > 20_000;
-            let running = self
-                .driver
-                .as_mut()
-                .filter(|_| depth != 0 && !err && !stale);
-            if let Some(d) = running {
-                if ports[self.tos_valid].to_u64() != 0 && !self.rng.one_in(4) {
-                    let pc = ports[self.tos_pc].to_u64() as u32;
-                    let mask = ports[self.tos_mask].to_u64();
-                    inp = d.issue(pc, mask).spe_inputs();
-                }
-            } else {
-                let pseed = self.rng.next_u64();
-                let prog = Program::random(&mut Rng::new(pseed), &self.gen);
-                self.driver = Some(WarpDriver::new(&prog, pseed, self.warp_size));
-                self.started = cycle;
-                self.programs += 1;
-                inp.launch_valid = true;
-                inp.launch_pc = 0;
-                inp.launch_rpc = self.pc_mask as u32;
-                inp.launch_mask = if self.rng.one_in(4) {
-                    (self.rng.next_u64() & self.lanes) | 1
-                } else {
-                    self.lanes
-                };
-            }
+            self.b.drive(cycle, ports)
         }
-        ports[0].set_u64(!rst as u64);
-        inp.to_ports(ports);
-        true
     }
-
+    fn reads_outputs(&self) -> bool {
+        self.a.reads_outputs() || self.b.reads_outputs()
+    }
     fn can_rewind(&self) -> bool {
-        true
+        self.a.can_rewind() && self.b.can_rewind()
     }
-
     fn rewind(&mut self) {
-        self.rng = SplitMix64::new(self.seed);
-        self.driver = None;
-        self.started = 0;
-        self.programs = 0;
+        self.a.rewind();
+        self.b.rewind();
     }
 }
 
@@ -456,44 +375,6 @@ mod tests {
             err_cycles < 25_000,
             "err_pc set {err_cycles} of 50000 cycles"
         );
-    }
-
-    #[test]
-    fn spe_program_runs_warps_to_completion() {
-        use warpforge_model::units::simt_stack::SPE_DESC;
-        let params = SPE_DESC
-            .params(&[("WARP_SIZE", 32u64), ("DEPTH", 16)])
-            .unwrap();
-        let mut m = (SPE_DESC.build)(&params);
-        let mut ports = SPE_DESC.zero_ports(&params);
-        let mut st = SpeProgram::new(&params, 9, 50_000);
-        let idx = |n| SPE_DESC.port_index(n).unwrap();
-        let (depth, err_pc, err_ovf, div) = (
-            idx("depth"),
-            idx("err_pc"),
-            idx("err_overflow"),
-            idx("ev_div"),
-        );
-        let (mut max_depth, mut errs, mut divs, mut c) = (0, 0, 0, 0);
-        loop {
-            m.outputs(&mut ports);
-            max_depth = max_depth.max(ports[depth].to_u64());
-            errs += ports[err_pc].to_u64() + ports[err_ovf].to_u64();
-            if !st.drive(c, &mut ports) {
-                break;
-            }
-            m.outputs(&mut ports);
-            divs += ports[div].to_u64();
-            m.tick(&ports);
-            c += 1;
-        }
-        eprintln!(
-            "{} programs, max depth {max_depth}, {divs} divergent branches, {errs} error cycles",
-            st.programs
-        );
-        assert!(st.programs > 100, "{} programs", st.programs);
-        assert!(max_depth >= 4 && divs > 1000);
-        assert_eq!(errs, 0, "legal programs raise no errors");
     }
 
     #[test]
