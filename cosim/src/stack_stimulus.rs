@@ -251,6 +251,18 @@ impl Stimulus for CfgStimulus {
         // matches the program's threads: start a new warp (launch clears the errors).
         let errored = ports[self.reads.err_overflow].to_u64() | ports[self.reads.err_pc].to_u64();
         self.age += 1;
+        if errored != 0 && !directed && self.rng.chance(1, 4) {
+            // Leave the error state by reset rather than by a launch (both must clear the
+            // sticky flags), and sometimes idle in it first (the flags must hold).
+            if self.rng.chance(1, 2) {
+                self.idle(ports);
+                return true;
+            }
+            self.idle(ports);
+            ports[0].set_u64(0);
+            self.relaunch = true;
+            return true;
+        }
         if self.relaunch || depth == 0 || errored != 0 || self.age > 50_000 {
             self.relaunch = false;
             self.age = 0;

@@ -1,0 +1,162 @@
+//! The generated Verilog of every unit against its Rust model under Verilator, every cycle,
+//! zero tolerance (issue: RTL generation and co-simulation):
+//! - every unit at each of its standard parameter sets (WARP_SIZE 8 and 64 included), at
+//!   least 100,000 constrained-random cycles each;
+//! - the directed vectors of spec §10 for both stacks;
+//! - the port traffic of every instance (each warp's stack, each SM's scoreboard) recorded
+//!   while every workload runs at tiny size, under SPE and under DPE;
+//! - mutants: at least 10 broken variants of each unit's RTL, every one caught.
+//!
+//! Needs Verilator and g++ (`./scripts/install-tools.sh`); built models are cached in
+//! `~/.cache/warpforge`, so only the first run pays for the builds.
+
+use warpforge_cosim::mutants::{self, MutantOptions};
+use warpforge_cosim::stack_stimulus::{random_stimulus, CfgStimulus};
+use warpforge_cosim::{BuildOptions, Cosim, RtlSource};
+use warpforge_model::config::{GpuConfig, Reconvergence};
+use warpforge_model::gpu::{Gpu, Mode};
+use warpforge_model::units::contract::{Params, UnitDesc};
+use warpforge_workloads::Size;
+
+const RANDOM_CYCLES: u64 = 100_000;
+
+fn units() -> Vec<&'static UnitDesc> {
+    let units = warpforge_gen::units_with_templates();
+    let names: Vec<&str> = units.iter().map(|u| u.name).collect();
+    for expected in ["simt_stack_spe", "simt_stack_dpe", "dpe_scoreboard"] {
+        assert!(names.contains(&expected), "{expected} has RTL");
+    }
+    units
+}
+
+fn cosim(desc: &'static UnitDesc, params: &Params) -> Cosim {
+    let g = warpforge_gen::generate(desc, params).unwrap();
+    let rtl = RtlSource::new(desc.name, g.files.clone());
+    Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())
+        .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
+}
+
+#[test]
+fn every_unit_matches_its_rtl_on_random_stimulus_at_its_standard_parameter_sets() {
+    for desc in units() {
+        let sets = desc.standard_params();
+        assert!(sets.len() >= 3, "{}: three parameter sets", desc.name);
+        if desc.params.iter().any(|p| p.name == "WARP_SIZE") {
+            let sizes: Vec<u64> = sets.iter().map(|p| p.get("WARP_SIZE")).collect();
+            assert!(sizes.contains(&8) && sizes.contains(&64), "{}", desc.name);
+        }
+        for params in sets {
+            let c = cosim(desc, &params);
+            let mut stim = random_stimulus(desc, &params, 42, RANDOM_CYCLES);
+            let s = c
+                .run(&mut stim)
+                .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
+            assert_eq!(s.cycles, RANDOM_CYCLES);
+        }
+    }
+}
+
+#[test]
+fn both_stacks_match_their_rtl_on_the_directed_vectors() {
+    for desc in units()
+        .into_iter()
+        .filter(|u| u.name.starts_with("simt_stack"))
+    {
+        for params in desc.standard_params() {
+            let c = cosim(desc, &params);
+            let s = c
+                .run(&mut CfgStimulus::directed(desc, &params))
+                .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
+            assert!(s.cycles > 100, "{}: {} cycles", desc.name, s.cycles);
+        }
+    }
+}
+
+#[test]
+fn every_instance_of_every_workload_at_tiny_size_matches_the_rtl() {
+    for reconvergence in [Reconvergence::Spe, Reconvergence::Dpe] {
+        let mut cfg = GpuConfig::preset("gtx480", &[]).unwrap();
+        cfg.sm.reconvergence = reconvergence;
+        let stack = match reconvergence {
+            Reconvergence::Spe => "simt_stack_spe",
+            Reconvergence::Dpe => "simt_stack_dpe",
+        };
+        let mut built: Vec<(Params, Cosim)> = vec![];
+        let mut instances = [0usize; 2];
+        for w in warpforge_workloads::all() {
+            let mut gpu = Gpu::new(cfg.clone(), Mode::Timing);
+            gpu.record_unit(stack).unwrap();
+            gpu.record_unit("dpe_scoreboard").unwrap();
+            let v = w.run(&mut gpu, Size::Tiny, 5).unwrap();
+            assert!(v.passed, "{}", w.name());
+            let traces = gpu.take_traces();
+            assert_eq!(traces.len(), 2, "{}: stack and scoreboard traces", w.name());
+            for (k, rec) in traces.into_iter().enumerate() {
+                let trace = rec.into_trace(w.name());
+                if !built.iter().any(|(p, _)| *p == trace.params) {
+                    built.push((trace.params.clone(), cosim(trace.desc, &trace.params)));
+                }
+                let c = &built.iter().find(|(p, _)| *p == trace.params).unwrap().1;
+                let s = c
+                    .run_trace(&trace)
+                    .unwrap_or_else(|e| panic!("{} {:?}: {e}", w.name(), reconvergence));
+                instances[k] += s.len();
+            }
+        }
+        assert!(instances[0] > 100, "warp stacks replayed: {}", instances[0]);
+        assert!(
+            instances[1] >= 14,
+            "SM scoreboards replayed: {}",
+            instances[1]
+        );
+    }
+}
+
+#[test]
+fn every_mutant_of_every_unit_is_caught() {
+    for desc in units() {
+        // The smallest standard set keeps the builds quick; the stimulus is the same.
+        let params = desc.standard_params().swap_remove(1);
+        let g = warpforge_gen::generate(desc, &params).unwrap();
+        let rtl = RtlSource::new(desc.name, g.files.clone());
+        let opts = MutantOptions {
+            max_mutants: 12,
+            max_cycles: 50_000,
+            ..MutantOptions::default()
+        };
+        let report = mutants::run_mutants(
+            desc,
+            &params,
+            &rtl,
+            || random_stimulus(desc, &params, 7, u64::MAX),
+            &opts,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
+        eprintln!("{report}");
+        assert!(report.killed >= 10, "{report}");
+        // A mutant can be equivalent at one parameter set (e.g. a flipped test of the
+        // DUAL parameter when DUAL=1); it must then be caught at another standard set,
+        // built from the same mutated text with those parameters.
+        let all = mutants::generate(&g.files[0].1);
+        for survivor in report.survivors() {
+            let m = all.iter().find(|m| m.id == survivor.id).unwrap();
+            let caught = desc
+                .standard_params()
+                .into_iter()
+                .filter(|p| *p != params && p.iter().map(|(_, v)| v).product::<u64>() < 1 << 24)
+                .any(|p| {
+                    let rtl =
+                        RtlSource::new(desc.name, vec![(g.files[0].0.clone(), m.text.clone())]);
+                    let c = Cosim::new(desc, p.clone(), rtl, &BuildOptions::default())
+                        .unwrap()
+                        .with_failure_dir(None);
+                    c.run(&mut random_stimulus(desc, &p, 7, 50_000)).is_err()
+                });
+            assert!(
+                caught,
+                "{} survives at every standard set: {report}",
+                survivor.id
+            );
+        }
+    }
+}
