@@ -150,4 +150,37 @@ fn main() {
         PTRS_DESC.params::<&str>(&[]).unwrap(),
         ptrs_rtl(),
     );
+    bench_trace_replay("stencil");
+    bench_trace_replay("lud");
+}
+
+/// Replay of the stack traces recorded while the GPU model runs a workload (small size):
+/// every warp's `simt_stack_spe` instance in lockstep against the RTL, cycles per second
+/// over all instances (idle runs that cannot change the state are skipped and not counted).
+fn bench_trace_replay(workload: &str) {
+    use warpforge_model::config::GpuConfig;
+    use warpforge_model::gpu::{Gpu, Mode};
+    let mut gpu = Gpu::new(GpuConfig::preset("gtx480", &[]).unwrap(), Mode::Timing);
+    gpu.record_unit("simt_stack_spe").unwrap();
+    let w = warpforge_workloads::by_name(workload).unwrap();
+    assert!(w.run(&mut gpu, warpforge_workloads::Size::Small, 1).unwrap().passed);
+    let trace = gpu.take_trace().unwrap().into_trace(workload);
+    let g = warpforge_gen::generate(trace.desc, &trace.params).unwrap();
+    let rtl = RtlSource::new(trace.desc.name, g.files.clone());
+    let cosim = Cosim::new(trace.desc, trace.params.clone(), rtl, &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(None);
+    let rate = best(|| {
+        let t = Instant::now();
+        let s = cosim.run_trace(&trace).unwrap_or_else(|e| panic!("{e}"));
+        let cycles: u64 = s.iter().map(|x| x.cycles).sum();
+        cycles as f64 / t.elapsed().as_secs_f64()
+    });
+    println!(
+        "{} ({}), trace replay of {workload} (small, {} instances): {:.2} M cycles/s",
+        trace.desc.name,
+        trace.params,
+        trace.header.instances.len(),
+        rate / 1e6
+    );
 }
