@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod cosim_cmd;
 mod gen_cmd;
 mod launch_file;
 mod report;
@@ -13,7 +14,7 @@ use report::RunResult;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use warpforge_model::config::{GpuConfig, PRESETS};
+use warpforge_model::config::{GpuConfig, Reconvergence, PRESETS};
 use warpforge_model::error::SimError;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::host::Host;
@@ -43,6 +44,9 @@ enum Cmd {
     Gen(gen_cmd::GenArgs),
     /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count.
     Synth(gen_cmd::SynthArgs),
+    /// Co-simulate a unit's generated Verilog against its Rust model under Verilator, every
+    /// cycle (random stimulus, workload traces, replay files, mutants).
+    Cosim(cosim_cmd::CosimArgs),
 }
 
 #[derive(Args, Clone)]
@@ -80,8 +84,9 @@ pub struct RunArgs {
     /// Do not print the tables.
     #[arg(long)]
     quiet: bool,
-    /// Record the port traffic of every instance of this hardware unit (e.g.
-    /// simt_stack_spe) for co-simulation; needs --trace.
+    /// Record the port traffic of every instance of this hardware unit for co-simulation:
+    /// simt_stack_spe or simt_stack_dpe (every warp's stack, as sm.reconvergence selects) or
+    /// dpe_scoreboard (every SM's scoreboard); needs --trace.
     #[arg(
         long,
         value_name = "UNIT",
@@ -93,6 +98,19 @@ pub struct RunArgs {
     /// directory (one `<workload>.wftrace` each) for several.
     #[arg(long, value_name = "PATH", requires = "record_unit")]
     trace: Option<PathBuf>,
+    /// Skip the second run of each workload under the other reconvergence mechanism (by
+    /// default, timing runs of workloads are repeated with SPE and DPE swapped and the IPC
+    /// difference and Avg_Path are reported).
+    #[arg(long)]
+    no_compare: bool,
+    /// Skip generating the RTL of every unit and co-simulating it against the port traffic
+    /// the runs recorded (done by default for timing runs of workloads when Verilator is
+    /// installed).
+    #[arg(long)]
+    no_cosim: bool,
+    /// Where the generated RTL of every unit goes (with the co-simulation).
+    #[arg(long, value_name = "DIR", default_value = "warpforge-rtl")]
+    rtl_out: PathBuf,
 }
 
 /// Exit codes: 0 success, 1 a workload failed verification or the guest faulted (or the
@@ -109,6 +127,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::bench(&a),
         Cmd::Gen(a) => gen_cmd::gen(&a),
         Cmd::Synth(a) => gen_cmd::synth(&a),
+        Cmd::Cosim(a) => cosim_cmd::cosim(&a),
     };
     match r {
         Ok(code) => ExitCode::from(code),
@@ -191,10 +210,17 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             .record_unit(unit)
             .map_err(anyhow::Error::msg)?;
     }
-    let record = a.record_unit.as_deref();
-    let runs: Vec<(RunResult, Option<TraceRecorder>)> =
+    // Units whose port traffic the runs record: the one asked for, or (for the co-simulation
+    // that follows workload runs) every unit the GPU model instantiates.
+    let cosim = !a.no_cosim && a.record_unit.is_none() && !a.functional && a.ptx.is_none();
+    let record: Vec<String> = match &a.record_unit {
+        Some(u) => vec![u.clone()],
+        None if cosim => instantiated_units(&cfg),
+        None => vec![],
+    };
+    let runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-            vec![run_ptx(&cfg, mode, ptx, launch, record)?]
+            vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
         } else {
             let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
                 workloads::all().to_vec()
@@ -208,29 +234,50 @@ pub fn run(a: &RunArgs) -> Result<u8> {
                     )
                 })?]
             };
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(a.threads.unwrap_or(0))
-                .build()
-                .context("cannot start worker threads")?;
-            let pb = progress_bar(selected.len() as u64, a.quiet);
-            let status = Arc::new(Mutex::new(Vec::<String>::new()));
-            let results: Vec<(RunResult, Option<TraceRecorder>)> = pool.install(|| {
-                selected
-                    .par_iter()
-                    .map(|w| {
-                        let r = run_workload(&cfg, mode, *w, a.size, a.seed, record, &pb, &status);
-                        pb.inc(1);
-                        r
-                    })
-                    .collect()
-            });
-            pb.finish_and_clear();
-            results
+            run_workloads(&cfg, mode, &selected, a, &record)?
         };
     if let Some(path) = &a.trace {
         write_traces(&runs, path, a, &cfg)?;
     }
-    let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
+    // Unit traces of every run, for the co-simulation at the end.
+    let mut traces: Vec<(String, TraceRecorder)> = vec![];
+    // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
+    let comparison = if !a.no_compare && !a.functional && a.ptx.is_none() {
+        let mut other = cfg.clone();
+        other.sm.reconvergence = match cfg.sm.reconvergence {
+            Reconvergence::Spe => Reconvergence::Dpe,
+            Reconvergence::Dpe => Reconvergence::Spe,
+        };
+        let selected: Vec<&'static dyn workloads::Workload> = runs
+            .iter()
+            .filter_map(|(r, _)| workloads::by_name(&r.workload))
+            .collect();
+        let other_units = if cosim {
+            instantiated_units(&other)
+        } else {
+            vec![]
+        };
+        let others = run_workloads(&other, mode, &selected, a, &other_units)?;
+        let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
+        let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
+        let table = match cfg.sm.reconvergence {
+            Reconvergence::Spe => report::compare_reconvergence(&primary, &secondary),
+            Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
+        };
+        for (r, recs) in others {
+            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
+        }
+        Some(table)
+    } else {
+        None
+    };
+    let mut results: Vec<RunResult> = vec![];
+    for (r, recs) in runs {
+        if a.record_unit.is_none() {
+            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
+        }
+        results.push(r);
+    }
     if !a.quiet {
         println!(
             "warpforge: {} on {} ({} mode{})",
@@ -253,8 +300,27 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             println!("\nStall breakdown (share of scheduler issue slots):");
             print!("{}", report::stall_table(&results));
         }
+        if let Some(c) = &comparison {
+            println!(
+                "\nReconvergence: SPE vs DPE (the same runs with sm.reconvergence = spe and dpe, DPE path policy {:?}):",
+                cfg.sm.dpe_path_policy
+            );
+            print!("{}", report::comparison_table(c));
+        }
     }
     let mut code = 0;
+    if cosim {
+        let ok = cosim_cmd::cosim_recorded(traces, &a.rtl_out, a.size, a.quiet)?;
+        if !ok {
+            code = EXIT_FAIL;
+        }
+    }
+    for c in comparison.iter().flatten() {
+        if let Some(problem) = &c.problem {
+            eprintln!("{} (reconvergence comparison): {problem}", c.workload);
+            code = EXIT_FAIL;
+        }
+    }
     for r in &results {
         if let Some(e) = &r.error {
             eprintln!("{}: {e}", r.workload);
@@ -274,6 +340,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             "size": a.size.to_string(),
             "seed": a.seed,
             "results": results,
+            "reconvergence_comparison": comparison,
             "peak_rss_bytes": peak_rss_bytes(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
@@ -285,9 +352,50 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     Ok(code)
 }
 
+/// Every unit with RTL that the GPU model instantiates under `cfg` (traces recordable).
+fn instantiated_units(cfg: &GpuConfig) -> Vec<String> {
+    warpforge_gen::units_with_templates()
+        .into_iter()
+        .filter(|u| {
+            Gpu::new(cfg.clone(), Mode::Timing)
+                .record_unit(u.name)
+                .is_ok()
+        })
+        .map(|u| u.name.to_string())
+        .collect()
+}
+
+/// Run workloads in parallel (results do not depend on the thread count).
+fn run_workloads(
+    cfg: &GpuConfig,
+    mode: Mode,
+    selected: &[&'static dyn workloads::Workload],
+    a: &RunArgs,
+    record: &[String],
+) -> Result<Vec<(RunResult, Vec<TraceRecorder>)>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let pb = progress_bar(selected.len() as u64, a.quiet);
+    let status = Arc::new(Mutex::new(Vec::<String>::new()));
+    let results = pool.install(|| {
+        selected
+            .par_iter()
+            .map(|w| {
+                let r = run_workload(cfg, mode, *w, a.size, a.seed, record, &pb, &status);
+                pb.inc(1);
+                r
+            })
+            .collect()
+    });
+    pb.finish_and_clear();
+    Ok(results)
+}
+
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
 fn write_traces(
-    runs: &[(RunResult, Option<TraceRecorder>)],
+    runs: &[(RunResult, Vec<TraceRecorder>)],
     path: &Path,
     a: &RunArgs,
     cfg: &GpuConfig,
@@ -297,8 +405,8 @@ fn write_traces(
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create trace directory {}", path.display()))?;
     }
-    for (r, rec) in runs {
-        let Some(rec) = rec else { continue };
+    for (r, recs) in runs {
+        let Some(rec) = recs.first() else { continue };
         let file = if single {
             path.to_path_buf()
         } else {
@@ -328,12 +436,12 @@ fn run_workload(
     w: &'static dyn workloads::Workload,
     size: Size,
     seed: u64,
-    record: Option<&str>,
+    record: &[String],
     pb: &ProgressBar,
     status: &Arc<Mutex<Vec<String>>>,
-) -> (RunResult, Option<TraceRecorder>) {
+) -> (RunResult, Vec<TraceRecorder>) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
-    if let Some(unit) = record {
+    for unit in record {
         gpu.record_unit(unit)
             .expect("recordable unit was checked before the run");
     }
@@ -354,7 +462,7 @@ fn run_workload(
         .expect("progress lock")
         .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
-    let trace = gpu.take_trace();
+    let trace = gpu.take_traces();
     let result = match outcome {
         Ok(v) => RunResult {
             workload: name.into(),
@@ -379,13 +487,13 @@ fn run_ptx(
     mode: Mode,
     ptx: &Path,
     launch: &Path,
-    record: Option<&str>,
-) -> Result<(RunResult, Option<TraceRecorder>)> {
+    record: &[String],
+) -> Result<(RunResult, Vec<TraceRecorder>)> {
     let text =
         std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
-    if let Some(unit) = record {
+    for unit in record {
         gpu.record_unit(unit).map_err(anyhow::Error::msg)?;
     }
     let file = ptx.display().to_string();
@@ -425,7 +533,7 @@ fn run_ptx(
         launches: std::mem::take(&mut gpu.launches),
         error,
     };
-    Ok((result, gpu.take_trace()))
+    Ok((result, gpu.take_traces()))
 }
 
 fn human(n: u64) -> String {

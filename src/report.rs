@@ -41,6 +41,10 @@ fn num(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into())
 }
 
+fn num3(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
+}
+
 fn bytes(b: u64) -> String {
     if b >= 1 << 20 {
         format!("{:.1}M", b as f64 / (1 << 20) as f64)
@@ -51,8 +55,13 @@ fn bytes(b: u64) -> String {
     }
 }
 
-/// Render rows as an aligned text table (first column left-aligned, the rest right).
+/// Render rows as an aligned text table (first two columns left-aligned, the rest right).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    table_left(header, rows, 2)
+}
+
+/// Render rows as an aligned text table, the first `left` columns left-aligned.
+pub fn table_left(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -64,7 +73,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i < 2 {
+                if i < left {
                     format!("{c:<width$}", width = w[i])
                 } else {
                     format!("{c:>width$}", width = w[i])
@@ -112,6 +121,7 @@ pub fn kernel_table(results: &[RunResult], timing: bool) -> String {
             ]);
             if timing {
                 row.push(num(k.ipc()));
+                row.push(num3(k.avg_path()));
             }
             row.push(pct(k.simd_utilisation()));
             if timing {
@@ -130,7 +140,7 @@ pub fn kernel_table(results: &[RunResult], timing: bool) -> String {
         }
         if r.launches.is_empty() {
             let mut row = vec![r.workload.clone(), "-".into(), "0".into()];
-            let blanks = if timing { 10 } else { 5 };
+            let blanks = if timing { 11 } else { 5 };
             row.extend(std::iter::repeat_n("-".to_string(), blanks));
             row.push(verified);
             rows.push(row);
@@ -145,6 +155,7 @@ pub fn kernel_table(results: &[RunResult], timing: bool) -> String {
             "warp_insts",
             "thread_insts",
             "IPC",
+            "Avg_Path",
             "SIMD_util",
             "L1_hit",
             "L2_hit",
@@ -199,4 +210,116 @@ pub fn stall_table(results: &[RunResult]) -> String {
             .map(|(n, _)| *n),
     );
     table(&header, &rows)
+}
+
+/// One workload under SPE and under DPE (spec reconvergence-dpe.md §7.2: IPC speedup and
+/// Avg_Path, [L698-756]).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReconvergenceComparison {
+    pub workload: String,
+    pub spe_cycles: u64,
+    pub dpe_cycles: u64,
+    pub spe_ipc: Option<f64>,
+    pub dpe_ipc: Option<f64>,
+    /// DPE IPC over SPE IPC, minus one.
+    pub dpe_speedup: Option<f64>,
+    pub dpe_avg_path: Option<f64>,
+    pub spe_max_depth: u32,
+    pub dpe_max_depth: u32,
+    /// Set when either run faulted or failed verification, or when they executed different
+    /// instruction counts (DPE must issue the same warp instructions as SPE).
+    pub problem: Option<String>,
+}
+
+fn totals(r: &RunResult) -> KernelStats {
+    let mut t = KernelStats::default();
+    for l in &r.launches {
+        t.accumulate(l);
+    }
+    t
+}
+
+/// Pair up the SPE and DPE runs of the same workloads (same order).
+pub fn compare_reconvergence(
+    spe: &[&RunResult],
+    dpe: &[&RunResult],
+) -> Vec<ReconvergenceComparison> {
+    spe.iter()
+        .zip(dpe)
+        .map(|(s, d)| {
+            let (ts, td) = (totals(s), totals(d));
+            let failed = |r: &RunResult, which: &str| {
+                r.error
+                    .as_ref()
+                    .map(|e| format!("{which}: {e}"))
+                    .or_else(|| {
+                        (r.verified == Some(false))
+                            .then(|| format!("{which}: verification failed: {}", r.detail))
+                    })
+            };
+            let problem = failed(s, "SPE").or_else(|| failed(d, "DPE")).or_else(|| {
+                (ts.warp_instructions != td.warp_instructions
+                    || ts.thread_instructions != td.thread_instructions)
+                    .then(|| {
+                        format!(
+                            "DPE issued {} warp / {} thread instructions, SPE {} / {}",
+                            td.warp_instructions,
+                            td.thread_instructions,
+                            ts.warp_instructions,
+                            ts.thread_instructions
+                        )
+                    })
+            });
+            let (si, di) = (ts.ipc(), td.ipc());
+            ReconvergenceComparison {
+                workload: s.workload.clone(),
+                spe_cycles: ts.cycles,
+                dpe_cycles: td.cycles,
+                spe_ipc: si,
+                dpe_ipc: di,
+                dpe_speedup: si.zip(di).map(|(a, b)| b / a - 1.0),
+                dpe_avg_path: td.avg_path(),
+                spe_max_depth: ts.max_stack_depth,
+                dpe_max_depth: td.max_stack_depth,
+                problem,
+            }
+        })
+        .collect()
+}
+
+/// The SPE/DPE table printed by `warpforge run`.
+pub fn comparison_table(rows: &[ReconvergenceComparison]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|c| {
+            vec![
+                c.workload.clone(),
+                c.spe_cycles.to_string(),
+                c.dpe_cycles.to_string(),
+                num(c.spe_ipc),
+                num(c.dpe_ipc),
+                c.dpe_speedup
+                    .map(|v| format!("{:+.1}%", v * 100.0))
+                    .unwrap_or_else(|| "-".into()),
+                num3(c.dpe_avg_path),
+                format!("{}/{}", c.spe_max_depth, c.dpe_max_depth),
+                if c.problem.is_some() { "NO" } else { "yes" }.to_string(),
+            ]
+        })
+        .collect();
+    table_left(
+        &[
+            "workload",
+            "SPE_cycles",
+            "DPE_cycles",
+            "SPE_IPC",
+            "DPE_IPC",
+            "DPE_vs_SPE",
+            "Avg_Path",
+            "depth_SPE/DPE",
+            "both_ok",
+        ],
+        &body,
+        1,
+    )
 }

@@ -58,6 +58,40 @@ fn every_workload_verifies_in_functional_and_timing_mode() {
 }
 
 #[test]
+fn every_workload_verifies_under_dpe_with_both_path_policies() {
+    // Dual-path execution changes when instructions issue, never which: the same warp and
+    // thread instruction counts as SPE, launch by launch.
+    let spe = GpuConfig::preset("gtx480", &[]).unwrap();
+    let spe: Vec<Gpu> = all()
+        .iter()
+        .map(|w| run(w.name(), Mode::Timing, &spe))
+        .collect();
+    for policy in ["alt", "constrained"] {
+        let dpe = GpuConfig::preset(
+            "gtx480",
+            &[
+                "sm.reconvergence=dpe".into(),
+                format!("sm.dpe_path_policy={policy}"),
+            ],
+        )
+        .unwrap();
+        for (w, a) in all().iter().zip(&spe) {
+            let b = run(w.name(), Mode::Timing, &dpe);
+            assert_eq!(a.launches.len(), b.launches.len(), "{}", w.name());
+            for (x, y) in a.launches.iter().zip(&b.launches) {
+                let what = format!("{} {} ({policy})", w.name(), x.kernel);
+                assert_eq!(x.warp_instructions, y.warp_instructions, "{what}");
+                assert_eq!(x.thread_instructions, y.thread_instructions, "{what}");
+                assert!(y.cycles > 0, "{what}");
+                // Avg_Path is at least one path per issue and at most two.
+                let avg = y.avg_path().unwrap();
+                assert!((1.0..=2.0).contains(&avg), "{what}: Avg_Path {avg}");
+            }
+        }
+    }
+}
+
+#[test]
 fn workloads_verify_on_the_fx5800_preset_and_other_schedulers() {
     for (preset, sets) in [
         ("fx5800", vec![]),

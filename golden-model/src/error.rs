@@ -37,6 +37,8 @@ pub enum FaultKind {
     Watchdog,
     /// The guest executed something the model cannot run at run time (e.g. bad operand).
     Unsupported,
+    /// The model broke one of its own invariants (a bug in warpforge, not in the guest).
+    Internal,
 }
 
 impl fmt::Display for FaultKind {
@@ -48,6 +50,7 @@ impl fmt::Display for FaultKind {
             FaultKind::ReconvergenceStack => "reconvergence stack error",
             FaultKind::Watchdog => "watchdog limit exceeded",
             FaultKind::Unsupported => "unsupported operation",
+            FaultKind::Internal => "internal model error (a warpforge bug)",
         };
         f.write_str(s)
     }

@@ -110,6 +110,9 @@ pub struct KernelStats {
     /// issued (spec §4.8, [L698-700]); `avg_path()` divides by `warp_instructions`.
     pub issued_paths: u64,
     pub stalls: StallBreakdown,
+    /// Scoreboard releases that waited for a free writeback port (more than `NWB` in one
+    /// cycle); each waits one cycle or more.
+    pub deferred_releases: u64,
     pub mem: MemFigures,
     /// Every counter of the memory hierarchy for this launch (timing mode).
     pub memory_detail: crate::memory::MemStats,
@@ -145,6 +148,7 @@ impl KernelStats {
         self.issued_paths += o.issued_paths;
         self.regs_per_thread = self.regs_per_thread.max(o.regs_per_thread);
         self.stalls.add(&o.stalls);
+        self.deferred_releases += o.deferred_releases;
         let (m, n) = (&mut self.mem, &o.mem);
         m.l1_accesses += n.l1_accesses;
         m.l1_hits += n.l1_hits;

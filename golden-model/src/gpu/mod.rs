@@ -88,15 +88,31 @@ impl Gpu {
         if self.mode != Mode::Timing {
             return Err("unit traces are recorded by the timing model (drop --functional)".into());
         }
+        let stack_unit = match self.cfg.sm.reconvergence {
+            Reconvergence::Spe => "simt_stack_spe",
+            Reconvergence::Dpe => "simt_stack_dpe",
+        };
         match unit {
-            "simt_stack_spe" if self.cfg.sm.reconvergence == Reconvergence::Spe => {
+            u if u == stack_unit => {
                 for sm in &mut self.sms {
                     sm.record_stacks(&self.cfg)?;
                 }
                 Ok(())
             }
-            "simt_stack_spe" => {
-                Err("simt_stack_spe is only used with sm.reconvergence = \"spe\"".into())
+            "simt_stack_spe" => Err(
+                "simt_stack_spe is used with sm.reconvergence = \"spe\" (--set sm.reconvergence=spe)"
+                    .into(),
+            ),
+            "simt_stack_dpe" => Err(
+                "simt_stack_dpe is used with sm.reconvergence = \"dpe\" (--set sm.reconvergence=dpe)"
+                    .into(),
+            ),
+            // One per SM, DUAL=1 under DPE and DUAL=0 under SPE (A19).
+            "dpe_scoreboard" => {
+                for sm in &mut self.sms {
+                    sm.record_scoreboard(&self.cfg)?;
+                }
+                Ok(())
             }
             _ => Err(format!(
                 "unit {unit} is not instantiated by the GPU model's current configuration"
@@ -104,19 +120,26 @@ impl Gpu {
         }
     }
 
-    /// The recorded traffic of every instance, all SMs together (recording stops).
-    pub fn take_trace(&mut self) -> Option<TraceRecorder> {
-        let mut all: Option<TraceRecorder> = None;
+    /// The recorded traffic of every instance, all SMs together, one recorder per unit
+    /// being recorded (recording stops).
+    pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
+        let mut all: Vec<TraceRecorder> = Vec::new();
         for sm in &mut self.sms {
-            if let Some(rec) = sm.take_stack_trace() {
-                match all.as_mut() {
+            for rec in sm.take_traces() {
+                match all.iter_mut().find(|a| a.desc().name == rec.desc().name) {
                     Some(a) => a.absorb(rec),
-                    None => all = Some(rec),
+                    None => all.push(rec),
                 }
             }
         }
         all
     }
+
+    /// The recorded traffic of the one unit being recorded (see [`Gpu::take_traces`]).
+    pub fn take_trace(&mut self) -> Option<TraceRecorder> {
+        self.take_traces().into_iter().next()
+    }
+
     pub fn module(&self, id: ModuleId) -> Option<&Module> {
         self.modules.get(id.0).map(|m| &m.module)
     }
@@ -236,6 +259,16 @@ impl Host for Gpu {
             ctas_per_sm,
             ..Default::default()
         };
+        // The timing model's per-kernel facts; a kernel it cannot hold fails here.
+        let timing_prep = match self.mode {
+            Mode::Functional => None,
+            Mode::Timing => {
+                let decoded = decode_kernel(kernel);
+                let sb = timing::sm::scoreboard_params(&self.cfg, kernel, &decoded)
+                    .map_err(SimError::Launch)?;
+                Some((decoded, sb))
+            }
+        };
         let started = Instant::now();
         let name = kernel_name.to_string();
         let mut progress = self.progress.take();
@@ -259,14 +292,14 @@ impl Host for Gpu {
                 &mut report,
             ),
             Mode::Timing => {
-                let decoded = decode_kernel(kernel);
+                let (decoded, sb) = timing_prep.expect("prepared for timing mode");
                 let ctx = KernelCtx {
                     cfg: &self.cfg,
                     module: &lm.module,
                     kernel,
                     launch: &info,
                     decoded: &decoded,
-                    sb_words: (kernel.num_regs as usize).div_ceil(64).max(1),
+                    sb,
                 };
                 let mem = self
                     .mem
@@ -294,6 +327,7 @@ impl Host for Gpu {
                         stats.max_stack_depth = stats.max_stack_depth.max(s.max_stack_depth);
                         stats.issued_paths += s.issued_paths;
                         stats.stalls.add(&s.stalls);
+                        stats.deferred_releases += s.deferred_releases;
                         stats.mem.shared_accesses += s.mem.shared_accesses;
                         stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;
                     }

@@ -1,10 +1,17 @@
 //! One streaming multiprocessor, cycle by cycle.
 //!
-//! Per cycle: (1) writebacks due this cycle and memory completions release scoreboard
-//! bits; (2) stacks whose top entry lost all its threads pop (one entry per cycle, spec
-//! A12); (3) the load/store unit hands its head request to the memory hierarchy; (4) one
-//! warp's instruction buffer is refilled (fetch); (5) each warp scheduler picks one ready
-//! warp by its policy and issues its next instruction.
+//! Per cycle: (1) writebacks due this cycle and memory completions stage their scoreboard
+//! releases, and the scoreboard's clock edge applies them (together with the reserves and
+//! copies staged in the previous cycle); (2) stacks whose top entry lost all its threads pop
+//! (one entry per cycle, spec A12); (3) the load/store unit hands its head request to the
+//! memory hierarchy; (4) one warp's instruction buffer is refilled (fetch); (5) each warp
+//! scheduler picks one ready warp by its policy and issues its next instruction.
+//!
+//! The scoreboard is the `dpe_scoreboard` unit model itself, one instance per SM: `DUAL=1`
+//! under `sm.reconvergence = "dpe"` (L/R pending and shadow bits, spec §4.9), `DUAL=0`
+//! under "spe" (A19). Its clock edge falls inside the GPU cycle, after the releases: a
+//! writeback at cycle t is visible to issue at t, and a reserve (or a stack's copy) staged at
+//! t is visible from t+1. Hazard queries at issue read the state after this cycle's edge.
 //!
 //! Instructions execute functionally at issue (as in GPGPU-Sim): the branch outcome updates
 //! the warp's SIMT stack in the same cycle, so the next instruction of the warp is known at
@@ -24,6 +31,7 @@ use crate::exec::{
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::KernelStats;
+use crate::units::dpe_scoreboard::{DpeScoreboard, ScoreboardParams, ScoreboardPorts, MAX_PORTS};
 use crate::units::trace::TraceRecorder;
 use std::collections::VecDeque;
 
@@ -34,8 +42,58 @@ pub struct KernelCtx<'a> {
     pub kernel: &'a Kernel,
     pub launch: &'a LaunchInfo,
     pub decoded: &'a [DecodedInst],
-    /// Register slots per warp rounded up to whole 64-bit scoreboard words.
-    pub sb_words: usize,
+    /// The parameters of every SM's scoreboard for this kernel ([`scoreboard_params`]).
+    pub sb: ScoreboardParams,
+}
+
+/// Reserve ports of the scoreboard: each scheduler issues at most one instruction per cycle
+/// and an instruction writes at most 4 register slots, so the 2 schedulers of the modelled
+/// GPUs stage at most 8 reserves per cycle ([`scoreboard_params`] checks each kernel).
+pub const SB_RESERVE_PORTS: u32 = 8;
+/// Writeback (release) ports of the scoreboard. A cycle with more releases than this keeps
+/// the rest in a queue for the next cycle's free ports.
+pub const SB_WRITEBACK_PORTS: u32 = 8;
+
+/// The scoreboard parameters for a kernel with `num_regs` register slots per thread on
+/// `cfg`: `NUM_REGS` rounded up to a multiple of 8 (at least 8), `NUM_WARPS` =
+/// `sm.max_warps` (at least 2), `DUAL` under DPE. `Q` is one query port per scheduler (the
+/// GPU model queries through the typed API; traces leave the query ports at 0).
+pub fn scoreboard_params_for(cfg: &GpuConfig, num_regs: u32) -> ScoreboardParams {
+    ScoreboardParams {
+        num_warps: cfg.sm.max_warps.max(2),
+        num_regs: num_regs.div_ceil(8).max(1) * 8,
+        nrsv: SB_RESERVE_PORTS,
+        nwb: SB_WRITEBACK_PORTS,
+        q: cfg.sm.schedulers.clamp(1, MAX_PORTS as u32),
+        dual: cfg.sm.reconvergence == crate::config::Reconvergence::Dpe,
+    }
+}
+
+/// The scoreboard parameters for `kernel`, or why its launch cannot be simulated: more
+/// register slots than the unit holds (256), or instructions that write more registers than
+/// the schedulers' reserve ports can stage in one cycle.
+pub fn scoreboard_params(
+    cfg: &GpuConfig,
+    kernel: &Kernel,
+    decoded: &[DecodedInst],
+) -> Result<ScoreboardParams, String> {
+    let p = scoreboard_params_for(cfg, kernel.num_regs as u32);
+    if p.num_regs > 256 {
+        return Err(format!(
+            "kernel `{}` uses {} register slots per thread; the timing model's scoreboard \
+             (dpe_scoreboard) holds at most 256",
+            kernel.name, kernel.num_regs
+        ));
+    }
+    let writes = decoded.iter().map(|d| d.n_writes as u32).max().unwrap_or(0);
+    if writes * cfg.sm.schedulers > p.nrsv {
+        return Err(format!(
+            "kernel `{}` has instructions that write {writes} registers and sm.schedulers = {} \
+             can issue one each per cycle: more than the scoreboard's {} reserve ports",
+            kernel.name, cfg.sm.schedulers, p.nrsv
+        ));
+    }
+    Ok(p)
 }
 
 /// Per-SM resource needs of one CTA of the kernel.
@@ -92,6 +150,9 @@ struct WarpSlot {
     barrier: Option<(u8, u32)>,
     /// Writebacks and memory requests in flight (the slot is not reused until 0).
     inflight: u32,
+    /// Releases waiting in the SM's queue for a free scoreboard writeback port (the slot
+    /// is not reused until 0 either).
+    deferred: u32,
     finished: bool,
 }
 
@@ -113,18 +174,31 @@ struct CtaSlot {
     footprint: CtaFootprint,
 }
 
-/// A register release scheduled for a future cycle.
+/// A register written back in a future cycle.
 #[derive(Clone, Copy)]
 struct Writeback {
     warp: u16,
     reg: u16,
+    /// The issuing path (the L/R bit that travels down the pipeline, [L556-558]).
+    side: u8,
+    /// Whether the write was reserved in the scoreboard (see `Sm::write_result`).
+    tracked: bool,
 }
 
 /// A global/local memory instruction waiting for the memory hierarchy.
 struct PendingMem {
     warp: u16,
+    side: u8,
     regs: [u16; 4],
     n_regs: u8,
+}
+
+/// A scoreboard release waiting for a writeback port.
+#[derive(Clone, Copy)]
+struct Release {
+    warp: u16,
+    reg: u16,
+    side: u8,
 }
 
 /// The per-SM timing model.
@@ -136,9 +210,13 @@ pub struct Sm {
     states: Vec<WarpState>,
     ctas: Vec<Option<CtaSlot>>,
     schedulers: Vec<Scheduler>,
-    /// Scoreboard: pending bits per warp (`sb_words` words each); a second set marks
-    /// registers waiting on memory (for the stall breakdown).
-    pending: Vec<u64>,
+    /// The scoreboard (the `dpe_scoreboard` unit model).
+    sb: DpeScoreboard,
+    /// Releases that found every writeback port of their cycle taken, oldest first.
+    deferred: VecDeque<Release>,
+    /// GPU-side bookkeeping for the stall breakdown only: per path (`2 * warp + side`,
+    /// `sb_words` words each), the registers whose pending write is a memory load (set when
+    /// the reserve is staged, cleared when the release is).
     pending_mem: Vec<u64>,
     sb_words: usize,
     /// Cycle at which each functional unit accepts its next instruction.
@@ -180,6 +258,9 @@ pub struct Sm {
     pub stats: KernelStats,
     /// Port traffic of every warp's stack, when recording (instance = warp slot).
     stack_trace: Option<TraceRecorder>,
+    /// Port traffic of the scoreboard, when recording (one instance), and the port layout
+    /// of its parameters.
+    sb_trace: Option<(TraceRecorder, ScoreboardPorts)>,
 }
 
 const LSU_QUEUE: usize = 2;
@@ -209,7 +290,8 @@ impl Sm {
             schedulers: (0..nsched)
                 .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
                 .collect(),
-            pending: Vec::new(),
+            sb: DpeScoreboard::new(scoreboard_params_for(cfg, 8)),
+            deferred: VecDeque::new(),
             pending_mem: Vec::new(),
             sb_words: 0,
             sp_free: vec![0; cfg.pipeline.sp_units as usize],
@@ -243,6 +325,7 @@ impl Sm {
             used_ctas: 0,
             stats: KernelStats::default(),
             stack_trace: None,
+            sb_trace: None,
         }
     }
 
@@ -256,18 +339,53 @@ impl Sm {
         Ok(())
     }
 
-    /// The recorded stack traffic (recording stops).
-    pub fn take_stack_trace(&mut self) -> Option<TraceRecorder> {
-        self.stack_trace.take()
+    /// Start recording the scoreboard's port traffic (instance `sm<id>`). The trace's
+    /// `NUM_REGS` starts at the minimum and widens to the largest any launch uses from then
+    /// on (see [`Sm::begin_kernel`]).
+    pub fn record_scoreboard(&mut self, cfg: &GpuConfig) -> Result<(), String> {
+        let p = scoreboard_params_for(cfg, 8);
+        let mut rec = TraceRecorder::new(
+            &crate::units::dpe_scoreboard::SCOREBOARD_DESC,
+            p.to_params()?,
+        );
+        rec.add_instance(format!("sm{}", self.id));
+        self.sb_trace = Some((rec, ScoreboardPorts::of(&p)));
+        Ok(())
     }
 
-    /// Act on what a stack update did beyond the stack itself: the DPE scoreboard copy.
+    /// The recorded traffic of every unit being recorded: stacks, then the scoreboard
+    /// (recording stops).
+    pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
+        let sb = self.sb_trace.take().map(|(rec, _)| rec);
+        self.stack_trace.take().into_iter().chain(sb).collect()
+    }
+
+    /// Act on what a stack update did beyond the stack itself: the scoreboard copy of the
+    /// warp's pending bits into its shadow bits (`ev_sb_copy`, spec A5, A6).
     #[inline]
-    fn stack_effect(&mut self, _w: usize, effect: super::reconv::StackEffect) {
+    fn stack_effect(&mut self, w: usize, effect: super::reconv::StackEffect) {
         if effect.sb_copy {
-            // The shadow-bit scoreboard copies pending into shadow here (spec A5); with one
-            // pending set per warp both paths already see every pending write.
+            self.sb.copy(w as u32);
         }
+    }
+
+    /// The scoreboard's clock edge that ends unit cycle `cycle`: applies everything staged
+    /// since the previous edge (recorded first when tracing; an edge with nothing staged is
+    /// free).
+    ///
+    /// The edge inside GPU cycle t ends unit cycle t-1: its inputs are the reserves and
+    /// copies staged at t-1 (after that cycle's edge) and the releases of writebacks due at t
+    /// (the scoreboard sees a writeback one cycle before the register is read again). So a
+    /// trace shows a copy at the same cycle as the stack event that raised it.
+    #[inline]
+    fn sb_edge(&mut self, cycle: u64) {
+        if let Some((rec, layout)) = self.sb_trace.as_mut() {
+            if !self.sb.staged().is_idle() {
+                let sb = &self.sb;
+                rec.record(0, cycle, |ports| sb.staged_to_ports(layout, ports));
+            }
+        }
+        self.sb.tick();
     }
 
     #[inline]
@@ -280,9 +398,25 @@ impl Sm {
     /// Prepare for a new kernel launch: size per-warp structures for its register count.
     pub fn begin_kernel(&mut self, k: &KernelCtx) {
         let max_warps = k.cfg.sm.max_warps as usize;
-        self.sb_words = k.sb_words;
-        self.pending = vec![0; max_warps * k.sb_words];
-        self.pending_mem = vec![0; max_warps * k.sb_words];
+        // Empty after a launch that ran to its end; a launch that faulted may leave some.
+        self.deferred.clear();
+        self.sb = DpeScoreboard::new(k.sb);
+        self.sb_words = k.sb.num_regs.div_ceil(64) as usize;
+        self.pending_mem = vec![0; 2 * max_warps * self.sb_words];
+        if let Some((rec, layout)) = self.sb_trace.as_mut() {
+            // One trace holds every launch at one parameter set: when this kernel has more
+            // register slots than any recorded before, the events so far are re-encoded with
+            // the wider register fields (a launch with fewer registers behaves identically
+            // in an instance with more: it never names the extra ones).
+            let have = ScoreboardParams::from_params(rec.params());
+            if k.sb.num_regs > have.num_regs {
+                let params = k.sb.to_params().expect("checked at launch");
+                let (old, new) = (*layout, ScoreboardPorts::of(&k.sb));
+                rec.reencode(params, |from, to| new.write(&old.read(from), to))
+                    .expect("re-encoding the SM's own trace");
+                *layout = new;
+            }
+        }
         self.warps.clear();
         self.states.clear();
         for _ in 0..max_warps {
@@ -304,6 +438,7 @@ impl Sm {
                 side: 0,
                 barrier: None,
                 inflight: 0,
+                deferred: 0,
                 finished: false,
             });
         }
@@ -354,9 +489,15 @@ impl Sm {
             warp.side = 0;
             warp.barrier = None;
             warp.inflight = 0;
+            warp.deferred = 0;
+            // A free slot has nothing in flight, so its scoreboard rows are clear.
+            debug_assert!((0..2).all(|s| self
+                .sb
+                .pending_row(ws as u32, s)
+                .iter()
+                .all(|&b| b == 0)));
             let words = self.sb_words;
-            self.pending[ws * words..(ws + 1) * words].fill(0);
-            self.pending_mem[ws * words..(ws + 1) * words].fill(0);
+            self.pending_mem[2 * ws * words..2 * (ws + 1) * words].fill(0);
             let sched = ws % self.schedulers.len();
             self.schedulers[sched].add(ws, warp.age);
             self.record_stack(ws, now, &launch);
@@ -425,16 +566,36 @@ impl Sm {
         while let Some(tok) = mem.pop_completed(self.id as usize) {
             self.complete_token(tok);
         }
+        // The scoreboard's edge: this cycle's releases, and last cycle's reserves and copies.
+        self.sb_edge(now.saturating_sub(1));
         self.auto_pops(k)?;
         self.drive_lsu(now, mem);
         self.fetch(now, k);
         for s in 0..self.schedulers.len() {
             self.schedule(s, now, k, global, num_sms)?;
         }
+        if self.used_ctas == 0 {
+            // The last warp left (its final pop may have staged a copy) and an SM with
+            // nothing resident gets no more cycles: the edge that ends this cycle comes now
+            // (nothing can be staged before the next cycle's edge: nothing is in flight).
+            self.sb_edge(now);
+        }
         Ok(())
     }
 
     fn writebacks(&mut self, now: u64) {
+        // Releases left over from earlier cycles take the free writeback ports first.
+        while let Some(&r) = self.deferred.front() {
+            if !self.sb.release_port_free() {
+                break;
+            }
+            self.deferred.pop_front();
+            let w = r.warp as usize;
+            self.release(w, r.side, r.reg);
+            self.wake_warp(w);
+            self.warps[w].deferred -= 1;
+            self.maybe_retire(w);
+        }
         let idx = (now & self.wheel_mask) as usize;
         if self.wheel[idx].is_empty() {
             return;
@@ -443,27 +604,54 @@ impl Sm {
         for wb in list.drain(..) {
             let w = wb.warp as usize;
             self.wake_warp(w);
-            self.release(w, wb.reg);
+            if wb.tracked {
+                self.release(w, wb.side, wb.reg);
+            }
             self.warps[w].inflight -= 1;
             self.maybe_retire(w);
         }
         self.wheel[idx] = list;
     }
 
+    /// Stage the release of `reg` written by path (w, side) on a free writeback port, or
+    /// queue it for the next cycle's ports. The caller wakes the warp when the release is
+    /// staged (the edge of this cycle applies it before the schedulers look).
     #[inline]
-    fn release(&mut self, w: usize, reg: u16) {
-        let i = w * self.sb_words + reg as usize / 64;
-        let bit = !(1u64 << (reg % 64));
-        self.pending[i] &= bit;
-        self.pending_mem[i] &= bit;
+    fn release(&mut self, w: usize, side: u8, reg: u16) {
+        if !self.sb.release(w as u32, side, reg as u32) {
+            self.defer_release(w, side, reg);
+            return;
+        }
+        let i = self.mem_word(w, side as usize, reg);
+        self.pending_mem[i] &= !(1u64 << (reg % 64));
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn defer_release(&mut self, w: usize, side: u8, reg: u16) {
+        self.deferred.push_back(Release {
+            warp: w as u16,
+            reg,
+            side,
+        });
+        self.warps[w].deferred += 1;
+        self.stats.deferred_releases += 1;
+    }
+
+    /// The `pending_mem` word of register `reg` of path (w, side) (side 0 under SPE, as in
+    /// the scoreboard).
+    #[inline]
+    fn mem_word(&self, w: usize, side: usize, reg: u16) -> usize {
+        let side = if self.sb.params().dual { side & 1 } else { 0 };
+        (2 * w + side) * self.sb_words + reg as usize / 64
     }
 
     fn complete_token(&mut self, tok: u32) {
         let p = &self.tokens[tok as usize];
-        let (w, regs, n) = (p.warp as usize, p.regs, p.n_regs as usize);
+        let (w, side, regs, n) = (p.warp as usize, p.side, p.regs, p.n_regs as usize);
         self.wake_warp(w);
         for &r in &regs[..n] {
-            self.release(w, r);
+            self.release(w, side, r);
         }
         self.free_tokens.push(tok);
         self.warps[w].inflight -= 1;
@@ -607,19 +795,14 @@ impl Sm {
         }
         let pc = warp.stack.path_pc(side) as usize;
         let d = &k.decoded[pc];
-        let base = w * self.sb_words;
-        let mut hazard = false;
-        let mut mem_hazard = false;
-        for &r in d.reads().iter().chain(d.writes()) {
-            let i = base + r as usize / 64;
-            let bit = 1u64 << (r % 64);
-            if self.pending[i] & bit != 0 {
-                hazard = true;
-                mem_hazard |= self.pending_mem[i] & bit != 0;
-            }
-        }
-        if hazard {
-            let why = if mem_hazard {
+        // The scoreboard's hazard output for this path: its own pending bits or the other
+        // side's shadow bits (§4.9). Cached until an event on the warp: only a release can
+        // clear a hazard, and every release wakes the warp.
+        if self
+            .sb
+            .hazard_in(w as u32, side as u8, d.reads(), d.writes())
+        {
+            let why = if self.memory_hazard(w, side, d) {
                 Stall::MemData
             } else {
                 Stall::AluData
@@ -641,6 +824,23 @@ impl Sm {
             return Some((Stall::Pipe, now + 1));
         }
         None
+    }
+
+    /// Whether a register that blocks path (w, side) waits on a memory load (for the stall
+    /// breakdown): its own pending write, or the other side's shadowed one, is a load.
+    fn memory_hazard(&self, w: usize, side: usize, d: &DecodedInst) -> bool {
+        let side = if self.sb.params().dual { side & 1 } else { 0 };
+        let (wu, su) = (w as u32, side as u8);
+        // Own pending loads, and the other side's shadowed pending loads (`S ⊆ P`).
+        let words = self.sb_words;
+        let mem = |s: usize| &self.pending_mem[(2 * w + s) * words..][..words];
+        let (own_p, own_m) = (self.sb.pending_row(wu, su), mem(side));
+        let (other_s, other_m) = (self.sb.shadow_row(wu, su ^ 1), mem(side ^ 1));
+        let loads = |r: u16| {
+            let (k, bit) = (r as usize / 64, 1u64 << (r % 64));
+            k < own_p.len() && (own_p[k] & own_m[k] | other_s[k] & other_m[k]) & bit != 0
+        };
+        d.reads().iter().any(|&r| loads(r)) || d.writes().iter().any(|&r| loads(r))
     }
 
     fn schedule(
@@ -821,10 +1021,11 @@ impl Sm {
         // Destination registers and functional-unit occupancy.
         let p = &k.cfg.pipeline;
         let mut long_latency = false;
+        let sb_side = side as u8;
         match d.class {
             InstClass::Mem => {
                 if let Some(acc) = self.step.mem.take() {
-                    long_latency = self.issue_memory(w, now, k, &d, &acc);
+                    long_latency = self.issue_memory(w, sb_side, now, k, &d, &acc, pc)?;
                 }
             }
             class => {
@@ -841,8 +1042,7 @@ impl Sm {
                 units[u] = now + ii as u64;
                 long_latency = class == InstClass::Div;
                 for &r in d.writes() {
-                    self.reserve(w, r, false);
-                    self.schedule_writeback(w, r, now + lat.max(1) as u64);
+                    self.write_result(w, sb_side, r, now, lat, k, pc)?;
                 }
             }
         }
@@ -872,46 +1072,49 @@ impl Sm {
         Ok(long_latency)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn issue_memory(
         &mut self,
         w: usize,
+        side: u8,
         now: u64,
         k: &KernelCtx,
         d: &DecodedInst,
         acc: &MemAccess,
-    ) -> bool {
+        pc: u32,
+    ) -> Result<bool, Box<GuestFault>> {
         match acc.space {
             StateSpace::Global | StateSpace::Local | StateSpace::Generic if acc.mask != 0 => {
                 let mut regs = [0u16; 4];
                 let mut n = 0;
                 if acc.kind != MemKind::Store {
+                    // Completion is at least two cycles away (the LSU hands the request on
+                    // next cycle at the earliest), so the reserve is applied first.
                     for &r in d.writes() {
                         regs[n] = r;
                         n += 1;
-                        self.reserve(w, r, true);
+                        self.reserve(w, side, r, true, k, pc)?;
                     }
                 }
+                let token = PendingMem {
+                    warp: w as u16,
+                    side,
+                    regs,
+                    n_regs: n as u8,
+                };
                 let tok = match self.free_tokens.pop() {
                     Some(t) => {
-                        self.tokens[t as usize] = PendingMem {
-                            warp: w as u16,
-                            regs,
-                            n_regs: n as u8,
-                        };
+                        self.tokens[t as usize] = token;
                         t
                     }
                     None => {
-                        self.tokens.push(PendingMem {
-                            warp: w as u16,
-                            regs,
-                            n_regs: n as u8,
-                        });
+                        self.tokens.push(token);
                         self.tokens.len() as u32 - 1
                     }
                 };
                 self.warps[w].inflight += 1;
                 self.lsu_queue.push_back((tok, *acc));
-                acc.kind != MemKind::Store
+                Ok(acc.kind != MemKind::Store)
             }
             _ => {
                 // Shared, const, param (or a fully predicated-off access): inside the SM.
@@ -925,30 +1128,83 @@ impl Sm {
                 };
                 self.lsu_free = now + busy as u64;
                 for &r in d.writes() {
-                    self.reserve(w, r, false);
-                    self.schedule_writeback(w, r, now + lat.max(1) as u64);
+                    self.write_result(w, side, r, now, lat, k, pc)?;
                 }
-                false
+                Ok(false)
             }
         }
     }
 
+    /// Stage the reserve of `r` for path (w, side) at issue. The reserve ports cover the most
+    /// writes the schedulers can issue in one cycle (checked per kernel at launch), so a
+    /// refused reserve is a bug of the model, reported as an internal-error fault.
     #[inline]
-    fn reserve(&mut self, w: usize, r: u16, memory: bool) {
-        let i = w * self.sb_words + r as usize / 64;
-        let bit = 1u64 << (r % 64);
-        self.pending[i] |= bit;
-        if memory {
-            self.pending_mem[i] |= bit;
+    fn reserve(
+        &mut self,
+        w: usize,
+        side: u8,
+        r: u16,
+        memory: bool,
+        k: &KernelCtx,
+        pc: u32,
+    ) -> Result<(), Box<GuestFault>> {
+        if !self.sb.reserve(w as u32, side, r as u32) {
+            return Err(self.reserve_refused(w, r, k, pc));
         }
+        if memory {
+            let i = self.mem_word(w, side as usize, r);
+            self.pending_mem[i] |= 1u64 << (r % 64);
+        }
+        Ok(())
     }
 
-    fn schedule_writeback(&mut self, w: usize, reg: u16, at: u64) {
-        self.wheel[(at & self.wheel_mask) as usize].push(Writeback {
+    #[cold]
+    #[inline(never)]
+    fn reserve_refused(&self, w: usize, r: u16, k: &KernelCtx, pc: u32) -> Box<GuestFault> {
+        Box::new(self.fault(
+            FaultKind::Internal,
+            w,
+            pc,
+            k,
+            format!(
+                "the scoreboard refused the reserve of register slot {r}: all {} reserve ports \
+                 of this cycle are taken",
+                self.sb.params().nrsv
+            ),
+        ))
+    }
+
+    /// Register `r` of path (w, side) is written back `lat` cycles after issue (at least 1).
+    ///
+    /// A result written back in the very next cycle is never reserved: its release would
+    /// reach the scoreboard at the same edge as its reserve, where the reserve wins (A7), and
+    /// it is visible to that cycle's issue anyway, exactly as if its bit had been set and
+    /// cleared again (no query and no copy can see it in between: a copy at the issue cycle
+    /// would take it into a shadow bit that the release clears at the same edge).
+    #[allow(clippy::too_many_arguments)]
+    fn write_result(
+        &mut self,
+        w: usize,
+        side: u8,
+        r: u16,
+        now: u64,
+        lat: u32,
+        k: &KernelCtx,
+        pc: u32,
+    ) -> Result<(), Box<GuestFault>> {
+        let lat = lat.max(1) as u64;
+        let tracked = lat >= 2;
+        if tracked {
+            self.reserve(w, side, r, false, k, pc)?;
+        }
+        self.wheel[((now + lat) & self.wheel_mask) as usize].push(Writeback {
             warp: w as u16,
-            reg,
+            reg: r,
+            side,
+            tracked,
         });
         self.warps[w].inflight += 1;
+        Ok(())
     }
 
     fn arrive_barrier(
@@ -1014,11 +1270,16 @@ impl Sm {
     }
 
     /// Free the warp slot (and its CTA when it was the last) once nothing is in flight.
+    #[inline]
     fn maybe_retire(&mut self, w: usize) {
-        let warp = &mut self.warps[w];
-        if !warp.finished || warp.inflight > 0 || !warp.active {
-            return;
+        let warp = &self.warps[w];
+        if warp.finished && warp.inflight == 0 && warp.deferred == 0 && warp.active {
+            self.retire(w);
         }
+    }
+
+    fn retire(&mut self, w: usize) {
+        let warp = &mut self.warps[w];
         warp.active = false;
         let cta_slot = warp.cta_slot;
         let done = {

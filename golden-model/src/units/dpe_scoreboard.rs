@@ -99,11 +99,19 @@ pub struct RegRef {
 }
 
 /// Operations staged on a fixed number of ports for the current cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PortStage {
+#[derive(Debug, Clone, Copy)]
+pub struct PortStage {
     ops: [RegRef; MAX_PORTS],
     used: usize,
 }
+
+/// Equal when the same operations are staged (unused port slots are not compared).
+impl PartialEq for PortStage {
+    fn eq(&self, other: &PortStage) -> bool {
+        self.staged() == other.staged()
+    }
+}
+impl Eq for PortStage {}
 
 impl PortStage {
     const EMPTY: PortStage = PortStage {
@@ -114,8 +122,43 @@ impl PortStage {
         }; MAX_PORTS],
         used: 0,
     };
-    fn staged(&self) -> &[RegRef] {
+    /// The staged operations, in port order.
+    pub fn staged(&self) -> &[RegRef] {
         &self.ops[..self.used]
+    }
+    /// Stage `op` on the next free port of `ports`; `false` when they are all used.
+    fn push(&mut self, ports: usize, op: RegRef) -> bool {
+        if self.used >= ports.min(MAX_PORTS) {
+            return false;
+        }
+        self.ops[self.used] = op;
+        self.used += 1;
+        true
+    }
+}
+
+/// The inputs of one cycle (everything but the query ports): what [`DpeScoreboard::tick`]
+/// applies, and what a trace records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoreboardInputs {
+    /// Reserve ports `0..rsv.staged().len()` (the rest invalid).
+    pub rsv: PortStage,
+    /// Release ports, likewise.
+    pub rel: PortStage,
+    /// `cpy_valid`: bit `w` copies warp `w`'s pending bits into its shadow bits.
+    pub cpy: u64,
+}
+
+impl ScoreboardInputs {
+    pub const IDLE: ScoreboardInputs = ScoreboardInputs {
+        rsv: PortStage::EMPTY,
+        rel: PortStage::EMPTY,
+        cpy: 0,
+    };
+    /// No reserve, release or copy.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.rsv.used == 0 && self.rel.used == 0 && self.cpy == 0
     }
 }
 
@@ -130,11 +173,8 @@ pub struct DpeScoreboard {
     pending: Vec<u64>,
     /// `S`, same layout as `pending`.
     shadow: Vec<u64>,
-    // This cycle's staged inputs, applied by `tick`.
-    rsv: PortStage,
-    rel: PortStage,
-    /// Bit `w`: warp `w` copies pending into shadow.
-    cpy: u64,
+    /// This cycle's staged inputs, applied by `tick`.
+    stage: ScoreboardInputs,
 }
 
 impl DpeScoreboard {
@@ -146,9 +186,7 @@ impl DpeScoreboard {
             row_words,
             pending: vec![0; bits],
             shadow: vec![0; bits],
-            rsv: PortStage::EMPTY,
-            rel: PortStage::EMPTY,
-            cpy: 0,
+            stage: ScoreboardInputs::IDLE,
         }
     }
 
@@ -163,10 +201,17 @@ impl DpeScoreboard {
         self.clear_stage();
     }
 
+    #[inline]
     fn clear_stage(&mut self) {
-        self.rsv.used = 0;
-        self.rel.used = 0;
-        self.cpy = 0;
+        self.stage.rsv.used = 0;
+        self.stage.rel.used = 0;
+        self.stage.cpy = 0;
+    }
+
+    /// This cycle's inputs staged so far.
+    #[inline]
+    pub fn staged(&self) -> &ScoreboardInputs {
+        &self.stage
     }
 
     /// The side a port input acts on (always 0 in SPE mode).
@@ -202,7 +247,7 @@ impl DpeScoreboard {
     #[must_use = "a reserve beyond NRSV per cycle is dropped"]
     pub fn reserve(&mut self, warp: u32, side: u8, reg: u32) -> bool {
         let ports = self.params.nrsv as usize;
-        Self::stage(&mut self.rsv, ports, RegRef { warp, side, reg })
+        self.stage.rsv.push(ports, RegRef { warp, side, reg })
     }
 
     /// Release `reg` of (warp, side) at writeback (the side travelled with the
@@ -211,58 +256,91 @@ impl DpeScoreboard {
     #[must_use = "a release beyond NWB per cycle is dropped"]
     pub fn release(&mut self, warp: u32, side: u8, reg: u32) -> bool {
         let ports = self.params.nwb as usize;
-        Self::stage(&mut self.rel, ports, RegRef { warp, side, reg })
+        self.stage.rel.push(ports, RegRef { warp, side, reg })
     }
 
-    fn stage(stage: &mut PortStage, ports: usize, op: RegRef) -> bool {
-        if stage.used >= ports.min(MAX_PORTS) {
-            return false;
-        }
-        stage.ops[stage.used] = op;
-        stage.used += 1;
-        true
+    /// Whether another release can be staged this cycle (a free writeback port).
+    #[inline]
+    pub fn release_port_free(&self) -> bool {
+        self.stage.rel.used < (self.params.nwb as usize).min(MAX_PORTS)
     }
 
     /// Warp `warp`'s stack pushed, popped or diverged in place (`ev_sb_copy`): copy its
     /// pending bits, this cycle's reserves included, into its shadow bits on both sides.
     pub fn copy(&mut self, warp: u32) {
         if warp < self.params.num_warps {
-            self.cpy |= 1 << warp;
+            self.stage.cpy |= 1 << warp;
         }
     }
 
-    /// Clock edge: `state(t+1) = f(state(t), staged inputs)`, then clears the stage.
+    /// Stage every input of `inp` (ports beyond this unit's `NRSV`/`NWB` are dropped, as
+    /// by [`Self::reserve`] and [`Self::release`]).
+    pub fn stage_inputs(&mut self, inp: &ScoreboardInputs) {
+        for op in inp.rsv.staged() {
+            let _ = self.reserve(op.warp, op.side, op.reg);
+        }
+        for op in inp.rel.staged() {
+            let _ = self.release(op.warp, op.side, op.reg);
+        }
+        let mut cpy = inp.cpy;
+        while cpy != 0 {
+            self.copy(cpy.trailing_zeros());
+            cpy &= cpy - 1;
+        }
+    }
+
+    /// Clock edge: `state(t+1) = f(state(t), staged inputs)`, then clears the stage. A
+    /// cycle with nothing staged leaves the state as it is and costs one test.
+    #[inline]
     pub fn tick(&mut self) {
-        let (rsv, rel, cpy) = (self.rsv, self.rel, self.cpy);
+        if !self.stage.is_idle() {
+            self.apply_stage();
+        }
+    }
+
+    fn apply_stage(&mut self) {
+        let (stage, pending, shadow) = (&self.stage, &mut self.pending, &mut self.shadow);
+        let (rsv, rel, cpy) = (&stage.rsv, &stage.rel, stage.cpy);
+        let p = &self.params;
+        let row_words = self.row_words;
+        let side_mask = p.dual as u8;
+        // (word, bit) of an operand, `None` out of range (as `locate`).
+        let at = |op: &RegRef| -> Option<(usize, u64)> {
+            if op.warp >= p.num_warps || op.reg >= p.num_regs {
+                return None;
+            }
+            let row = (op.warp as usize * 2 + (op.side & side_mask) as usize) * row_words;
+            Some((row + op.reg as usize / 64, 1u64 << (op.reg % 64)))
+        };
         // S |= P | RSV for the copying warps, both sides, before P and S change.
-        if self.params.dual && cpy != 0 {
-            for warp in 0..self.params.num_warps {
-                if cpy >> warp & 1 == 0 {
-                    continue;
-                }
-                let first = warp as usize * 2 * self.row_words;
-                for i in first..first + 2 * self.row_words {
-                    self.shadow[i] |= self.pending[i];
+        if p.dual && cpy != 0 {
+            let mut warps = cpy;
+            while warps != 0 {
+                let warp = warps.trailing_zeros() as usize;
+                warps &= warps - 1;
+                let first = warp * 2 * row_words;
+                for i in first..first + 2 * row_words {
+                    shadow[i] |= pending[i];
                 }
             }
             for op in rsv.staged() {
-                if op.warp < self.params.num_warps && cpy >> op.warp & 1 == 1 {
-                    if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                        self.shadow[w] |= bit;
+                if op.warp < 64 && cpy >> op.warp & 1 == 1 {
+                    if let Some((w, bit)) = at(op) {
+                        shadow[w] |= bit;
                     }
                 }
             }
         }
         // Release clears P and S; a reserve in the same cycle sets P again.
         for op in rel.staged() {
-            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                self.pending[w] &= !bit;
-                self.shadow[w] &= !bit;
+            if let Some((w, bit)) = at(op) {
+                pending[w] &= !bit;
+                shadow[w] &= !bit;
             }
         }
         for op in rsv.staged() {
-            if let Some((w, bit)) = self.locate(op.warp, self.side_of(op.side), op.reg) {
-                self.pending[w] |= bit;
+            if let Some((w, bit)) = at(op) {
+                pending[w] |= bit;
             }
         }
         self.clear_stage();
@@ -271,20 +349,50 @@ impl DpeScoreboard {
     // ---- outputs (functions of state(t)) ----
 
     /// Would an instruction of (warp, side) reading or writing `regs` hit a hazard:
-    /// own pending bit or the other side's shadow bit ([L516]).
+    /// own pending bit or the other side's shadow bit ([L516]). Takes register lists of
+    /// any integer type (the GPU model's decoded `u16` slots) without copying them.
     #[inline]
-    pub fn hazard(&self, warp: u32, side: u8, regs: &[u32]) -> bool {
+    pub fn hazard<R: Copy + Into<u32>>(&self, warp: u32, side: u8, regs: &[R]) -> bool {
+        self.hazard_in(warp, side, regs, &[])
+    }
+
+    /// [`Self::hazard`] over the registers of two lists (an instruction's sources and its
+    /// destinations): one query.
+    #[inline]
+    pub fn hazard_in<R: Copy + Into<u32>>(&self, warp: u32, side: u8, a: &[R], b: &[R]) -> bool {
+        if warp >= self.params.num_warps {
+            return false;
+        }
         let side = self.side_of(side);
-        regs.iter().any(|&reg| {
-            let own = self.locate(warp, side, reg);
-            let other = self.locate(warp, side ^ 1, reg);
-            match (own, other) {
-                (Some((w, bit)), Some((o, _))) => {
-                    self.pending[w] & bit != 0 || (self.params.dual && self.shadow[o] & bit != 0)
-                }
-                _ => false,
+        let words = self.row_words;
+        let own = &self.pending[(warp as usize * 2 + side) * words..][..words];
+        let other = &self.shadow[(warp as usize * 2 + (side ^ 1)) * words..][..words];
+        let (dual, num_regs) = (self.params.dual, self.params.num_regs);
+        #[inline(always)]
+        fn hit(own: &[u64], other: &[u64], dual: bool, num_regs: u32, reg: u32) -> bool {
+            if reg >= num_regs {
+                return false;
             }
-        })
+            let (k, bit) = (reg as usize / 64, 1u64 << (reg % 64));
+            own[k] & bit != 0 || (dual && other[k] & bit != 0)
+        }
+        // Plain loops: this is the GPU model's hottest query.
+        for &reg in a {
+            if hit(own, other, dual, num_regs, reg.into()) {
+                return true;
+            }
+        }
+        for &reg in b {
+            if hit(own, other, dual, num_regs, reg.into()) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// No pending bit anywhere (so no shadow bit either, `S ⊆ P`).
+    pub fn is_clear(&self) -> bool {
+        self.pending.iter().all(|&w| w == 0)
     }
 
     /// `P[warp][side][reg]`.
@@ -531,13 +639,126 @@ mod sb_port {
     pub const DBG_S: usize = 18;
 }
 
+/// How [`ScoreboardInputs`] sit in the input ports of one parameter set: the single place
+/// where the scoreboard's port encoding lives (the generic adapter reads with it, traces
+/// are written with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoreboardPorts {
+    nrsv: u32,
+    nwb: u32,
+    num_warps: u32,
+    /// `$clog2(NUM_WARPS)`, `$clog2(NUM_REGS)`.
+    warp_w: u32,
+    reg_w: u32,
+}
+
+impl ScoreboardPorts {
+    pub fn of(p: &ScoreboardParams) -> ScoreboardPorts {
+        ScoreboardPorts {
+            nrsv: p.nrsv,
+            nwb: p.nwb,
+            num_warps: p.num_warps,
+            warp_w: super::contract::clog2(p.num_warps as u64),
+            reg_w: super::contract::clog2(p.num_regs as u64),
+        }
+    }
+
+    /// The `valid, warp, side, reg` port positions of the reserve and release groups.
+    const RSV: [usize; 4] = [
+        sb_port::RSV_VALID,
+        sb_port::RSV_WARP,
+        sb_port::RSV_SIDE,
+        sb_port::RSV_REG,
+    ];
+    const REL: [usize; 4] = [
+        sb_port::REL_VALID,
+        sb_port::REL_WARP,
+        sb_port::REL_SIDE,
+        sb_port::REL_REG,
+    ];
+
+    /// The reserve, release and copy inputs held in `ports` (valid ports only, in port
+    /// order; query ports and `rst_n` are not read).
+    pub fn read(&self, ports: &[Bits]) -> ScoreboardInputs {
+        let mut inp = ScoreboardInputs::IDLE;
+        for (stage, group, n) in [
+            (&mut inp.rsv, Self::RSV, self.nrsv),
+            (&mut inp.rel, Self::REL, self.nwb),
+        ] {
+            let [valid, warp, side, reg] = group;
+            for i in 0..n {
+                if ports[valid].bit(i) {
+                    let _ = stage.push(
+                        MAX_PORTS,
+                        RegRef {
+                            warp: ports[warp].field(i * self.warp_w, self.warp_w) as u32,
+                            side: ports[side].bit(i) as u8,
+                            reg: ports[reg].field(i * self.reg_w, self.reg_w) as u32,
+                        },
+                    );
+                }
+            }
+        }
+        inp.cpy = ports[sb_port::CPY_VALID].to_u64();
+        inp
+    }
+
+    /// Write `inp` into the reserve, release and copy input ports (the staged operations on
+    /// ports 0, 1, ...; `rst_n` and the query ports are left as they are). The inverse of
+    /// [`Self::read`] for inputs that fit these parameters.
+    pub fn write(&self, inp: &ScoreboardInputs, ports: &mut [Bits]) {
+        for (stage, group, n) in [
+            (&inp.rsv, Self::RSV, self.nrsv),
+            (&inp.rel, Self::REL, self.nwb),
+        ] {
+            let [valid, warp, side, reg] = group;
+            let mut v = 0u64;
+            for (i, op) in stage.staged().iter().take(n as usize).enumerate() {
+                let i = i as u32;
+                v |= 1 << i;
+                ports[warp].set_field(i * self.warp_w, self.warp_w, op.warp as u64);
+                ports[side].set_bit(i, op.side & 1 == 1);
+                ports[reg].set_field(i * self.reg_w, self.reg_w, op.reg as u64);
+            }
+            ports[valid].set_u64(v);
+        }
+        let warps = if self.num_warps >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.num_warps) - 1
+        };
+        ports[sb_port::CPY_VALID].set_u64(inp.cpy & warps);
+    }
+}
+
+impl DpeScoreboard {
+    /// Write this cycle's staged inputs into generic port values laid out by `layout` (a
+    /// trace recorder's `fill`): [`ScoreboardPorts::of`] this unit's parameters, or those of
+    /// a trace with a wider `NUM_REGS` that also holds larger launches.
+    pub fn staged_to_ports(&self, layout: &ScoreboardPorts, ports: &mut [Bits]) {
+        layout.write(&self.stage, ports);
+    }
+}
+
+impl ScoreboardParams {
+    /// As a generic parameter set of [`SCOREBOARD_DESC`] (validated against its ranges).
+    pub fn to_params(&self) -> Result<Params, String> {
+        SCOREBOARD_DESC.params(&[
+            ("NUM_WARPS", self.num_warps as u64),
+            ("NUM_REGS", self.num_regs as u64),
+            ("NRSV", self.nrsv as u64),
+            ("NWB", self.nwb as u64),
+            ("Q", self.q as u64),
+            ("DUAL", self.dual as u64),
+        ])
+    }
+}
+
 /// `dpe_scoreboard` behind the generic interface: converts ports and calls the typed model.
 pub struct ScoreboardUnit {
     params: Params,
     sb: DpeScoreboard,
-    /// `$clog2(NUM_WARPS)`, `$clog2(NUM_REGS)`.
-    warp_w: u32,
-    reg_w: u32,
+    layout: ScoreboardPorts,
 }
 
 impl ScoreboardUnit {
@@ -546,8 +767,7 @@ impl ScoreboardUnit {
         ScoreboardUnit {
             params: params.clone(),
             sb: DpeScoreboard::new(p),
-            warp_w: super::contract::clog2(p.num_warps as u64),
-            reg_w: super::contract::clog2(p.num_regs as u64),
+            layout: ScoreboardPorts::of(&p),
         }
     }
     pub fn scoreboard(&self) -> &DpeScoreboard {
@@ -557,17 +777,6 @@ impl ScoreboardUnit {
     /// Field `i` of a port array of `width`-bit fields.
     fn field(port: &Bits, i: u32, width: u32) -> u64 {
         port.field(i * width, width)
-    }
-
-    /// The (warp, side, reg) of port `i` of a reserve or release group (the positions of
-    /// its `valid, warp, side, reg` ports), if its valid bit is set.
-    fn port_op(&self, ports: &[Bits], group: [usize; 4], i: u32) -> Option<RegRef> {
-        let [valid, warp, side, reg] = group;
-        ports[valid].bit(i).then(|| RegRef {
-            warp: Self::field(&ports[warp], i, self.warp_w) as u32,
-            side: ports[side].bit(i) as u8,
-            reg: Self::field(&ports[reg], i, self.reg_w) as u32,
-        })
     }
 }
 
@@ -589,15 +798,15 @@ impl UnitModel for ScoreboardUnit {
             for j in 0..QUERY_SRCS as u32 {
                 let k = i * QUERY_SRCS as u32 + j;
                 if ports[Q_SRC_VALID].bit(k) {
-                    regs[n] = Self::field(&ports[Q_SRC], k, self.reg_w) as u32;
+                    regs[n] = Self::field(&ports[Q_SRC], k, self.layout.reg_w) as u32;
                     n += 1;
                 }
             }
             if ports[Q_DST_VALID].bit(i) {
-                regs[n] = Self::field(&ports[Q_DST], i, self.reg_w) as u32;
+                regs[n] = Self::field(&ports[Q_DST], i, self.layout.reg_w) as u32;
                 n += 1;
             }
-            let warp = Self::field(&ports[Q_WARP], i, self.warp_w) as u32;
+            let warp = Self::field(&ports[Q_WARP], i, self.layout.warp_w) as u32;
             let side = ports[Q_SIDE].bit(i) as u8;
             if !in_reset && self.sb.hazard(warp, side, &regs[..n]) {
                 hazards |= 1 << i;
@@ -621,23 +830,8 @@ impl UnitModel for ScoreboardUnit {
             self.sb.reset();
             return;
         }
-        let p = self.sb.params();
         // Never more staged operations than ports, so staging always succeeds.
-        for i in 0..p.nrsv {
-            if let Some(op) = self.port_op(ports, [RSV_VALID, RSV_WARP, RSV_SIDE, RSV_REG], i) {
-                let _ = self.sb.reserve(op.warp, op.side, op.reg);
-            }
-        }
-        for i in 0..p.nwb {
-            if let Some(op) = self.port_op(ports, [REL_VALID, REL_WARP, REL_SIDE, REL_REG], i) {
-                let _ = self.sb.release(op.warp, op.side, op.reg);
-            }
-        }
-        for warp in 0..p.num_warps {
-            if ports[CPY_VALID].bit(warp) {
-                self.sb.copy(warp);
-            }
-        }
+        self.sb.stage_inputs(&self.layout.read(ports));
         self.sb.tick();
     }
 }
@@ -695,7 +889,7 @@ mod tests {
         assert_eq!((p(&s, R), sh(&s, R)), (vec![], vec![]));
         // 3. C (right) wants add r5,r0,r2: R.P[r0]=0 but L.S[r0]=1: stalls (r0 case).
         assert!(!s.is_pending(0, R, 0));
-        assert!(s.hazard(0, R, &[0, 2, 5]));
+        assert!(s.hazard(0, R, &[0u32, 2, 5]));
         // 4. B: load r1.
         rsv(&mut s, 0, L, 1);
         s.tick();
@@ -704,7 +898,7 @@ mod tests {
         rel(&mut s, 0, L, 0);
         s.tick();
         assert_eq!((p(&s, L), sh(&s, L)), (vec![1], vec![]));
-        assert!(!s.hazard(0, R, &[0, 2, 5]));
+        assert!(!s.hazard(0, R, &[0u32, 2, 5]));
         // 6. C issues add r5; later BR_{D-E} copies (r5 still pending).
         rsv(&mut s, 0, R, 5);
         s.tick();
@@ -713,12 +907,12 @@ mod tests {
         assert_eq!((p(&s, L), sh(&s, L)), (vec![1], vec![1]));
         assert_eq!((p(&s, R), sh(&s, R)), (vec![5], vec![5]));
         // 7. D (left) and E (right) read r1: both stall (E on the conservative L.S[r1]).
-        assert!(s.hazard(0, L, &[1, 3]));
-        assert!(s.hazard(0, R, &[1, 3]));
+        assert!(s.hazard(0, L, &[1u32, 3]));
+        assert!(s.hazard(0, R, &[1u32, 3]));
         rel(&mut s, 0, L, 1);
         rel(&mut s, 0, R, 5);
         s.tick();
-        assert!(!s.hazard(0, L, &[1, 3]) && !s.hazard(0, R, &[1, 3]));
+        assert!(!s.hazard(0, L, &[1u32, 3]) && !s.hazard(0, R, &[1u32, 3]));
         // 8. D and E both write r4 in one cycle: tracked separately (r4 case).
         rsv(&mut s, 0, L, 4);
         rsv(&mut s, 0, R, 4);
@@ -728,7 +922,7 @@ mod tests {
         rel(&mut s, 0, R, 4);
         s.tick();
         assert!(
-            s.is_pending(0, L, 4) && !s.hazard(0, R, &[4]),
+            s.is_pending(0, L, 4) && !s.hazard(0, R, &[4u32]),
             "no cross-path dependency"
         );
         rsv(&mut s, 0, R, 4);
@@ -739,10 +933,13 @@ mod tests {
         assert_eq!((sh(&s, L), sh(&s, R)), (vec![4], vec![4]));
         rel(&mut s, 0, R, 4);
         s.tick();
-        assert!(s.hazard(0, R, &[4]), "L.S[r4]: D's write still in flight");
+        assert!(
+            s.hazard(0, R, &[4u32]),
+            "L.S[r4]: D's write still in flight"
+        );
         rel(&mut s, 0, L, 4);
         s.tick();
-        assert!(!s.hazard(0, R, &[4]));
+        assert!(!s.hazard(0, R, &[4u32]));
         // 10. F: load r7 is the last instruction before G: reserve and pop in one cycle (A6).
         rsv(&mut s, 0, R, 7);
         s.copy(0);
@@ -750,10 +947,10 @@ mod tests {
         assert_eq!((p(&s, R), sh(&s, R)), (vec![7], vec![7]));
         // 11. G (left) add r8,r1,r7 waits on R.S[r7] (r7 case) until r7 writes back.
         assert!(!s.is_pending(0, L, 7));
-        assert!(s.hazard(0, L, &[1, 7, 8]));
+        assert!(s.hazard(0, L, &[1u32, 7, 8]));
         rel(&mut s, 0, R, 7);
         s.tick();
-        assert!(!s.hazard(0, L, &[1, 7, 8]));
+        assert!(!s.hazard(0, L, &[1u32, 7, 8]));
         assert_eq!(s.pending, vec![0; s.pending.len()]);
         assert_eq!(s.shadow, vec![0; s.shadow.len()]);
     }
@@ -766,14 +963,14 @@ mod tests {
         s.copy(3);
         s.tick();
         assert!(s.is_pending(3, R, 7) && s.is_shadow(3, R, 7));
-        assert!(s.hazard(3, L, &[7]));
+        assert!(s.hazard(3, L, &[7u32]));
         // A copy of another warp does not see it.
         let mut s = sb();
         rsv(&mut s, 3, R, 7);
         s.copy(4);
         s.tick();
         assert!(!s.is_shadow(3, R, 7));
-        assert!(!s.hazard(3, L, &[7]));
+        assert!(!s.hazard(3, L, &[7u32]));
     }
 
     #[test]
@@ -815,7 +1012,7 @@ mod tests {
         rsv(&mut s, 2, R, 9);
         s.tick();
         assert!(!s.is_pending(2, L, 9) && s.is_pending(2, R, 9));
-        assert!(s.hazard(2, R, &[9]) && !s.hazard(2, L, &[9]));
+        assert!(s.hazard(2, R, &[9u32]) && !s.hazard(2, L, &[9u32]));
     }
 
     #[test]
@@ -847,10 +1044,10 @@ mod tests {
         s.tick();
         assert!(s.is_pending(0, L, 4));
         assert!(s.shadow.iter().all(|&w| w == 0));
-        assert!(s.hazard(0, L, &[4]) && s.hazard(0, R, &[4]));
+        assert!(s.hazard(0, L, &[4u32]) && s.hazard(0, R, &[4u32]));
         rel(&mut s, 0, L, 4);
         s.tick();
-        assert!(!s.hazard(0, R, &[4]));
+        assert!(!s.hazard(0, R, &[4u32]));
     }
 
     #[test]
@@ -861,7 +1058,7 @@ mod tests {
         s.copy(60);
         s.tick();
         assert!(s.pending.iter().all(|&w| w == 0));
-        assert!(!s.hazard(50, L, &[1]) && !s.hazard(1, L, &[200]));
+        assert!(!s.hazard(50, L, &[1u32]) && !s.hazard(1, L, &[200u32]));
         assert!(s.pending_row(50, L).is_empty());
     }
 
@@ -1026,6 +1223,62 @@ mod tests {
             assert!(seen_pending, "{params}: state built up");
             assert!(seen_shadow || !sp.dual, "{params}: shadows built up");
         }
+    }
+
+    #[test]
+    fn staged_inputs_round_trip_through_ports() {
+        // The trace encoding (`staged_to_ports`) and the adapter's decoding are inverses, also
+        // into a layout with a wider register field (a trace that also holds larger launches).
+        let small = ScoreboardParams {
+            num_warps: 48,
+            num_regs: 24,
+            nrsv: 8,
+            nwb: 8,
+            q: 2,
+            dual: true,
+        };
+        let wide = ScoreboardParams {
+            num_regs: 256,
+            ..small
+        };
+        let mut s = DpeScoreboard::new(small);
+        for i in 0..8u32 {
+            assert!(s.reserve(i * 5 % 48, (i % 2) as u8, i * 3 % 24));
+        }
+        assert!(!s.reserve(1, 0, 1), "NRSV = 8");
+        for i in 0..5u32 {
+            assert!(s.release(47 - i, (i % 2) as u8, 23 - i));
+        }
+        s.copy(0);
+        s.copy(47);
+        s.copy(13);
+        for p in [small, wide] {
+            let layout = ScoreboardPorts::of(&p);
+            let params = p.to_params().unwrap();
+            let mut ports = SCOREBOARD_DESC.zero_ports(&params);
+            s.staged_to_ports(&layout, &mut ports);
+            assert_eq!(layout.read(&ports), *s.staged(), "{params}");
+            // The generic unit applies exactly what the typed one does.
+            let mut unit = ScoreboardUnit::new(&params);
+            ports[sb_port::RST_N].set_u64(1);
+            unit.tick(&ports);
+            let mut typed = s.clone();
+            typed.tick();
+            for w in 0..48 {
+                for side in [L, R] {
+                    for r in 0..24 {
+                        let u = unit.scoreboard();
+                        assert_eq!(u.is_pending(w, side, r), typed.is_pending(w, side, r));
+                        assert_eq!(u.is_shadow(w, side, r), typed.is_shadow(w, side, r));
+                    }
+                }
+            }
+        }
+        s.tick();
+        assert!(s.staged().is_idle());
+        let before = s.clone();
+        s.tick();
+        assert_eq!(s, before, "an idle tick changes nothing");
     }
 
     #[test]

@@ -447,8 +447,9 @@ impl Update {
 /// The threads of one warp running a [`Program`]: per-thread visit counts, loop trip
 /// counters and exited lanes. Allocates once, in [`WarpDriver::new`].
 #[derive(Debug, Clone)]
-pub struct WarpDriver<'p> {
-    prog: &'p Program,
+pub struct WarpDriver {
+    /// The driver's own copy (small), so a stimulus can own program and driver together.
+    prog: Program,
     seed: u64,
     lanes: u32,
     /// `visits[lane * len + pc]`: how often the lane has run `pc`.
@@ -458,13 +459,13 @@ pub struct WarpDriver<'p> {
     exited: u64,
 }
 
-impl<'p> WarpDriver<'p> {
+impl WarpDriver {
     /// A warp of `lanes` threads (at most 64) at the start of `prog`.
-    pub fn new(prog: &'p Program, seed: u64, lanes: u32) -> WarpDriver<'p> {
+    pub fn new(prog: &Program, seed: u64, lanes: u32) -> WarpDriver {
         let lanes = lanes.min(64);
         let cells = lanes as usize * prog.len();
         WarpDriver {
-            prog,
+            prog: prog.clone(),
             seed,
             lanes,
             visits: vec![0; cells],

@@ -101,16 +101,55 @@ impl TraceRecorder {
         self.scratch[0].set_u64(1); // rst_n
         fill(&mut self.scratch);
         let rec = &mut self.instances[inst];
-        debug_assert!(cycle >= rec.last_cycle || rec.events == 0);
+        debug_assert!(cycle > rec.last_cycle || rec.events == 0);
         let delta = cycle.saturating_sub(rec.last_cycle);
         rec.last_cycle = cycle;
         rec.events += 1;
-        write_varint(&mut rec.bytes, delta);
-        for &i in &self.inputs {
-            for &w in self.scratch[i].words() {
-                write_varint(&mut rec.bytes, w);
+        encode_event(&mut rec.bytes, delta, &self.inputs, &self.scratch);
+    }
+
+    /// The parameters the events are encoded for (the trace header's).
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Re-encode every event recorded so far for other parameters of the same unit (e.g. a
+    /// register field that must widen to hold a later launch's traffic). `convert` writes one
+    /// event's inputs at the new parameters (into ports that start zeroed, `rst_n` = 1)
+    /// from its inputs at the old ones. Cycles and event counts are kept.
+    pub fn reencode(
+        &mut self,
+        params: Params,
+        mut convert: impl FnMut(&[Bits], &mut [Bits]),
+    ) -> Result<(), String> {
+        let mut old = self.desc.zero_ports(&self.params);
+        let mut new = self.desc.zero_ports(&params);
+        for inst in &mut self.instances {
+            let mut bytes = Vec::with_capacity(inst.bytes.len());
+            {
+                let mut events = TraceEvents {
+                    bytes: &inst.bytes,
+                    pos: 0,
+                    cycle: 0,
+                    inputs: self.inputs.clone(),
+                    name: &inst.name,
+                };
+                let mut last = 0;
+                while let Some(cycle) = events.next_into(&mut old)? {
+                    for &i in &self.inputs {
+                        new[i].clear();
+                    }
+                    new[0].set_u64(1); // rst_n
+                    convert(&old, &mut new);
+                    encode_event(&mut bytes, cycle - last, &self.inputs, &new);
+                    last = cycle;
+                }
             }
+            inst.bytes = bytes;
         }
+        self.scratch = self.desc.zero_ports(&params);
+        self.params = params;
+        Ok(())
     }
 
     /// Append the instances of `other` (another SM's recorder of the same unit).
@@ -126,23 +165,7 @@ impl TraceRecorder {
     /// Write the trace file; instances with no events are left out.
     pub fn write(&self, path: &Path, source: &str) -> Result<(), String> {
         let kept: Vec<&InstanceRecord> = self.instances.iter().filter(|i| i.events > 0).collect();
-        let header = TraceHeader {
-            unit: self.desc.name.to_string(),
-            params: self
-                .params
-                .iter()
-                .map(|(n, v)| (n.to_string(), v))
-                .collect(),
-            source: source.to_string(),
-            instances: kept
-                .iter()
-                .map(|i| InstanceHeader {
-                    name: i.name.clone(),
-                    events: i.events,
-                    bytes: i.bytes.len() as u64,
-                })
-                .collect(),
-        };
+        let header = self.header(&kept, source);
         let write = || -> std::io::Result<()> {
             let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
             writeln!(f, "{MAGIC}")?;
@@ -154,6 +177,48 @@ impl TraceRecorder {
             f.flush()
         };
         write().map_err(|e| format!("cannot write trace {}: {e}", path.display()))
+    }
+
+    /// The trace in memory, as [`Trace::read`] would return it from the written file.
+    pub fn into_trace(self, source: &str) -> Trace {
+        let kept: Vec<InstanceRecord> = self
+            .instances
+            .into_iter()
+            .filter(|i| i.events > 0)
+            .collect();
+        let refs: Vec<&InstanceRecord> = kept.iter().collect();
+        let header = Self::header_of(self.desc, &self.params, &refs, source);
+        Trace {
+            header,
+            desc: self.desc,
+            params: self.params,
+            blobs: kept.into_iter().map(|i| i.bytes).collect(),
+        }
+    }
+
+    fn header(&self, kept: &[&InstanceRecord], source: &str) -> TraceHeader {
+        Self::header_of(self.desc, &self.params, kept, source)
+    }
+
+    fn header_of(
+        desc: &UnitDesc,
+        params: &Params,
+        kept: &[&InstanceRecord],
+        source: &str,
+    ) -> TraceHeader {
+        TraceHeader {
+            unit: desc.name.to_string(),
+            params: params.iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            source: source.to_string(),
+            instances: kept
+                .iter()
+                .map(|i| InstanceHeader {
+                    name: i.name.clone(),
+                    events: i.events,
+                    bytes: i.bytes.len() as u64,
+                })
+                .collect(),
+        }
     }
 }
 
@@ -354,11 +419,27 @@ impl<'a> InstanceReplay<'a> {
         }
     }
 
+    /// The recorded-timeline cycle of the cycle [`Self::drive`] drove last (`None` for the
+    /// reset cycle).
+    pub fn cycle(&self) -> Option<u64> {
+        self.now.checked_sub(1)
+    }
+
     fn idle_inputs(&self, ports: &mut [Bits]) {
         for &i in &self.input_ports {
             ports[i].clear();
         }
         ports[0].set_u64(1);
+    }
+}
+
+/// One event: the cycle delta, then every input port's words, low word first.
+fn encode_event(out: &mut Vec<u8>, delta: u64, inputs: &[usize], ports: &[Bits]) {
+    write_varint(out, delta);
+    for &i in inputs {
+        for &w in ports[i].words() {
+            write_varint(out, w);
+        }
     }
 }
 

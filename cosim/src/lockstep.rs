@@ -1,0 +1,686 @@
+//! The lockstep engine: RTL and unit model side by side, compared every cycle.
+//!
+//! Per cycle `t` (after one implicit reset cycle both sides take before cycle 0):
+//! 1. `model.outputs(ports)`: the registered and debug ports now hold state(t) (skipped
+//!    when the stimulus says it does not read outputs);
+//! 2. `stimulus.drive(t, ports)` writes the input positions (false ends the run);
+//! 3. the RTL gets the inputs and settles with the clock low;
+//! 4. `model.outputs(ports)` with this cycle's inputs;
+//! 5. every non-input port (outputs and debug state) is compared, RTL vs model, as words;
+//! 6. both take the clock edge.
+//!
+//! Nothing is allocated and nothing is looked up by name inside the loop.
+
+use crate::build::{self, BuildOptions, BuiltModel, RtlSource};
+use crate::replay::{InputLog, Replay, ReplayHeader, FORMAT};
+use crate::rtl::{RtlError, RtlLibrary, RtlModel};
+use crate::stimulus::TraceStimulus;
+use crate::wave::ModelVcd;
+use crate::CosimError;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc, UnitModel};
+use warpforge_model::units::trace::Trace;
+
+/// The driver of a unit's inputs.
+pub trait Stimulus {
+    /// Write the input positions of `ports` for `cycle`. The registered and debug ports
+    /// already hold state(`cycle`) (combinational ones are stale); return false to end.
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool;
+
+    /// Whether `drive` reads the registered/debug outputs. Returning false lets the harness
+    /// skip one model evaluation per cycle.
+    fn reads_outputs(&self) -> bool {
+        true
+    }
+
+    /// Whether [`Stimulus::rewind`] restarts the exact same input sequence. A rewindable
+    /// stimulus is re-run after a divergence to produce the replay file; any other is
+    /// recorded while running (a copy of its inputs every cycle).
+    fn can_rewind(&self) -> bool {
+        false
+    }
+
+    /// Restart from cycle 0 (only called when [`Stimulus::can_rewind`]).
+    fn rewind(&mut self) {}
+}
+
+impl<S: Stimulus + ?Sized> Stimulus for &mut S {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        (**self).drive(cycle, ports)
+    }
+    fn reads_outputs(&self) -> bool {
+        (**self).reads_outputs()
+    }
+    fn can_rewind(&self) -> bool {
+        (**self).can_rewind()
+    }
+    fn rewind(&mut self) {
+        (**self).rewind()
+    }
+}
+
+impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        (**self).drive(cycle, ports)
+    }
+    fn reads_outputs(&self) -> bool {
+        (**self).reads_outputs()
+    }
+    fn can_rewind(&self) -> bool {
+        (**self).can_rewind()
+    }
+    fn rewind(&mut self) {
+        (**self).rewind()
+    }
+}
+
+/// A run that matched every cycle.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub unit: String,
+    pub instance: String,
+    pub params: String,
+    /// Cycles compared.
+    pub cycles: u64,
+    /// Ports compared per cycle (outputs and debug state).
+    pub ports_compared: usize,
+    /// Port comparisons in all.
+    pub comparisons: u64,
+    pub elapsed: Duration,
+    pub cycles_per_sec: f64,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {:.3} s, {:.0} cycles/s",
+            self.unit,
+            self.params,
+            self.instance,
+            self.cycles,
+            self.ports_compared,
+            self.elapsed.as_secs_f64(),
+            self.cycles_per_sec
+        )
+    }
+}
+
+/// One differing port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortMismatch {
+    pub port: String,
+    pub role: Role,
+    pub width: u32,
+    /// The model's value (hex, most significant digit first).
+    pub expected: String,
+    /// The RTL's value.
+    pub actual: String,
+    /// Differing bit positions (bit 0 = LSB).
+    pub diff_bits: Vec<u32>,
+}
+
+/// The first cycle where RTL and model disagree.
+#[derive(Debug, Clone)]
+pub struct Divergence {
+    pub unit: String,
+    pub instance: String,
+    pub params: String,
+    pub cycle: u64,
+    /// Every differing port at `cycle`, in port-list order (the first is the one reported).
+    pub mismatches: Vec<PortMismatch>,
+    /// The inputs of the last (up to 16) cycles up to and including `cycle`:
+    /// (cycle, [(port, hex)]).
+    pub last_inputs: Vec<(u64, Vec<(String, String)>)>,
+    /// The replay file that reproduces this divergence alone.
+    pub replay: Option<PathBuf>,
+    /// VCD of the RTL over the window around `cycle`.
+    pub rtl_vcd: Option<PathBuf>,
+    /// VCD of the model over the same window.
+    pub model_vcd: Option<PathBuf>,
+    /// Whether re-running the replay (to write the RTL trace) hit the same cycle and port.
+    pub reproduced: Option<bool>,
+    /// Problems while writing the artifacts (the divergence itself stands).
+    pub notes: Vec<String>,
+}
+
+impl Divergence {
+    /// The first differing port.
+    pub fn first(&self) -> &PortMismatch {
+        &self.mismatches[0]
+    }
+    pub fn port(&self) -> &str {
+        &self.mismatches[0].port
+    }
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.first();
+        writeln!(
+            f,
+            "DIVERGENCE at cycle {} in unit {} ({}) instance {}: port {} ({:?}, {} bits)",
+            self.cycle, self.unit, self.params, self.instance, m.port, m.role, m.width
+        )?;
+        writeln!(f, "  expected (model) 0x{}", m.expected)?;
+        writeln!(f, "  actual   (RTL)   0x{}", m.actual)?;
+        writeln!(f, "  differing bits   {:?}", m.diff_bits)?;
+        for o in &self.mismatches[1..] {
+            writeln!(
+                f,
+                "  also {}: expected 0x{} actual 0x{} bits {:?}",
+                o.port, o.expected, o.actual, o.diff_bits
+            )?;
+        }
+        writeln!(f, "  inputs of the last {} cycles:", self.last_inputs.len())?;
+        for (c, vals) in &self.last_inputs {
+            let v: Vec<String> = vals.iter().map(|(n, h)| format!("{n}={h}")).collect();
+            writeln!(f, "    {c:>8}: {}", v.join(" "))?;
+        }
+        if let Some(p) = &self.replay {
+            writeln!(f, "  replay file: {}", p.display())?;
+        }
+        if let Some(p) = &self.rtl_vcd {
+            writeln!(f, "  RTL VCD:     {}", p.display())?;
+        }
+        if let Some(p) = &self.model_vcd {
+            writeln!(f, "  model VCD:   {}", p.display())?;
+        }
+        if let Some(r) = self.reproduced {
+            writeln!(
+                f,
+                "  replay {}",
+                if r {
+                    "reproduces it"
+                } else {
+                    "did NOT reproduce it (non-deterministic stimulus?)"
+                }
+            )?;
+        }
+        for n in &self.notes {
+            writeln!(f, "  note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The unit model, the RTL instance and the shared port vector, after reset.
+type Sides = (Box<dyn UnitModel>, RtlModel, Vec<Bits>);
+
+/// Cycles of VCD before and after the failing cycle.
+pub const VCD_WINDOW: u64 = 32;
+/// Cycles of inputs in the divergence report.
+pub const HISTORY: u64 = 16;
+
+/// A built RTL design bound to a unit description and parameters: runs lockstep.
+pub struct Cosim {
+    desc: &'static UnitDesc,
+    params: Params,
+    rtl: RtlSource,
+    built: BuiltModel,
+    lib: Arc<RtlLibrary>,
+    instance: String,
+    failure_dir: Option<PathBuf>,
+    max_cycles: u64,
+}
+
+/// `$WARPFORGE_COSIM_OUT`, else `<temp>/warpforge-cosim`.
+pub fn default_failure_dir() -> PathBuf {
+    std::env::var_os("WARPFORGE_COSIM_OUT")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("warpforge-cosim"))
+}
+
+impl Cosim {
+    /// Build (or fetch from the cache) and load `rtl` for unit `desc` with `params`.
+    pub fn new(
+        desc: &'static UnitDesc,
+        params: Params,
+        rtl: RtlSource,
+        opts: &BuildOptions,
+    ) -> Result<Cosim, CosimError> {
+        let built = build::build(desc, &params, &rtl, opts)?;
+        let lib = RtlLibrary::load(&built, desc, &params)?;
+        Ok(Cosim {
+            desc,
+            params,
+            rtl,
+            built,
+            lib,
+            instance: "u0".into(),
+            failure_dir: Some(default_failure_dir()),
+            max_cycles: u64::MAX,
+        })
+    }
+
+    /// Name of the instance in reports and file names.
+    pub fn with_instance(mut self, name: impl Into<String>) -> Self {
+        self.instance = name.into();
+        self
+    }
+
+    /// Where replay files and VCD windows go on failure (`None`: write nothing).
+    pub fn with_failure_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.failure_dir = dir;
+        self
+    }
+
+    /// Stop after this many cycles even if the stimulus goes on.
+    pub fn with_max_cycles(mut self, n: u64) -> Self {
+        self.max_cycles = n;
+        self
+    }
+
+    pub fn built(&self) -> &BuiltModel {
+        &self.built
+    }
+    pub fn desc(&self) -> &'static UnitDesc {
+        self.desc
+    }
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+    pub fn rtl(&self) -> &RtlSource {
+        &self.rtl
+    }
+    pub fn library(&self) -> &Arc<RtlLibrary> {
+        &self.lib
+    }
+
+    /// A fresh RTL instance of this design.
+    pub fn rtl_model(&self, trace_capable: bool) -> Result<RtlModel, CosimError> {
+        RtlModel::new(&self.lib, trace_capable)
+    }
+
+    fn rtl_err(cycle: u64, e: RtlError) -> CosimError {
+        CosimError::Rtl {
+            cycle,
+            kind: e.kind,
+            message: e.message,
+        }
+    }
+
+    /// Both sides after the implicit reset cycle.
+    fn start(&self, trace: bool) -> Result<Sides, CosimError> {
+        let mut model = (self.desc.build)(&self.params);
+        let mut rtl = self.rtl_model(trace)?;
+        let ports = self.desc.zero_ports(&self.params);
+        model.tick(&ports); // rst_n = 0
+        rtl.reset().map_err(|e| Self::rtl_err(0, e))?;
+        rtl.set_cycle(0);
+        Ok((model, rtl, ports))
+    }
+
+    /// Run until the stimulus ends (or `max_cycles`), comparing every cycle.
+    pub fn run<S: Stimulus + ?Sized>(&self, stim: &mut S) -> Result<Summary, CosimError> {
+        self.run_instance(&self.instance, stim)
+    }
+
+    /// Replay every instance of a unit trace recorded by the GPU model
+    /// (`warpforge run --record-unit`), one lockstep run per instance, stopping at the
+    /// first divergence.
+    pub fn run_trace(&self, trace: &Trace) -> Result<Vec<Summary>, CosimError> {
+        if trace.desc.name != self.desc.name || trace.params != self.params {
+            return Err(CosimError::Replay(format!(
+                "the trace is of {} ({}), this co-simulation is {} ({})",
+                trace.desc.name, trace.params, self.desc.name, self.params
+            )));
+        }
+        let mut out = vec![];
+        for (i, inst) in trace.header.instances.iter().enumerate() {
+            let mut stim = TraceStimulus::new(trace, i).map_err(CosimError::Replay)?;
+            let s = self.run_instance(&inst.name, &mut stim)?;
+            if let Some(e) = stim.error() {
+                return Err(CosimError::Replay(format!("instance {}: {e}", inst.name)));
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// [`Cosim::run`] under another instance name (reports and file names).
+    pub fn run_instance<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+    ) -> Result<Summary, CosimError> {
+        self.run_from(instance, stim, 0)
+    }
+
+    /// [`Cosim::run_instance`] numbering the cycles from `first_cycle` (the stimulus is
+    /// driven with those numbers; a replay that starts after a reset uses this).
+    pub fn run_from<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+        first_cycle: u64,
+    ) -> Result<Summary, CosimError> {
+        let (mut model, mut rtl, mut ports) = self.start(false)?;
+        rtl.set_cycle(first_cycle);
+        let reads = stim.reads_outputs();
+        let record = !stim.can_rewind();
+        let mut log = InputLog::new(self.desc, &self.params);
+        log.drop_before(first_cycle);
+        let compared = rtl.output_indices().len();
+        let t0 = Instant::now();
+        let mut cycle = first_cycle;
+        let end = first_cycle.saturating_add(self.max_cycles);
+        while cycle < end {
+            if reads {
+                model.outputs(&mut ports);
+            }
+            if !stim.drive(cycle, &mut ports) {
+                break;
+            }
+            if record {
+                log.push(&ports);
+            }
+            rtl.set_inputs(&ports);
+            rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
+            model.outputs(&mut ports);
+            if rtl.first_mismatch(&ports).is_some() {
+                let d = self.diverged(
+                    instance,
+                    first_cycle,
+                    cycle,
+                    &mut *model,
+                    &rtl,
+                    &mut ports,
+                    stim,
+                    log,
+                );
+                return Err(CosimError::Divergence(Box::new(d)));
+            }
+            model.tick(&ports);
+            rtl.edge().map_err(|e| Self::rtl_err(cycle, e))?;
+            cycle += 1;
+        }
+        let elapsed = t0.elapsed();
+        let cycles = cycle - first_cycle;
+        Ok(Summary {
+            unit: self.desc.name.to_string(),
+            instance: instance.to_string(),
+            params: self.params.to_string(),
+            cycles,
+            ports_compared: compared,
+            comparisons: cycles * compared as u64,
+            elapsed,
+            cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
+        })
+    }
+
+    fn mismatch_report(&self, rtl: &RtlModel, ports: &[Bits]) -> Vec<PortMismatch> {
+        rtl.mismatches(ports)
+            .into_iter()
+            .map(|i| {
+                let spec = &self.desc.ports[i];
+                let expected = &ports[i];
+                let mut actual = Bits::zero(expected.width());
+                rtl.get(i, &mut actual);
+                PortMismatch {
+                    port: spec.name.to_string(),
+                    role: spec.role,
+                    width: expected.width(),
+                    expected: expected.to_hex(),
+                    actual: actual.to_hex(),
+                    diff_bits: expected.diff_bits(&actual),
+                }
+            })
+            .collect()
+    }
+
+    /// Re-run a rewound stimulus on the model alone from `first` to `fail + VCD_WINDOW`:
+    /// identical to the lockstep run up to `fail`, as the model and the RTL agreed until
+    /// then and the stimulus only sees the model. With `trim`, cycles before the last
+    /// reset cycle before `fail` are dropped (keeping `HISTORY` of them for the report).
+    /// Returns the inputs and the cycle a replay starts at.
+    fn rerun<S: Stimulus + ?Sized>(
+        &self,
+        stim: &mut S,
+        first: u64,
+        fail: u64,
+        trim: bool,
+    ) -> (InputLog, u64) {
+        let reads = stim.reads_outputs();
+        let mut log = InputLog::new(self.desc, &self.params);
+        log.drop_before(first);
+        let mut start = first;
+        stim.rewind();
+        let mut m = (self.desc.build)(&self.params);
+        let mut p = self.desc.zero_ports(&self.params);
+        m.tick(&p);
+        for c in first..=fail + VCD_WINDOW {
+            if reads {
+                m.outputs(&mut p);
+            }
+            if !stim.drive(c, &mut p) {
+                break;
+            }
+            log.push(&p);
+            if trim && c < fail && p[0].to_u64() == 0 {
+                start = c + 1;
+                log.drop_before((c + 1).saturating_sub(HISTORY));
+            }
+            m.outputs(&mut p);
+            m.tick(&p);
+        }
+        (log, start)
+    }
+
+    /// Build the divergence report and (with a failure directory) its artifacts.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn diverged<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        first_cycle: u64,
+        cycle: u64,
+        model: &mut dyn UnitModel,
+        rtl: &RtlModel,
+        ports: &mut [Bits],
+        stim: &mut S,
+        log: InputLog,
+    ) -> Divergence {
+        let mut d = Divergence {
+            unit: self.desc.name.to_string(),
+            instance: instance.to_string(),
+            params: self.params.to_string(),
+            cycle,
+            mismatches: self.mismatch_report(rtl, ports),
+            last_inputs: vec![],
+            replay: None,
+            rtl_vcd: None,
+            model_vcd: None,
+            reproduced: None,
+            notes: vec![],
+        };
+        let reads = stim.reads_outputs();
+        let rewind = stim.can_rewind();
+        let mut recorded = Some(log);
+        // A rewindable stimulus first gets a replay that starts after the last reset; if
+        // that does not reproduce (state that reset does not clear), the full one.
+        let passes: &[bool] = if rewind { &[true, false] } else { &[false] };
+        for &trim in passes {
+            let (log, start) = if rewind {
+                self.rerun(stim, first_cycle, cycle, trim)
+            } else {
+                // Recorded up to `cycle`; continue the live model for the post window.
+                let mut log = recorded.take().expect("one pass");
+                model.tick(ports);
+                for c in cycle + 1..=cycle + VCD_WINDOW {
+                    if reads {
+                        model.outputs(ports);
+                    }
+                    if !stim.drive(c, ports) {
+                        break;
+                    }
+                    log.push(ports);
+                    model.outputs(ports);
+                    model.tick(ports);
+                }
+                (log, first_cycle)
+            };
+            if log.end() <= cycle {
+                d.notes.push(format!(
+                    "the rewound stimulus ended at cycle {}, before the failing cycle: it is \
+                     not deterministic; no replay file",
+                    log.end()
+                ));
+                return d;
+            }
+            let from = (cycle + 1).saturating_sub(HISTORY).max(log.first());
+            d.last_inputs = (from..=cycle)
+                .map(|c| (c, log.named_hex(self.desc, c)))
+                .collect();
+            let Some(dir) = &self.failure_dir else {
+                return d;
+            };
+            if let Err(e) = self.write_artifacts(dir, &log, start, &mut d) {
+                d.notes.push(e.to_string());
+                return d;
+            }
+            if d.reproduced == Some(false) && trim && start > first_cycle {
+                d.notes.push(format!(
+                    "the replay from cycle {start} (after the last reset) did not reproduce \
+                     the divergence (state that reset does not clear?): the replay file now \
+                     starts at cycle {first_cycle}"
+                ));
+                continue;
+            }
+            break;
+        }
+        d
+    }
+
+    fn write_artifacts(
+        &self,
+        dir: &Path,
+        log: &InputLog,
+        start: u64,
+        d: &mut Divergence,
+    ) -> Result<(), CosimError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CosimError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        let stem = format!(
+            "{}-{}-{}-c{}",
+            self.desc.name,
+            sanitize(&d.instance),
+            &self.built.hash[..8],
+            d.cycle
+        );
+        let replay = dir.join(format!("{stem}.replay"));
+        let header = ReplayHeader {
+            format: FORMAT.into(),
+            unit: self.desc.name.into(),
+            instance: self.instance.clone(),
+            params: self
+                .params
+                .iter()
+                .map(|(n, v)| (n.to_string(), v))
+                .collect(),
+            rtl: self.rtl.clone(),
+            inputs: log
+                .inputs
+                .iter()
+                .zip(&log.widths)
+                .map(|(&i, &w)| (self.desc.ports[i].name.to_string(), w))
+                .collect(),
+            first_cycle: start,
+            fail_cycle: Some(d.cycle),
+            fail_port: Some(d.port().to_string()),
+            cycles: d.cycle + 1 - start,
+            post_cycles: log.end() - (d.cycle + 1),
+        };
+        Replay::write(&replay, &header, log)?;
+        d.replay = Some(replay);
+        let rtl_vcd = dir.join(format!("{stem}.rtl.vcd"));
+        let model_vcd = dir.join(format!("{stem}.model.vcd"));
+        let first = self.write_windows(log, start, d.cycle, &d.instance, &rtl_vcd, &model_vcd)?;
+        d.rtl_vcd = Some(rtl_vcd);
+        d.model_vcd = Some(model_vcd);
+        d.reproduced =
+            Some(first.as_ref().map(|(c, p)| (*c, p.as_str())) == Some((d.cycle, d.port())));
+        Ok(())
+    }
+
+    /// Re-run `log` from cycle `start` (after an implicit reset) in lockstep on a
+    /// trace-capable instance, writing both VCDs over `fail - VCD_WINDOW ..= fail +
+    /// VCD_WINDOW` (as far as the log goes). Returns the first divergence found at or
+    /// before `fail` (cycle, port).
+    pub fn write_windows(
+        &self,
+        log: &InputLog,
+        start: u64,
+        fail: u64,
+        instance: &str,
+        rtl_vcd: &Path,
+        model_vcd: &Path,
+    ) -> Result<Option<(u64, String)>, CosimError> {
+        let (mut model, mut rtl, mut ports) = self.start(true)?;
+        rtl.set_cycle(start);
+        let window = fail.saturating_sub(VCD_WINDOW).max(start);
+        let io = |e: std::io::Error| CosimError::Io(format!("{}: {e}", model_vcd.display()));
+        let mut mv = None;
+        let mut first = None;
+        for c in start..log.end() {
+            if c == window {
+                rtl.trace_open(rtl_vcd)?;
+                let f = std::fs::File::create(model_vcd).map_err(io)?;
+                mv = Some(
+                    ModelVcd::new(
+                        std::io::BufWriter::new(f),
+                        self.desc,
+                        &self.params,
+                        instance,
+                    )
+                    .map_err(io)?,
+                );
+            }
+            log.apply(c, &mut ports);
+            rtl.set_inputs(&ports);
+            if let Err(e) = rtl.eval() {
+                rtl.trace_close();
+                return Err(Self::rtl_err(c, e));
+            }
+            model.outputs(&mut ports);
+            if first.is_none() && c <= fail {
+                if let Some(i) = rtl.first_mismatch(&ports) {
+                    first = Some((c, self.desc.ports[i].name.to_string()));
+                }
+            }
+            if let Some(v) = mv.as_mut() {
+                v.dump(c * 10, false, &ports).map_err(io)?;
+            }
+            model.tick(&ports);
+            if let Err(e) = rtl.edge() {
+                rtl.trace_close();
+                return Err(Self::rtl_err(c, e));
+            }
+            if let Some(v) = mv.as_mut() {
+                model.outputs(&mut ports);
+                v.dump(c * 10 + 5, true, &ports).map_err(io)?;
+            }
+        }
+        rtl.trace_close();
+        if let Some(v) = mv {
+            v.close().map_err(io)?;
+        }
+        Ok(first)
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,938 @@
+//! Mutants: deliberately broken variants of the RTL that the harness must catch
+//! (design.md §4: "the harness must be able to fail").
+//!
+//! [`generate`] tokenises the Verilog (comments, strings and attributes skipped), finds
+//! every site of each operator class below and returns one mutant per site, in text order,
+//! without duplicates or no-op edits. Module headers, declarations (their ranges decide
+//! port widths: a mutant there is a different interface, not a bug) and `for` headers
+//! (which Verilator unrolls: a mutant there can hang the build) are never mutated.
+//!
+//! | class | edit |
+//! |---|---|
+//! | `CompareFlip` | `==` ↔ `!=`, `<` ↔ `>=`, `>` ↔ `<=` (comparisons only, never a nonblocking `<=`) |
+//! | `OffByOne` | `+ 1` → `+ 2`, `- 1` → `- 2` (any literal one: `1`, `4'd1`, `1'b1`) |
+//! | `MaskSwap` | `& ~x` → `& x`; binary `&` ↔ `\|`; `&&` ↔ `\|\|` |
+//! | `StuckBit` | bit 0 of an assigned value forced to 0 or to 1 (non-constant right-hand sides) |
+//! | `DropReset` | one assignment removed from the reset branch (`if (!rst_n)`) |
+//! | `InvertIf` | `if (c)` → `if (!(c))` |
+//! | `SwapTargets` | two adjacent nonblocking assignments exchange their targets |
+//!
+//! [`select`] picks a deterministic, class-balanced subset; [`run_mutants`] builds each (in
+//! the build cache, so re-runs are free), runs it in lockstep with a fresh stimulus and
+//! reports killed / survived / not built. A survivor is either equivalent to the original
+//! or a gap in the stimulus: the report lists it so a person can tell which.
+
+use crate::build::{BuildOptions, RtlSource};
+use crate::lockstep::{Cosim, Stimulus};
+use crate::CosimError;
+use std::fmt;
+use std::time::{Duration, Instant};
+use warpforge_model::units::contract::{Params, UnitDesc};
+
+/// The operator classes, in selection order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MutantClass {
+    CompareFlip,
+    OffByOne,
+    MaskSwap,
+    StuckBit,
+    DropReset,
+    InvertIf,
+    SwapTargets,
+}
+
+pub const CLASSES: [MutantClass; 7] = [
+    MutantClass::CompareFlip,
+    MutantClass::OffByOne,
+    MutantClass::MaskSwap,
+    MutantClass::StuckBit,
+    MutantClass::DropReset,
+    MutantClass::InvertIf,
+    MutantClass::SwapTargets,
+];
+
+/// One variant of the Verilog text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutant {
+    /// `m` + its index in [`generate`]'s order (stable for a given text).
+    pub id: String,
+    pub class: MutantClass,
+    /// 1-based line of the edit.
+    pub line: usize,
+    pub description: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ident,
+    Number,
+    Op,
+}
+
+#[derive(Debug, Clone)]
+struct Tok<'a> {
+    kind: Kind,
+    text: &'a str,
+    start: usize,
+    end: usize,
+    line: usize,
+}
+
+const OPS: [&str; 31] = [
+    "<<<", ">>>", "===", "!==", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "~&", "~|", "~^",
+    "^~", "->", "**", "+:", "-:", "(*", "*)", "+", "-", "*", "/", "%", "&", "|", "^", "~",
+];
+
+fn lex(src: &str) -> Vec<Tok<'_>> {
+    let b = src.as_bytes();
+    let mut toks = vec![];
+    let (mut i, mut line) = (0, 1);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+        } else if src[i..].starts_with("//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if src[i..].starts_with("/*") {
+            let end = src[i + 2..]
+                .find("*/")
+                .map(|e| i + 4 + e)
+                .unwrap_or(b.len());
+            line += src[i..end].matches('\n').count();
+            i = end;
+        } else if src[i..].starts_with("(*") && !src[i..].starts_with("(*)") {
+            // attribute (* ... *)
+            let end = src[i + 2..]
+                .find("*)")
+                .map(|e| i + 4 + e)
+                .unwrap_or(b.len());
+            line += src[i..end].matches('\n').count();
+            i = end;
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c == b'`' {
+            let s = i;
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
+                i += 1;
+            }
+            toks.push(Tok {
+                kind: Kind::Ident,
+                text: &src[s..i],
+                start: s,
+                end: i,
+                line,
+            });
+        } else if c.is_ascii_digit() || c == b'\'' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+                i += 1;
+            }
+            if i < b.len() && b[i] == b'\'' {
+                i += 1;
+                if i < b.len() && (b[i] == b's' || b[i] == b'S') {
+                    i += 1;
+                }
+                if i < b.len() && b"bBoOdDhH".contains(&b[i]) {
+                    i += 1;
+                }
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'?')
+                {
+                    i += 1;
+                }
+            }
+            toks.push(Tok {
+                kind: Kind::Number,
+                text: &src[s..i],
+                start: s,
+                end: i,
+                line,
+            });
+        } else {
+            let s = i;
+            let op = OPS.iter().find(|o| src[i..].starts_with(**o));
+            i += op.map(|o| o.len()).unwrap_or(1);
+            toks.push(Tok {
+                kind: Kind::Op,
+                text: &src[s..i],
+                start: s,
+                end: i,
+                line,
+            });
+        }
+    }
+    toks
+}
+
+/// The value of a Verilog integer literal, if it is a plain known number.
+fn literal_value(t: &str) -> Option<u64> {
+    let t = t.replace('_', "");
+    match t.find('\'') {
+        None => t.parse().ok(),
+        Some(q) => {
+            let rest = t[q + 1..].trim_start_matches(['s', 'S']);
+            let (radix, digits) = match rest.chars().next()? {
+                'b' | 'B' => (2, &rest[1..]),
+                'o' | 'O' => (8, &rest[1..]),
+                'd' | 'D' => (10, &rest[1..]),
+                'h' | 'H' => (16, &rest[1..]),
+                _ => return None,
+            };
+            u64::from_str_radix(digits, radix).ok()
+        }
+    }
+}
+
+const DECL_KEYWORDS: [&str; 12] = [
+    "input",
+    "output",
+    "inout",
+    "wire",
+    "reg",
+    "logic",
+    "parameter",
+    "localparam",
+    "integer",
+    "genvar",
+    "function",
+    "task",
+];
+
+/// A nonblocking or continuous assignment statement.
+#[derive(Debug, Clone)]
+struct Assign {
+    /// Token index of the first LHS token.
+    lhs_first: usize,
+    /// Token index of the `<=` / `=`.
+    op: usize,
+    /// Token index of the terminating `;`.
+    semi: usize,
+    nonblocking: bool,
+    /// Inside the then-branch of a reset `if`.
+    in_reset: bool,
+    /// The single-statement body of an `if`/`else`/loop (not a plain block statement).
+    guarded: bool,
+}
+
+struct Sites {
+    compare: Vec<usize>,
+    off_by_one: Vec<usize>,
+    mask: Vec<usize>,
+    ifs: Vec<(usize, usize)>,
+    assigns: Vec<Assign>,
+}
+
+fn scan(toks: &[Tok]) -> Sites {
+    let mut s = Sites {
+        compare: vec![],
+        off_by_one: vec![],
+        mask: vec![],
+        ifs: vec![],
+        assigns: vec![],
+    };
+    let mut paren = 0i32;
+    let mut bracket = 0i32;
+    // Statement state.
+    let mut stmt_start = 0usize;
+    let mut assigned: Option<(usize, bool)> = None; // (op index, nonblocking)
+    let mut guarded = false;
+    let mut decl = false;
+    // The declaration is of a net/variable (`wire x = e;` is a continuous assignment whose
+    // right-hand side is mutated; parameter values are not).
+    let mut decl_net = false;
+    let mut in_header = false; // module header up to its `;`
+                               // Paren groups that are statement headers (if/for/case/while/@): (depth, kind, open idx)
+    let mut headers: Vec<(i32, &str, usize)> = vec![];
+    let mut pending_header: Option<&str> = None;
+    let mut for_depth: Option<i32> = None;
+    // Reset branch tracking: begin/end depth at which the reset branch closes.
+    let mut block_depth = 0i32;
+    let mut reset_pending = false; // the reset `if` header just closed
+    let mut reset_until: Option<i32> = None; // block depth of the reset `begin`
+    let mut reset_single = false; // single-statement reset branch
+
+    let operand_end = |t: &Tok| t.kind != Kind::Op || matches!(t.text, ")" | "]" | "}");
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        let skip = in_header || decl || for_depth.is_some();
+        match (t.kind, t.text) {
+            (Kind::Ident, "module") => {
+                in_header = true;
+            }
+            (Kind::Ident, kw)
+                if paren == 0
+                    && !in_header
+                    && DECL_KEYWORDS.contains(&kw)
+                    && assigned.is_none() =>
+            {
+                if !decl {
+                    decl_net = matches!(kw, "wire" | "reg" | "logic");
+                }
+                decl = true;
+            }
+            (Kind::Ident, "begin") => {
+                block_depth += 1;
+                if reset_pending {
+                    reset_until = Some(block_depth);
+                    reset_pending = false;
+                }
+                stmt_start = i + 1;
+                assigned = None;
+                guarded = false;
+            }
+            (Kind::Ident, "end") => {
+                if reset_until == Some(block_depth) {
+                    reset_until = None;
+                }
+                block_depth -= 1;
+                stmt_start = i + 1;
+                assigned = None;
+                guarded = false;
+            }
+            (Kind::Ident, "else" | "default" | "endcase" | "endmodule" | "always" | "initial") => {
+                stmt_start = i + 1;
+                assigned = None;
+                guarded = t.text == "else";
+            }
+            (Kind::Ident, "if" | "case" | "casez" | "casex" | "while" | "for" | "repeat") => {
+                pending_header = Some(t.text);
+                if reset_pending {
+                    // `if (!rst_n) if (...)`: treat as a single-statement branch.
+                    reset_pending = false;
+                    reset_single = true;
+                }
+            }
+            (Kind::Op, "@") => pending_header = Some("@"),
+            (Kind::Op, "(") => {
+                if let Some(kind) = pending_header.take() {
+                    headers.push((paren, kind, i));
+                    if kind == "for" && for_depth.is_none() {
+                        for_depth = Some(paren);
+                    }
+                }
+                paren += 1;
+            }
+            (Kind::Op, ")") => {
+                paren -= 1;
+                if let Some(&(d, kind, open)) = headers.last() {
+                    if d == paren {
+                        headers.pop();
+                        if for_depth == Some(paren) {
+                            for_depth = None;
+                        }
+                        if kind == "if" && !skip {
+                            s.ifs.push((open, i));
+                            let cond: String = toks[open + 1..i].iter().map(|t| t.text).collect();
+                            if matches!(
+                                cond.as_str(),
+                                "!rst_n" | "~rst_n" | "rst_n==1'b0" | "rst_n==0" | "(!rst_n)"
+                            ) {
+                                reset_pending = true;
+                            }
+                        }
+                        stmt_start = i + 1;
+                        assigned = None;
+                        guarded = true;
+                    }
+                }
+            }
+            (Kind::Op, "[") => bracket += 1,
+            (Kind::Op, "]") => bracket -= 1,
+            (Kind::Op, ";") => {
+                if let Some((op, nb)) = assigned {
+                    if !skip && paren == 0 {
+                        s.assigns.push(Assign {
+                            lhs_first: stmt_start,
+                            op,
+                            semi: i,
+                            nonblocking: nb,
+                            in_reset: reset_until.is_some() || reset_pending || reset_single,
+                            guarded,
+                        });
+                    }
+                }
+                if reset_pending {
+                    // single-statement reset branch ended
+                    reset_pending = false;
+                }
+                reset_single = false;
+                if paren == 0 {
+                    in_header = false;
+                    decl = false;
+                }
+                stmt_start = i + 1;
+                assigned = None;
+                guarded = false;
+            }
+            (Kind::Op, ":") if paren == 0 && bracket == 0 && assigned.is_none() => {
+                // case label
+                stmt_start = i + 1;
+            }
+            (Kind::Op, "=") if paren == 0 && bracket == 0 && assigned.is_none() => {
+                if decl && decl_net && !in_header {
+                    decl = false;
+                    stmt_start = i - 1; // the declared name
+                }
+                assigned = Some((i, false));
+            }
+            (Kind::Op, "<=") if paren == 0 && bracket == 0 && assigned.is_none() => {
+                assigned = Some((i, true));
+            }
+            (Kind::Op, "==" | "!=" | "<" | ">=" | ">" | "<=") if !skip => {
+                s.compare.push(i);
+            }
+            (Kind::Op, "+" | "-")
+                if !skip
+                    && i > 0
+                    && operand_end(&toks[i - 1])
+                    && toks.get(i + 1).is_some_and(|n| {
+                        n.kind == Kind::Number && literal_value(n.text) == Some(1)
+                    }) =>
+            {
+                s.off_by_one.push(i);
+            }
+            (Kind::Op, "&" | "|") if !skip && i > 0 && operand_end(&toks[i - 1]) => {
+                s.mask.push(i);
+            }
+            (Kind::Op, "&&" | "||") if !skip => s.mask.push(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    s
+}
+
+struct Gen<'a> {
+    src: &'a str,
+    out: Vec<Mutant>,
+}
+
+impl Gen<'_> {
+    fn push(
+        &mut self,
+        class: MutantClass,
+        line: usize,
+        description: String,
+        edits: &[(usize, usize, String)],
+    ) {
+        let mut edits = edits.to_vec();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+        let mut text = self.src.to_string();
+        for (s, e, r) in edits {
+            text.replace_range(s..e, &r);
+        }
+        if text == self.src || self.out.iter().any(|m| m.text == text) {
+            return;
+        }
+        self.out.push(Mutant {
+            id: String::new(),
+            class,
+            line,
+            description,
+            text,
+        });
+    }
+}
+
+/// Every mutant of `verilog` (see the module docs), deterministic, deduplicated.
+pub fn generate(verilog: &str) -> Vec<Mutant> {
+    let toks = lex(verilog);
+    let sites = scan(&toks);
+    let mut g = Gen {
+        src: verilog,
+        out: vec![],
+    };
+    let span = |a: usize, b: usize| verilog[toks[a].start..toks[b].end].to_string();
+    for &i in &sites.compare {
+        let t = &toks[i];
+        let r = match t.text {
+            "==" => "!=",
+            "!=" => "==",
+            "<" => ">=",
+            ">=" => "<",
+            ">" => "<=",
+            "<=" => ">",
+            _ => continue,
+        };
+        g.push(
+            MutantClass::CompareFlip,
+            t.line,
+            format!("line {}: `{}` → `{r}`", t.line, t.text),
+            &[(t.start, t.end, r.into())],
+        );
+    }
+    for &i in &sites.off_by_one {
+        let (op, n) = (&toks[i], &toks[i + 1]);
+        g.push(
+            MutantClass::OffByOne,
+            op.line,
+            format!(
+                "line {}: `{} {}` → `{} 2`",
+                op.line, op.text, n.text, op.text
+            ),
+            &[(n.start, n.end, "2".into())],
+        );
+    }
+    for &i in &sites.mask {
+        let t = &toks[i];
+        if t.text == "&" && toks.get(i + 1).is_some_and(|n| n.text == "~") {
+            let n = &toks[i + 1];
+            g.push(
+                MutantClass::MaskSwap,
+                t.line,
+                format!("line {}: `& ~x` → `& x` (mask not inverted)", t.line),
+                &[(n.start, n.end, String::new())],
+            );
+        }
+        let r = match t.text {
+            "&" => "|",
+            "|" => "&",
+            "&&" => "||",
+            "||" => "&&",
+            _ => continue,
+        };
+        g.push(
+            MutantClass::MaskSwap,
+            t.line,
+            format!("line {}: `{}` → `{r}`", t.line, t.text),
+            &[(t.start, t.end, r.into())],
+        );
+    }
+    for a in &sites.assigns {
+        if a.op + 1 >= a.semi {
+            continue;
+        }
+        let rhs_first = a.op + 1;
+        let rhs_last = a.semi - 1;
+        let constant = rhs_first == rhs_last && toks[rhs_first].kind == Kind::Number;
+        let lhs = span(a.lhs_first, a.op - 1);
+        let rhs = span(rhs_first, rhs_last);
+        let (s, e) = (toks[rhs_first].start, toks[rhs_last].end);
+        let line = toks[a.op].line;
+        if !constant {
+            g.push(
+                MutantClass::StuckBit,
+                line,
+                format!("line {line}: bit 0 of `{lhs}` stuck at 0"),
+                &[(s, e, format!("(({rhs}) >> 1) << 1"))],
+            );
+            g.push(
+                MutantClass::StuckBit,
+                line,
+                format!("line {line}: bit 0 of `{lhs}` stuck at 1"),
+                &[(s, e, format!("({rhs}) | 1'b1"))],
+            );
+        }
+        if a.in_reset && a.nonblocking {
+            g.push(
+                MutantClass::DropReset,
+                line,
+                format!("line {line}: reset of `{lhs}` dropped"),
+                &[(
+                    toks[a.lhs_first].start,
+                    toks[a.semi].end,
+                    format!("/* reset of {lhs} dropped */"),
+                )],
+            );
+        }
+    }
+    for &(open, close) in &sites.ifs {
+        let cond = span(open + 1, close - 1);
+        let line = toks[open].line;
+        g.push(
+            MutantClass::InvertIf,
+            line,
+            format!("line {line}: `if ({cond})` inverted"),
+            &[(toks[open].start, toks[close].end, format!("(!({cond}))"))],
+        );
+    }
+    for w in sites.assigns.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        let plain = |x: &Assign| x.nonblocking && !x.guarded;
+        if !plain(a) || !plain(b) || b.lhs_first != a.semi + 1 {
+            continue;
+        }
+        let (la, lb) = (span(a.lhs_first, a.op - 1), span(b.lhs_first, b.op - 1));
+        let (ra, rb) = (span(a.op + 1, a.semi - 1), span(b.op + 1, b.semi - 1));
+        let value = |x: &Assign| {
+            (x.op + 2 == x.semi && toks[x.op + 1].kind == Kind::Number)
+                .then(|| literal_value(toks[x.op + 1].text))
+                .flatten()
+        };
+        if ra == rb || la == lb || (value(a).is_some() && value(a) == value(b)) {
+            continue; // the swap would be equivalent (e.g. two registers reset to zero)
+        }
+        let line = toks[b.op].line;
+        g.push(
+            MutantClass::SwapTargets,
+            line,
+            format!("line {line}: targets `{la}` and `{lb}` swapped"),
+            &[
+                (toks[a.lhs_first].start, toks[a.op - 1].end, lb.clone()),
+                (toks[b.lhs_first].start, toks[b.op - 1].end, la.clone()),
+            ],
+        );
+    }
+    let mut out = g.out;
+    for (k, m) in out.iter_mut().enumerate() {
+        m.id = format!("m{k:03}");
+    }
+    out
+}
+
+/// Indices `0..k` in a spread order: 0, k/2, k/4, 3k/4, k/8... then any left over, so the
+/// first few picks of a class come from all over the file, not from its first lines.
+fn spread(k: usize) -> Vec<usize> {
+    let mut order = vec![];
+    let mut seen = vec![false; k];
+    let mut den = 1usize;
+    while den <= 2 * k.max(1) {
+        for num in (0..den).filter(|n| den == 1 || n % 2 == 1) {
+            let i = num * k / den;
+            if i < k && !seen[i] {
+                seen[i] = true;
+                order.push(i);
+            }
+        }
+        den *= 2;
+    }
+    order.extend((0..k).filter(|&i| !seen[i]));
+    order
+}
+
+/// A deterministic, class-balanced subset of at most `n` mutants: round robin over the
+/// classes in [`CLASSES`] order, each class in a spread order over the text.
+pub fn select(mutants: &[Mutant], n: usize) -> Vec<Mutant> {
+    let by_class: Vec<Vec<&Mutant>> = CLASSES
+        .iter()
+        .map(|c| {
+            let v: Vec<&Mutant> = mutants.iter().filter(|m| m.class == *c).collect();
+            spread(v.len()).into_iter().map(|i| v[i]).collect()
+        })
+        .collect();
+    let mut out = vec![];
+    let mut round = 0;
+    while out.len() < n && by_class.iter().any(|v| v.len() > round) {
+        for v in &by_class {
+            if out.len() < n {
+                if let Some(m) = v.get(round) {
+                    out.push((*m).clone());
+                }
+            }
+        }
+        round += 1;
+    }
+    out
+}
+
+/// How a mutant fared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MutantOutcome {
+    /// The lockstep run diverged.
+    Killed { cycle: u64, port: String },
+    /// The RTL raised `$finish`/`$stop`/a fatal error (e.g. a combinational loop).
+    KilledByError { cycle: u64, message: String },
+    /// Every cycle matched: an equivalent mutant or a gap in the stimulus.
+    Survived { cycles: u64 },
+    /// Verilator or the compiler rejected it (excluded from the kill ratio).
+    NotBuilt { error: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct MutantResult {
+    pub id: String,
+    pub class: MutantClass,
+    pub description: String,
+    pub outcome: MutantOutcome,
+    /// Build (or cache fetch) plus run time.
+    pub time: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct MutantReport {
+    pub unit: String,
+    pub params: String,
+    /// Mutants [`generate`] found.
+    pub generated: usize,
+    pub killed: usize,
+    pub survived: usize,
+    pub not_built: usize,
+    pub results: Vec<MutantResult>,
+}
+
+impl MutantReport {
+    /// Killed / (killed + survived); mutants that did not build do not count.
+    pub fn kill_ratio(&self) -> f64 {
+        let n = self.killed + self.survived;
+        if n == 0 {
+            0.0
+        } else {
+            self.killed as f64 / n as f64
+        }
+    }
+
+    pub fn survivors(&self) -> impl Iterator<Item = &MutantResult> {
+        self.results
+            .iter()
+            .filter(|r| matches!(r.outcome, MutantOutcome::Survived { .. }))
+    }
+}
+
+impl fmt::Display for MutantReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}%",
+            self.unit,
+            self.params,
+            self.results.len(),
+            self.generated,
+            self.killed,
+            self.survived,
+            self.not_built,
+            100.0 * self.kill_ratio()
+        )?;
+        for r in &self.results {
+            let o = match &r.outcome {
+                MutantOutcome::Killed { cycle, port } => {
+                    format!("killed at cycle {cycle} on {port}")
+                }
+                MutantOutcome::KilledByError { cycle, message } => {
+                    format!("killed at cycle {cycle} by RTL error: {message}")
+                }
+                MutantOutcome::Survived { cycles } => {
+                    format!("SURVIVED {cycles} cycles (equivalent, or the stimulus misses it)")
+                }
+                MutantOutcome::NotBuilt { error } => {
+                    let first = error.lines().find(|l| l.contains("%Error")).unwrap_or("");
+                    format!("not built (excluded) {first}")
+                }
+            };
+            writeln!(
+                f,
+                "  {} {:?} {}: {o} [{:.2} s]",
+                r.id,
+                r.class,
+                r.description,
+                r.time.as_secs_f64()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Options of [`run_mutants`].
+#[derive(Debug, Clone)]
+pub struct MutantOptions {
+    /// At most this many mutants (a class-balanced [`select`]ion).
+    pub max_mutants: usize,
+    /// Cycle limit of each run.
+    pub max_cycles: u64,
+    pub build: BuildOptions,
+    /// Index of the file to mutate (default: the one that declares the top module).
+    pub file: Option<usize>,
+}
+
+impl Default for MutantOptions {
+    fn default() -> Self {
+        MutantOptions {
+            max_mutants: 16,
+            max_cycles: 200_000,
+            build: BuildOptions::default(),
+            file: None,
+        }
+    }
+}
+
+/// Build and run mutants of `rtl` against the unit model. The unmutated design must pass
+/// first (an error otherwise). Each mutant gets a fresh stimulus from `make_stimulus`.
+/// Mutants are built one after the other: each build already runs two compiler processes.
+pub fn run_mutants<S, F>(
+    desc: &'static UnitDesc,
+    params: &Params,
+    rtl: &RtlSource,
+    mut make_stimulus: F,
+    opts: &MutantOptions,
+) -> Result<MutantReport, CosimError>
+where
+    S: Stimulus,
+    F: FnMut() -> S,
+{
+    let original = Cosim::new(desc, params.clone(), rtl.clone(), &opts.build)?
+        .with_failure_dir(None)
+        .with_max_cycles(opts.max_cycles);
+    original.run(&mut make_stimulus()).map_err(|e| match e {
+        CosimError::Divergence(d) => CosimError::Build {
+            stage: "mutants".into(),
+            log: format!("the unmutated RTL does not match the model:\n{d}"),
+        },
+        e => e,
+    })?;
+    let file = opts.file.unwrap_or_else(|| {
+        rtl.files
+            .iter()
+            .position(|(_, t)| declares_module(t, &rtl.top))
+            .unwrap_or(0)
+    });
+    let all = generate(&rtl.files[file].1);
+    let chosen = select(&all, opts.max_mutants);
+    let mut report = MutantReport {
+        unit: desc.name.to_string(),
+        params: params.to_string(),
+        generated: all.len(),
+        killed: 0,
+        survived: 0,
+        not_built: 0,
+        results: vec![],
+    };
+    for m in chosen {
+        let t0 = Instant::now();
+        let src = rtl.with_file_text(file, m.text.clone());
+        let outcome = match Cosim::new(desc, params.clone(), src, &opts.build) {
+            Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => MutantOutcome::NotBuilt {
+                error: e.to_string(),
+            },
+            Err(e) => return Err(e),
+            Ok(c) => {
+                let c = c.with_failure_dir(None).with_max_cycles(opts.max_cycles);
+                match c.run(&mut make_stimulus()) {
+                    Ok(s) => MutantOutcome::Survived { cycles: s.cycles },
+                    Err(CosimError::Divergence(d)) => MutantOutcome::Killed {
+                        cycle: d.cycle,
+                        port: d.port().to_string(),
+                    },
+                    Err(CosimError::Rtl { cycle, message, .. }) => {
+                        MutantOutcome::KilledByError { cycle, message }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        match outcome {
+            MutantOutcome::Killed { .. } | MutantOutcome::KilledByError { .. } => {
+                report.killed += 1
+            }
+            MutantOutcome::Survived { .. } => report.survived += 1,
+            MutantOutcome::NotBuilt { .. } => report.not_built += 1,
+        }
+        report.results.push(MutantResult {
+            id: m.id,
+            class: m.class,
+            description: m.description,
+            outcome,
+            time: t0.elapsed(),
+        });
+    }
+    Ok(report)
+}
+
+fn declares_module(text: &str, top: &str) -> bool {
+    let toks = lex(text);
+    toks.windows(2)
+        .any(|w| w[0].text == "module" && w[1].text == top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V: &str = r#"
+module m (input clk, input rst_n, input [3:0] a, output reg [3:0] q, output reg [3:0] r,
+          output y);
+  localparam [3:0] K = 4'd1 + 4'd1;
+  wire [3:0] w = a + 4'd1;
+  // comment with == and <= inside
+  assign y = (a == 4'd3) && (q != 4'd0);
+  always @(posedge clk) begin
+    if (!rst_n) begin
+      q <= 4'd0;
+      r <= 4'd1;
+      y2 <= 2'd1;
+    end else begin
+      if (a < q) q <= q + 1'b1;
+      r <= (r | a) & ~q;
+      q <= q - 4'd1;
+    end
+  end
+endmodule
+"#;
+
+    #[test]
+    fn finds_each_class_and_never_touches_declarations_or_nonblocking_assignments() {
+        let ms = generate(V);
+        let count = |c| ms.iter().filter(|m| m.class == c).count();
+        // ==, !=, < (the `<=` are all nonblocking assignments; the one in the comment is
+        // skipped).
+        assert_eq!(count(MutantClass::CompareFlip), 3, "{ms:#?}");
+        // q + 1, q - 1 and the wire initializer a + 1, not the localparam.
+        assert_eq!(count(MutantClass::OffByOne), 3, "{ms:#?}");
+        // && , |, &, & ~
+        assert_eq!(count(MutantClass::MaskSwap), 4);
+        assert_eq!(count(MutantClass::DropReset), 3, "{ms:#?}");
+        assert_eq!(count(MutantClass::InvertIf), 2, "{ms:#?}");
+        // w, y, q+1, r, q-1: two each (the constant reset values are not mutated)
+        assert_eq!(count(MutantClass::StuckBit), 10, "{ms:#?}");
+        assert!(ms
+            .iter()
+            .any(|m| m.description.contains("bit 0 of `w` stuck at 1")));
+        // q <= 0; r <= 1 (adjacent, different values) and r <= ..; q <= q - 1; not
+        // r <= 4'd1; y2 <= 2'd1 (same value: equivalent), not `if (..) q <= ..; r <= ..`.
+        assert_eq!(count(MutantClass::SwapTargets), 2);
+        for m in &ms {
+            assert!(m.text.contains("input [3:0] a"), "{}", m.description);
+            assert_ne!(m.text, V);
+        }
+        let drop = ms
+            .iter()
+            .find(|m| m.class == MutantClass::DropReset)
+            .unwrap();
+        assert!(drop.text.contains("/* reset of q dropped */"));
+        assert!(!drop.text.contains("q <= 4'd0;"));
+        let ids: std::collections::HashSet<_> = ms.iter().map(|m| &m.id).collect();
+        assert_eq!(ids.len(), ms.len());
+        assert_eq!(generate(V), ms, "deterministic");
+    }
+
+    #[test]
+    fn selection_is_balanced_and_deterministic() {
+        let ms = generate(V);
+        let sel = select(&ms, 7);
+        let classes: Vec<MutantClass> = sel.iter().map(|m| m.class).collect();
+        assert_eq!(classes, CLASSES.to_vec());
+        assert_eq!(select(&ms, 100).len(), ms.len());
+    }
+
+    #[test]
+    fn spread_order_is_a_permutation() {
+        assert_eq!(spread(5), vec![0, 2, 1, 3, 4]);
+        for k in 0..40 {
+            let mut s = spread(k);
+            s.sort();
+            assert_eq!(s, (0..k).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn literal_values() {
+        assert_eq!(literal_value("1"), Some(1));
+        assert_eq!(literal_value("4'd1"), Some(1));
+        assert_eq!(literal_value("1'b1"), Some(1));
+        assert_eq!(literal_value("8'h01"), Some(1));
+        assert_eq!(literal_value("'d2"), Some(2));
+        assert_eq!(literal_value("4'bxx01"), None);
+    }
+}

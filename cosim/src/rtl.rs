@@ -1,0 +1,488 @@
+//! [`RtlModel`]: a safe wrapper around one instance of a built model library.
+//!
+//! Ports are addressed by their index in the unit's port list; each port's storage pointer
+//! is fetched once when the instance is created, so setting inputs, evaluating and
+//! comparing outputs are plain loads/stores and one FFI call per half cycle.
+
+use crate::build::BuiltModel;
+use crate::{CosimError, RtlErrorKind};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+
+#[cfg(not(target_endian = "little"))]
+compile_error!(
+    "warpforge-cosim maps Verilator's port words directly and needs a little-endian host"
+);
+
+type NewFn = unsafe extern "C" fn(c_int) -> *mut c_void;
+type HandleFn = unsafe extern "C" fn(*mut c_void);
+type StatusFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type PtrFn = unsafe extern "C" fn(*mut c_void, u32) -> *mut c_void;
+type ErrFn = unsafe extern "C" fn(*mut c_void) -> *const c_char;
+type CycleFn = unsafe extern "C" fn(*mut c_void, u64);
+type OpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
+
+#[derive(Clone, Copy)]
+struct Fns {
+    new: NewFn,
+    free: HandleFn,
+    port_ptr: PtrFn,
+    failed: StatusFn,
+    last_error: ErrFn,
+    set_cycle: CycleFn,
+    eval: StatusFn,
+    edge: StatusFn,
+    trace_open: OpenFn,
+    trace_close: HandleFn,
+}
+
+/// One port of the loaded model's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortInfo {
+    pub name: String,
+    pub width: u32,
+    pub input: bool,
+    /// Bytes of Verilator storage (1, 2, 4, 8, or 4 per word of a wide port).
+    pub bytes: u32,
+}
+
+/// A loaded model library (shared by all its instances).
+pub struct RtlLibrary {
+    // Field order: `fns` point into `lib`, which must outlive every instance (instances
+    // hold an `Arc<RtlLibrary>`).
+    fns: Fns,
+    ports: Vec<PortInfo>,
+    path: PathBuf,
+    _lib: libloading::Library,
+}
+
+impl std::fmt::Debug for RtlLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RtlLibrary({})", self.path.display())
+    }
+}
+
+fn load_err(path: &Path, what: impl std::fmt::Display) -> CosimError {
+    CosimError::Load(format!("{}: {what}", path.display()))
+}
+
+impl RtlLibrary {
+    /// Load a built model and check its port table against `desc` with `params`.
+    pub fn load(
+        built: &BuiltModel,
+        desc: &UnitDesc,
+        params: &Params,
+    ) -> Result<Arc<RtlLibrary>, CosimError> {
+        let path = &built.library;
+        // SAFETY: the library is one we generated and compiled: its initialisers are the
+        // Verilator runtime's and the model's static constructors.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| load_err(path, e))?;
+        macro_rules! sym {
+            ($name:literal, $t:ty) => {{
+                // SAFETY: the shim defines these symbols with exactly these C signatures.
+                let s: libloading::Symbol<$t> = unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| load_err(path, e))?;
+                *s
+            }};
+        }
+        let version = sym!("wf_shim_version", unsafe extern "C" fn() -> u32);
+        // SAFETY: plain C function without arguments.
+        let v = unsafe { version() };
+        if v != crate::shim::SHIM_VERSION {
+            return Err(load_err(
+                path,
+                format!(
+                    "shim version {v}, expected {} (stale cache entry?)",
+                    crate::shim::SHIM_VERSION
+                ),
+            ));
+        }
+        let count = sym!("wf_port_count", unsafe extern "C" fn() -> u32);
+        let name = sym!("wf_port_name", unsafe extern "C" fn(u32) -> *const c_char);
+        let width = sym!("wf_port_width", unsafe extern "C" fn(u32) -> u32);
+        let input = sym!("wf_port_input", unsafe extern "C" fn(u32) -> c_int);
+        let bytes = sym!("wf_port_bytes", unsafe extern "C" fn(u32) -> u32);
+        let mut ports = vec![];
+        // SAFETY: table accessors return static data for indices below the count.
+        unsafe {
+            for i in 0..count() {
+                ports.push(PortInfo {
+                    name: CStr::from_ptr(name(i)).to_string_lossy().into_owned(),
+                    width: width(i),
+                    input: input(i) != 0,
+                    bytes: bytes(i),
+                });
+            }
+        }
+        let widths = desc.widths(params);
+        let expected: Vec<(String, u32, bool)> = desc
+            .ports
+            .iter()
+            .zip(&widths)
+            .map(|(p, &w)| (p.name.to_string(), w, p.role.is_input()))
+            .collect();
+        let got: Vec<(String, u32, bool)> = ports
+            .iter()
+            .map(|p| (p.name.clone(), p.width, p.input))
+            .collect();
+        if expected != got {
+            return Err(load_err(
+                path,
+                format!(
+                    "port table {got:?} does not match unit {} ({params}): {expected:?}",
+                    desc.name
+                ),
+            ));
+        }
+        let fns = Fns {
+            new: sym!("wf_new", NewFn),
+            free: sym!("wf_free", HandleFn),
+            port_ptr: sym!("wf_port_ptr", PtrFn),
+            failed: sym!("wf_failed", StatusFn),
+            last_error: sym!("wf_last_error", ErrFn),
+            set_cycle: sym!("wf_set_cycle", CycleFn),
+            eval: sym!("wf_eval", StatusFn),
+            edge: sym!("wf_edge", StatusFn),
+            trace_open: sym!("wf_trace_open", OpenFn),
+            trace_close: sym!("wf_trace_close", HandleFn),
+        };
+        Ok(Arc::new(RtlLibrary {
+            fns,
+            ports,
+            path: path.clone(),
+            _lib: lib,
+        }))
+    }
+
+    pub fn ports(&self) -> &[PortInfo] {
+        &self.ports
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Direct access to one port's storage.
+#[derive(Debug, Clone, Copy)]
+struct RtlPort {
+    ptr: *mut u8,
+    bytes: u32,
+    /// 32-bit words of a wide port.
+    n32: usize,
+    /// Valid bits of the last 32-bit word of a wide port.
+    top_mask32: u32,
+    /// Valid bits of a narrow port.
+    mask64: u64,
+    width: u32,
+}
+
+/// An error the RTL raised (`$finish`, `$stop`, a Verilator fatal error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RtlError {
+    pub kind: RtlErrorKind,
+    pub message: String,
+}
+
+/// One live instance of a model: its own Verilator context, state and (optional) trace.
+pub struct RtlModel {
+    handle: *mut c_void,
+    ports: Vec<RtlPort>,
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    fns: Fns,
+    lib: Arc<RtlLibrary>,
+    trace_capable: bool,
+}
+
+// SAFETY: an instance owns its Verilator context and model exclusively; Verilator models are
+// not bound to the thread that created them (the thread context is set on each eval).
+unsafe impl Send for RtlModel {}
+
+impl Drop for RtlModel {
+    fn drop(&mut self) {
+        // SAFETY: `handle` came from `wf_new` of this library and is freed exactly once.
+        unsafe { (self.fns.free)(self.handle) }
+    }
+}
+
+impl std::fmt::Debug for RtlModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RtlModel({})", self.lib.path.display())
+    }
+}
+
+impl RtlModel {
+    /// A new instance. `trace_capable` turns on Verilator's trace bookkeeping
+    /// (`traceEverOn`) so a VCD can be opened later; leave it off for full speed.
+    pub fn new(lib: &Arc<RtlLibrary>, trace_capable: bool) -> Result<RtlModel, CosimError> {
+        let fns = lib.fns;
+        // SAFETY: shim constructor; never null (errors are reported through wf_failed).
+        let handle = unsafe { (fns.new)(trace_capable as c_int) };
+        if handle.is_null() {
+            return Err(CosimError::Load("wf_new returned null".into()));
+        }
+        let mut m = RtlModel {
+            handle,
+            ports: vec![],
+            inputs: vec![],
+            outputs: vec![],
+            fns,
+            lib: lib.clone(),
+            trace_capable,
+        };
+        if let Some(e) = m.error() {
+            return Err(CosimError::Rtl {
+                cycle: 0,
+                kind: e.kind,
+                message: format!("constructing the model: {}", e.message),
+            });
+        }
+        for (i, p) in lib.ports.iter().enumerate() {
+            // SAFETY: index within the port table; the pointer stays valid while the
+            // instance lives (Verilator's port members do not move).
+            let ptr = unsafe { (fns.port_ptr)(handle, i as u32) } as *mut u8;
+            if ptr.is_null() {
+                return Err(CosimError::Load(format!("no storage for port {}", p.name)));
+            }
+            let n32 = p.width.div_ceil(32) as usize;
+            let rem = p.width % 32;
+            m.ports.push(RtlPort {
+                ptr,
+                bytes: p.bytes,
+                n32,
+                top_mask32: if rem == 0 { u32::MAX } else { (1 << rem) - 1 },
+                mask64: warpforge_model::units::contract::low_mask(p.width.min(64)),
+                width: p.width,
+            });
+            if p.input {
+                m.inputs.push(i);
+            } else {
+                m.outputs.push(i);
+            }
+        }
+        Ok(m)
+    }
+
+    pub fn library(&self) -> &Arc<RtlLibrary> {
+        &self.lib
+    }
+
+    /// The sticky error, if the model has raised one.
+    pub fn error(&self) -> Option<RtlError> {
+        // SAFETY: valid handle.
+        let code = unsafe { (self.fns.failed)(self.handle) };
+        if code == 0 {
+            return None;
+        }
+        // SAFETY: valid handle; returns a NUL-terminated buffer owned by the instance.
+        let msg = unsafe { CStr::from_ptr((self.fns.last_error)(self.handle)) }
+            .to_string_lossy()
+            .into_owned();
+        Some(RtlError {
+            kind: RtlErrorKind::from_code(code),
+            message: msg,
+        })
+    }
+
+    #[cold]
+    fn fail(&self) -> RtlError {
+        self.error().unwrap_or(RtlError {
+            kind: RtlErrorKind::Fatal,
+            message: "unknown error".into(),
+        })
+    }
+
+    /// Set one input port.
+    #[inline]
+    pub fn set(&mut self, index: usize, value: &Bits) {
+        let p = self.ports[index];
+        write_port(&p, value);
+    }
+
+    /// Set every input port from a full port vector (unit port-list order).
+    #[inline]
+    pub fn set_inputs(&mut self, ports: &[Bits]) {
+        for &i in &self.inputs {
+            write_port(&self.ports[i], &ports[i]);
+        }
+    }
+
+    /// Clock low and settle the logic (combinational outputs become valid for the inputs).
+    #[inline]
+    pub fn eval(&mut self) -> Result<(), RtlError> {
+        // SAFETY: valid handle.
+        if unsafe { (self.fns.eval)(self.handle) } != 0 {
+            return Err(self.fail());
+        }
+        Ok(())
+    }
+
+    /// The rising clock edge.
+    #[inline]
+    pub fn edge(&mut self) -> Result<(), RtlError> {
+        // SAFETY: valid handle.
+        if unsafe { (self.fns.edge)(self.handle) } != 0 {
+            return Err(self.fail());
+        }
+        Ok(())
+    }
+
+    /// Read any port into `out` (its width must be the port's).
+    pub fn get(&self, index: usize, out: &mut Bits) {
+        let p = &self.ports[index];
+        let mut words = vec![0u64; p.width.div_ceil(64) as usize];
+        // SAFETY: `ptr` addresses `bytes` bytes of the port's storage.
+        unsafe {
+            match p.bytes {
+                1 => words[0] = *p.ptr as u64 & p.mask64,
+                2 => words[0] = *(p.ptr as *const u16) as u64 & p.mask64,
+                4 => words[0] = *(p.ptr as *const u32) as u64 & p.mask64,
+                8 => words[0] = *(p.ptr as *const u64) & p.mask64,
+                _ => {
+                    let src = std::slice::from_raw_parts(p.ptr as *const u32, p.n32);
+                    for (k, w) in src.iter().enumerate() {
+                        words[k / 2] |= (*w as u64) << (32 * (k % 2));
+                    }
+                }
+            }
+        }
+        out.set_words(&words);
+    }
+
+    /// Read every output port into the non-input positions of `ports`.
+    pub fn read_outputs(&self, ports: &mut [Bits]) {
+        for &i in &self.outputs {
+            self.get(i, &mut ports[i]);
+        }
+    }
+
+    /// Whether output `index` equals `value` (word compares, no per-bit loop).
+    #[inline]
+    pub fn matches(&self, index: usize, value: &Bits) -> bool {
+        port_matches(&self.ports[index], value)
+    }
+
+    /// The first non-input port (in port-list order) whose RTL value differs from `ports`.
+    #[inline]
+    pub fn first_mismatch(&self, ports: &[Bits]) -> Option<usize> {
+        self.outputs
+            .iter()
+            .copied()
+            .find(|&i| !port_matches(&self.ports[i], &ports[i]))
+    }
+
+    /// Every differing non-input port.
+    pub fn mismatches(&self, ports: &[Bits]) -> Vec<usize> {
+        self.outputs
+            .iter()
+            .copied()
+            .filter(|&i| !port_matches(&self.ports[i], &ports[i]))
+            .collect()
+    }
+
+    /// Input port indices (unit port-list order).
+    pub fn input_indices(&self) -> &[usize] {
+        &self.inputs
+    }
+
+    /// Non-input port indices (outputs and debug state).
+    pub fn output_indices(&self) -> &[usize] {
+        &self.outputs
+    }
+
+    /// One reset cycle: `rst_n` (port 0) low, every other input 0, settle, clock edge.
+    pub fn reset(&mut self) -> Result<(), RtlError> {
+        for k in 0..self.inputs.len() {
+            let p = self.ports[self.inputs[k]];
+            write_port(&p, &Bits::zero(p.width));
+        }
+        self.eval()?;
+        self.edge()
+    }
+
+    /// Number the following cycles from `cycle` (VCD timestamps are `10*cycle` for the
+    /// settled clock-low values and `10*cycle + 5` after the rising edge).
+    pub fn set_cycle(&mut self, cycle: u64) {
+        // SAFETY: valid handle.
+        unsafe { (self.fns.set_cycle)(self.handle, cycle) }
+    }
+
+    /// Start writing a VCD of the live model (needs a trace-capable instance).
+    pub fn trace_open(&mut self, path: &Path) -> Result<(), CosimError> {
+        if !self.trace_capable {
+            return Err(CosimError::Io(
+                "trace_open on an instance created without trace_capable".into(),
+            ));
+        }
+        let c = CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| CosimError::Io(format!("bad path {}", path.display())))?;
+        // SAFETY: valid handle and NUL-terminated path.
+        if unsafe { (self.fns.trace_open)(self.handle, c.as_ptr()) } != 0 {
+            return Err(CosimError::Io(format!(
+                "cannot open VCD {}",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Flush and close the VCD.
+    pub fn trace_close(&mut self) {
+        // SAFETY: valid handle.
+        unsafe { (self.fns.trace_close)(self.handle) }
+    }
+}
+
+#[inline(always)]
+fn write_port(p: &RtlPort, b: &Bits) {
+    let v = b.to_u64();
+    // SAFETY: `ptr` addresses the port's `bytes`-byte, naturally aligned storage; the wide
+    // copy reads at most the Bits' own words (checked) on a little-endian host, where the
+    // bytes of 64-bit words are the bytes of Verilator's 32-bit `EData` words.
+    unsafe {
+        match p.bytes {
+            1 => *p.ptr = v as u8,
+            2 => *(p.ptr as *mut u16) = v as u16,
+            4 => *(p.ptr as *mut u32) = v as u32,
+            8 => *(p.ptr as *mut u64) = v,
+            n => {
+                let w = b.words();
+                let avail = w.len() * 8;
+                let n = n as usize;
+                std::ptr::copy_nonoverlapping(w.as_ptr() as *const u8, p.ptr, n.min(avail));
+                if avail < n {
+                    std::ptr::write_bytes(p.ptr.add(avail), 0, n - avail);
+                }
+                // Verilator expects the unused bits of the top word clear.
+                let top = (p.ptr as *mut u32).add(p.n32 - 1);
+                *top &= p.top_mask32;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn port_matches(p: &RtlPort, b: &Bits) -> bool {
+    // SAFETY: as in `write_port`; the model side is read only within its own words.
+    unsafe {
+        match p.bytes {
+            1 => (*p.ptr as u64) & p.mask64 == b.to_u64(),
+            2 => (*(p.ptr as *const u16) as u64) & p.mask64 == b.to_u64(),
+            4 => (*(p.ptr as *const u32) as u64) & p.mask64 == b.to_u64(),
+            8 => *(p.ptr as *const u64) & p.mask64 == b.to_u64(),
+            _ => {
+                let w = b.words();
+                let n = p.n32;
+                if w.len() * 2 < n {
+                    return false;
+                }
+                let rtl = std::slice::from_raw_parts(p.ptr as *const u32, n);
+                let model = std::slice::from_raw_parts(w.as_ptr() as *const u32, n);
+                rtl[..n - 1] == model[..n - 1] && rtl[n - 1] & p.top_mask32 == model[n - 1]
+            }
+        }
+    }
+}

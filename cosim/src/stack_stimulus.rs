@@ -1,0 +1,375 @@
+//! Constrained-random stimulus for the reconvergence stacks (`simt_stack_spe`,
+//! `simt_stack_dpe`): warps running random structured programs (nested if/else, if-only,
+//! loops with per-thread trip counts, guarded early exits, jumps to the join; see
+//! `warpforge_model::units::random_program`) with random per-thread predicates, random
+//! stall cycles, random side choice (DPE), occasional illegal updates and resets.
+//!
+//! Each cycle it reads the stack's registered outputs (the TOS paths) and issues the next
+//! instruction of a live path as the GPU model would, so the stack sees realistic traffic
+//! (deep nesting, pops, auto-pops) rather than noise. When the warp finishes it launches a
+//! new random program with a random (possibly partial) launch mask.
+
+use crate::lockstep::Stimulus;
+use warpforge_model::ptx::ir::END_PC;
+use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
+use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, Stmt, WarpDriver};
+use warpforge_model::units::simt_stack::SpeInputs;
+use warpforge_model::units::simt_stack_dpe::DpeInputs;
+
+/// Which stack the stimulus drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Spe,
+    Dpe,
+}
+
+/// Port positions the stimulus reads.
+struct Reads {
+    /// (valid, pc, mask) per side (SPE: side 0 only).
+    paths: [(usize, usize, usize); 2],
+    depth: usize,
+    err_overflow: usize,
+    err_pc: usize,
+}
+
+pub struct CfgStimulus {
+    kind: Kind,
+    seed: u64,
+    cycles: u64,
+    warp_size: u32,
+    pc_w: u32,
+    depth_param: u32,
+    reads: Reads,
+    rng: SplitMix64,
+    driver: Option<WarpDriver>,
+    /// Launch the next program on the next cycle.
+    relaunch: bool,
+    /// Cycles since the last launch (a program that runs too long is abandoned).
+    age: u64,
+    /// Directed mode: these programs in order, full warps, no stalls, no noise, sides
+    /// alternating (the spec's ALT policy, which reproduces the §4.7 walk-through).
+    script: Option<Vec<Program>>,
+    next_program: usize,
+    last_side: usize,
+    /// Directed mode: assert reset this many cycles into the current program.
+    reset_in: Option<u64>,
+}
+
+impl CfgStimulus {
+    /// A stimulus for `desc` (`simt_stack_spe` or `simt_stack_dpe`) running `cycles` cycles.
+    pub fn new(desc: &'static UnitDesc, params: &Params, seed: u64, cycles: u64) -> CfgStimulus {
+        let kind = match desc.name {
+            "simt_stack_spe" => Kind::Spe,
+            "simt_stack_dpe" => Kind::Dpe,
+            other => panic!("CfgStimulus drives the stacks, not {other}"),
+        };
+        let at = |name: &str| {
+            desc.port_index(name)
+                .unwrap_or_else(|| panic!("{} has no port {name}", desc.name))
+        };
+        let reads = match kind {
+            Kind::Spe => Reads {
+                paths: [
+                    (at("tos_valid"), at("tos_pc"), at("tos_mask")),
+                    (at("tos_valid"), at("tos_pc"), at("tos_mask")),
+                ],
+                depth: at("depth"),
+                err_overflow: at("err_overflow"),
+                err_pc: at("err_pc"),
+            },
+            Kind::Dpe => Reads {
+                paths: [
+                    (at("l_valid"), at("l_pc"), at("l_mask")),
+                    (at("r_valid"), at("r_pc"), at("r_mask")),
+                ],
+                depth: at("depth"),
+                err_overflow: at("err_overflow"),
+                err_pc: at("err_pc"),
+            },
+        };
+        let mut s = CfgStimulus {
+            kind,
+            seed,
+            cycles,
+            warp_size: params.get("WARP_SIZE") as u32,
+            pc_w: params.get("PC_W") as u32,
+            depth_param: params.get("DEPTH") as u32,
+            reads,
+            rng: SplitMix64::new(seed),
+            driver: None,
+            relaunch: true,
+            age: 0,
+            script: None,
+            next_program: 0,
+            last_side: 1,
+            reset_in: None,
+        };
+        s.rewind();
+        s
+    }
+
+    /// The directed vectors of spec §10 for the stacks: each program runs to completion
+    /// with updates on every cycle; the stimulus ends after the last one.
+    pub fn directed(desc: &'static UnitDesc, params: &Params) -> CfgStimulus {
+        let mut s = CfgStimulus::new(desc, params, 0x5eed, u64::MAX);
+        s.script = Some(directed_programs(s.depth_param));
+        s
+    }
+
+    fn gen_params(&mut self) -> GenParams {
+        // Mostly programs that fit the stack; sometimes deeper ones that overflow it.
+        let nesting = if self.rng.chance(1, 16) {
+            8
+        } else {
+            1 + self.rng.below(self.depth_param.min(8) as u64) as u32
+        };
+        GenParams {
+            max_nesting: nesting,
+            max_block: 2 + self.rng.below(3) as u32,
+            budget: 8 + self.rng.below(48) as u32,
+            max_trips: 1 + self.rng.below(4) as u8,
+            exits: self.rng.chance(3, 4),
+        }
+    }
+
+    /// Launch the next program; false when a directed script is over.
+    fn launch(&mut self, ports: &mut [Bits]) -> bool {
+        let lanes = low_mask(self.warp_size);
+        if let Some(script) = &self.script {
+            let Some(prog) = script.get(self.next_program).cloned() else {
+                return false;
+            };
+            self.next_program += 1;
+            // The reset case: the Fig 2.6 program again, reset in the middle of it.
+            self.reset_in = (self.next_program == 2).then_some(7);
+            let seed = self.next_program as u64;
+            self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+            self.launch_inputs(ports, lanes);
+            return true;
+        }
+        let gp = self.gen_params();
+        let prog = Program::random(&mut self.rng, &gp);
+        let mask = if self.rng.chance(1, 4) {
+            self.rng.next_u64() & lanes
+        } else {
+            lanes
+        };
+        let mask = if mask == 0 { 1 } else { mask };
+        let seed = self.rng.next_u64();
+        self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+        self.launch_inputs(ports, mask);
+        true
+    }
+
+    fn launch_inputs(&self, ports: &mut [Bits], mask: u64) {
+        let end = END_PC as u64 & low_mask(self.pc_w);
+        match self.kind {
+            Kind::Spe => SpeInputs {
+                launch_valid: true,
+                launch_pc: 0,
+                launch_rpc: end as u32,
+                launch_mask: mask,
+                ..Default::default()
+            }
+            .to_ports(ports),
+            Kind::Dpe => DpeInputs {
+                launch_valid: true,
+                launch_pc: 0,
+                launch_rpc: end as u32,
+                launch_mask: mask,
+                ..Default::default()
+            }
+            .to_ports(ports),
+        }
+    }
+
+    fn idle(&self, ports: &mut [Bits]) {
+        match self.kind {
+            Kind::Spe => SpeInputs::default().to_ports(ports),
+            Kind::Dpe => DpeInputs::default().to_ports(ports),
+        }
+    }
+
+    /// Random values on every update port (mostly rejected by the stack as `err_pc`).
+    fn noise(&mut self, ports: &mut [Bits]) {
+        let pcm = low_mask(self.pc_w);
+        let r = &mut self.rng;
+        let spe = SpeInputs {
+            upd_valid: true,
+            upd_pc: (r.next_u64() & pcm) as u32,
+            upd_kind: r.below(4) as u8,
+            upd_taken: r.next_u64(),
+            upd_target: (r.next_u64() & pcm) as u32,
+            upd_next: (r.next_u64() & pcm) as u32,
+            upd_rpc: (r.next_u64() & pcm) as u32,
+            ..Default::default()
+        };
+        match self.kind {
+            Kind::Spe => spe.to_ports(ports),
+            Kind::Dpe => DpeInputs {
+                upd_valid: true,
+                upd_side: r.below(2) as u8,
+                upd_pc: spe.upd_pc,
+                upd_kind: spe.upd_kind,
+                upd_taken: spe.upd_taken,
+                upd_target: spe.upd_target,
+                upd_next: spe.upd_next,
+                upd_rpc: spe.upd_rpc,
+                ..Default::default()
+            }
+            .to_ports(ports),
+        }
+    }
+}
+
+impl Stimulus for CfgStimulus {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        if cycle >= self.cycles {
+            return false;
+        }
+        ports[0].set_u64(1); // rst_n
+        let directed = self.script.is_some();
+        if let Some(n) = self.reset_in.as_mut() {
+            if *n == 0 {
+                self.reset_in = None;
+                self.idle(ports);
+                ports[0].set_u64(0);
+                self.relaunch = true;
+                return true;
+            }
+            *n -= 1;
+        }
+        if !directed && self.rng.chance(1, 20_000) {
+            // Reset in the middle of a run.
+            self.idle(ports);
+            ports[0].set_u64(0);
+            self.relaunch = true;
+            return true;
+        }
+        let depth = ports[self.reads.depth].to_u64();
+        // A stack that overflowed (the push was dropped) or saw an illegal update no longer
+        // matches the program's threads: start a new warp (launch clears the errors).
+        let errored = ports[self.reads.err_overflow].to_u64() | ports[self.reads.err_pc].to_u64();
+        self.age += 1;
+        if self.relaunch || depth == 0 || errored != 0 || self.age > 50_000 {
+            self.relaunch = false;
+            self.age = 0;
+            return self.launch(ports);
+        }
+        if !directed && self.rng.chance(1, 2_000) {
+            self.noise(ports);
+            // The stack may now hold an error or a mangled state: start afresh next cycle.
+            self.relaunch = true;
+            return true;
+        }
+        // Stall cycles (the warp waits on a hazard); also give auto-pops their idle cycle.
+        if !directed && self.rng.chance(1, 4) {
+            self.idle(ports);
+            return true;
+        }
+        let live: Vec<usize> = (0..if self.kind == Kind::Dpe { 2 } else { 1 })
+            .filter(|&s| ports[self.reads.paths[s].0].to_u64() != 0)
+            .collect();
+        if live.is_empty() {
+            self.idle(ports);
+            return true;
+        }
+        let side = if directed {
+            // ALT: the side that did not issue last, when both are live.
+            let s = if live.len() == 2 {
+                1 - self.last_side
+            } else {
+                live[0]
+            };
+            self.last_side = s;
+            s
+        } else {
+            live[self.rng.below(live.len() as u64) as usize]
+        };
+        let (_, pc_port, mask_port) = self.reads.paths[side];
+        let (pc, mask) = (ports[pc_port].to_u64() as u32, ports[mask_port].to_u64());
+        let driver = self.driver.as_mut().expect("launched");
+        let upd = driver.issue(pc, mask);
+        match self.kind {
+            Kind::Spe => upd.spe_inputs().to_ports(ports),
+            Kind::Dpe => upd.dpe_inputs(side as u8).to_ports(ports),
+        }
+        true
+    }
+
+    fn can_rewind(&self) -> bool {
+        true
+    }
+
+    fn rewind(&mut self) {
+        self.rng = SplitMix64::new(self.seed);
+        self.driver = None;
+        self.relaunch = true;
+        self.age = 0;
+        self.next_program = 0;
+        self.last_side = 1;
+        self.reset_in = None;
+    }
+}
+
+/// The standard random stimulus of a unit: warps running random structured programs for
+/// the stacks, seeded random values on every input (with rare resets) for other units.
+pub fn random_stimulus(
+    desc: &'static UnitDesc,
+    params: &Params,
+    seed: u64,
+    cycles: u64,
+) -> Box<dyn Stimulus + Send> {
+    match desc.name {
+        "simt_stack_spe" | "simt_stack_dpe" => {
+            Box::new(CfgStimulus::new(desc, params, seed, cycles))
+        }
+        // Uniform random inputs; the default reset rate (one cycle in 1000) keeps the
+        // scoreboard's bit vectors from saturating, so hazards stay informative.
+        _ => Box::new(crate::stimulus::RandomStimulus::new(
+            desc, params, seed, cycles,
+        )),
+    }
+}
+
+/// Spec §10's directed cases as structured programs (per-thread predicates from fixed
+/// seeds): Fig 2.6 (twice: the second run is reset in the middle), BFS-style nested
+/// if-only, LUD-style if/else with a loop on each side, a loop with a divergent exit
+/// (in-place rule), a nested branch whose IPDOM is the enclosing RPC while the sibling path
+/// is live (arrive-and-push), a jump straight to the RPC, a degenerate branch, guarded
+/// exits while diverged, and nesting deeper than the stack (overflow).
+pub fn directed_programs(depth: u32) -> Vec<Program> {
+    use Stmt::*;
+    let b = Basic;
+    let fig_2_6 = vec![
+        b(3),
+        IfElse(vec![b(3)], vec![b(2), IfElse(vec![b(3)], vec![b(3)]), b(1)]),
+        b(3),
+    ];
+    let mut deep = vec![b(1)];
+    for _ in 0..depth + 1 {
+        deep = vec![IfElse(deep, vec![b(1)])];
+    }
+    let cases = vec![
+        fig_2_6.clone(),
+        fig_2_6,
+        vec![b(1), IfOnly(vec![b(2), IfOnly(vec![b(2)]), b(1)]), b(1)],
+        vec![
+            IfElse(vec![Loop(vec![b(2)])], vec![Loop(vec![b(1), b(2)])]),
+            b(1),
+        ],
+        vec![Loop(vec![b(1), IfOnly(vec![b(1)])]), b(1)],
+        vec![
+            IfElse(vec![b(2), IfOnly(vec![b(1), SkipToJoin, b(1)])], vec![b(4)]),
+            b(1),
+        ],
+        vec![IfOnly(vec![b(1), SkipToJoin, b(2)]), b(1)],
+        vec![b(1), Degenerate, b(1)],
+        vec![IfElse(vec![b(1), Exit, b(1)], vec![Exit, b(2)]), b(1)],
+        deep,
+    ];
+    cases
+        .into_iter()
+        .map(|stmts| Program::from_stmts(stmts, 3))
+        .collect()
+}

@@ -1,0 +1,509 @@
+//! `warpforge cosim`: the generated Verilog of a unit against its Rust model under
+//! Verilator, every cycle, zero tolerance (package warpforge-cosim).
+//!
+//! Stimulus sources: seeded constrained-random (`--random`), the port traffic of every
+//! instance of the unit recorded while the GPU model runs a workload (`--workload`), a
+//! recorded trace file (`--trace`), or a replay file written at a divergence (`--replay`).
+//! `--mutants` checks that broken variants of the RTL are caught; `--all` runs every unit
+//! at its standard parameter sets against random stimulus and every workload's traces.
+
+use crate::report;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use warpforge_cosim::mutants::{self, MutantOptions};
+use warpforge_cosim::stack_stimulus::{random_stimulus, CfgStimulus};
+use warpforge_cosim::{BuildOptions, Cosim, CosimError, RtlSource, Summary};
+use warpforge_model::config::{GpuConfig, Reconvergence};
+use warpforge_model::gpu::{Gpu, Mode};
+use warpforge_model::units::contract::{Params, UnitDesc};
+use warpforge_model::units::trace::Trace;
+use warpforge_workloads::{self as workloads, Size};
+
+#[derive(Args)]
+pub struct CosimArgs {
+    /// The unit (RTL module) to co-simulate, e.g. simt_stack_spe.
+    #[arg(long, required_unless_present_any = ["all", "replay", "trace"])]
+    unit: Option<String>,
+    /// Every unit at its standard parameter sets: random stimulus and every workload's
+    /// traces; prints a summary table.
+    #[arg(long, conflicts_with_all = ["unit", "replay", "trace"])]
+    all: bool,
+    /// Override a parameter (repeatable), e.g. --param DEPTH=8.
+    #[arg(long = "param", value_name = "NAME=VALUE", conflicts_with_all = ["workload", "all"])]
+    params: Vec<String>,
+    /// Seeded constrained-random stimulus (the default when no other source is given).
+    #[arg(long)]
+    random: bool,
+    /// The directed vectors of spec §10 (the worked examples and corner cases; stacks).
+    #[arg(long)]
+    directed: bool,
+    /// Cycles of random stimulus (per parameter set with --all).
+    #[arg(long, default_value_t = 100_000)]
+    cycles: u64,
+    /// Seed of the random stimulus.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Replay the port traffic of every instance of the unit recorded while the GPU model
+    /// runs this workload (`all`: every workload).
+    #[arg(long)]
+    workload: Option<String>,
+    /// Input size of the workload runs.
+    #[arg(long, default_value = "tiny")]
+    size: Size,
+    /// GPU preset of the workload runs.
+    #[arg(long, default_value = "gtx480")]
+    config: String,
+    /// Replay a unit trace recorded with `warpforge run --record-unit U --trace FILE`.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Re-run a replay file written at a divergence (it holds the RTL and the inputs).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["trace", "workload", "random"])]
+    replay: Option<PathBuf>,
+    /// Build mutants of the RTL (broken variants) and check that the random stimulus
+    /// catches each one; reports the kill ratio.
+    #[arg(long)]
+    mutants: bool,
+    /// Use the Verilog in this folder (`<unit>.v`) instead of generating it, e.g. after
+    /// editing the generated RTL.
+    #[arg(long, value_name = "DIR")]
+    rtl: Option<PathBuf>,
+    /// Where divergence artifacts go (replay file, VCD windows).
+    #[arg(long, value_name = "DIR", default_value = "cosim-failures")]
+    out: PathBuf,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Exit code for a divergence or a surviving mutant.
+const EXIT_FAIL: u8 = 1;
+
+/// One co-simulation run, for the summary table and JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct CosimRow {
+    pub unit: String,
+    pub params: String,
+    pub source: String,
+    pub instances: usize,
+    pub cycles: u64,
+    pub seconds: f64,
+    /// `match`, or what went wrong.
+    pub result: String,
+    pub ok: bool,
+}
+
+pub fn cosim(a: &CosimArgs) -> Result<u8> {
+    warpforge_cosim::build::toolchain(&BuildOptions::default()).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}\nco-simulation needs Verilator 5 and g++: on Debian/Ubuntu run \
+             `sudo apt-get install -y verilator g++` (or ./scripts/install-tools.sh)"
+        )
+    })?;
+    if let Some(path) = &a.replay {
+        return replay(path);
+    }
+    let mut rows = vec![];
+    if a.all {
+        for desc in warpforge_gen::units_with_templates() {
+            for params in desc.standard_params() {
+                rows.push(random_run(a, desc, &params)?);
+                if has_directed(desc) {
+                    rows.push(directed_run(a, desc, &params)?);
+                }
+                if a.mutants {
+                    rows.push(mutant_run(a, desc, &params)?);
+                }
+            }
+            rows.extend(workload_runs(a, desc, "all")?);
+        }
+    } else if let Some(path) = &a.trace {
+        let trace = Trace::read(path).map_err(anyhow::Error::msg)?;
+        if let Some(u) = &a.unit {
+            if u != trace.desc.name {
+                bail!(
+                    "{} is a trace of {}, not {u}",
+                    path.display(),
+                    trace.desc.name
+                );
+            }
+        }
+        rows.push(trace_run(a, &trace, &format!("trace {}", path.display()))?);
+    } else {
+        let unit = a.unit.as_deref().expect("clap requires --unit here");
+        let desc = warpforge_gen::find_unit(unit)?;
+        if let Some(w) = &a.workload {
+            rows.extend(workload_runs(a, desc, w)?);
+        } else {
+            let params = warpforge_gen::parse_params(desc, &a.params)?;
+            if a.mutants {
+                rows.push(mutant_run(a, desc, &params)?);
+            }
+            if a.directed {
+                if !has_directed(desc) {
+                    bail!("{} has no directed vectors yet (use --random)", desc.name);
+                }
+                rows.push(directed_run(a, desc, &params)?);
+            }
+            if a.random || !(a.mutants || a.directed) {
+                rows.push(random_run(a, desc, &params)?);
+            }
+        }
+    }
+    print_rows(&rows);
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(if rows.iter().all(|r| r.ok) {
+        0
+    } else {
+        EXIT_FAIL
+    })
+}
+
+fn print_rows(rows: &[CosimRow]) {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.unit.clone(),
+                r.params.clone(),
+                r.source.clone(),
+                r.instances.to_string(),
+                r.cycles.to_string(),
+                if r.seconds > 0.0 {
+                    format!("{:.2}M", r.cycles as f64 / r.seconds / 1e6)
+                } else {
+                    "-".into()
+                },
+                r.result.clone(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        report::table_left(
+            &[
+                "unit",
+                "params",
+                "stimulus",
+                "instances",
+                "cycles",
+                "cycles/s",
+                "result"
+            ],
+            &body,
+            3
+        )
+    );
+}
+
+/// The RTL of `desc` at `params`: generated, or `<unit>.v` from `--rtl DIR`.
+fn rtl_source(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<RtlSource> {
+    match &a.rtl {
+        Some(dir) => {
+            let path = dir.join(format!("{}.v", desc.name));
+            if !path.exists() {
+                bail!("--rtl {}: no {} there", dir.display(), path.display());
+            }
+            Ok(RtlSource::from_paths(desc.name, &[path])?)
+        }
+        None => {
+            let g = warpforge_gen::generate(desc, params)?;
+            Ok(RtlSource::new(desc.name, g.files.clone()))
+        }
+    }
+}
+
+fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
+    let rtl = rtl_source(a, desc, params)?;
+    let c = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?;
+    Ok(c.with_failure_dir(Some(a.out.clone())))
+}
+
+/// A finished run, or the divergence turned into a failed row (after printing the report).
+fn outcome(
+    desc: &UnitDesc,
+    params: &Params,
+    source: String,
+    started: Instant,
+    r: Result<Vec<Summary>, CosimError>,
+) -> Result<CosimRow> {
+    let seconds = started.elapsed().as_secs_f64();
+    let mut row = CosimRow {
+        unit: desc.name.to_string(),
+        params: params.to_string(),
+        source,
+        instances: 0,
+        cycles: 0,
+        seconds,
+        result: String::new(),
+        ok: false,
+    };
+    match r {
+        Ok(s) => {
+            row.instances = s.len();
+            row.cycles = s.iter().map(|x| x.cycles).sum();
+            row.seconds = s.iter().map(|x| x.elapsed.as_secs_f64()).sum();
+            row.result = "match".into();
+            row.ok = true;
+        }
+        Err(CosimError::Divergence(d)) => {
+            eprint!("{d}");
+            row.result = format!(
+                "MISMATCH at cycle {} ({} {})",
+                d.cycle,
+                d.instance,
+                d.port()
+            );
+        }
+        Err(CosimError::Rtl {
+            cycle,
+            kind,
+            message,
+        }) => {
+            eprintln!("RTL error at cycle {cycle} ({kind:?}): {message}");
+            row.result = format!("RTL {kind:?} at cycle {cycle}");
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(row)
+}
+
+fn random_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<CosimRow> {
+    let cosim = build(a, desc, params)?;
+    let mut stim = random_stimulus(desc, params, a.seed, a.cycles);
+    let started = Instant::now();
+    let r = cosim.run(&mut stim).map(|s| vec![s]);
+    outcome(desc, params, format!("random seed {}", a.seed), started, r)
+}
+
+fn has_directed(desc: &UnitDesc) -> bool {
+    matches!(desc.name, "simt_stack_spe" | "simt_stack_dpe")
+}
+
+fn directed_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<CosimRow> {
+    let cosim = build(a, desc, params)?;
+    let mut stim = CfgStimulus::directed(desc, params);
+    let started = Instant::now();
+    let r = cosim.run(&mut stim).map(|s| vec![s]);
+    outcome(desc, params, "directed (spec §10)".into(), started, r)
+}
+
+fn trace_run(a: &CosimArgs, trace: &Trace, source: &str) -> Result<CosimRow> {
+    let cosim = build(a, trace.desc, &trace.params)?;
+    let started = Instant::now();
+    let r = cosim.run_trace(trace);
+    outcome(trace.desc, &trace.params, source.to_string(), started, r)
+}
+
+fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<CosimRow> {
+    let rtl = rtl_source(a, desc, params)?;
+    let started = Instant::now();
+    let opts = MutantOptions {
+        max_cycles: a.cycles,
+        ..MutantOptions::default()
+    };
+    let seed = a.seed;
+    let report = mutants::run_mutants(
+        desc,
+        params,
+        &rtl,
+        || random_stimulus(desc, params, seed, u64::MAX),
+        &opts,
+    )?;
+    print!("{report}");
+    let ok = report.survived == 0 && report.killed >= 10;
+    Ok(CosimRow {
+        unit: desc.name.to_string(),
+        params: params.to_string(),
+        source: format!("mutants (random seed {seed})"),
+        instances: report.results.len(),
+        cycles: 0,
+        seconds: started.elapsed().as_secs_f64(),
+        result: format!(
+            "{}/{} killed ({:.0}%)",
+            report.killed,
+            report.killed + report.survived,
+            100.0 * report.kill_ratio()
+        ),
+        ok,
+    })
+}
+
+/// The GPU configuration that instantiates `unit`, or why none does.
+fn config_for(a: &CosimArgs, unit: &str) -> Result<std::result::Result<GpuConfig, String>> {
+    let mut cfg = GpuConfig::preset(&a.config, &[])?;
+    cfg.sm.reconvergence = match unit {
+        "simt_stack_spe" => Reconvergence::Spe,
+        "simt_stack_dpe" => Reconvergence::Dpe,
+        _ => cfg.sm.reconvergence,
+    };
+    let mut probe = Gpu::new(cfg.clone(), Mode::Timing);
+    Ok(probe.record_unit(unit).map(|_| cfg))
+}
+
+/// Record the unit's traffic while `workload` (or `all`) runs, and replay every instance.
+fn workload_runs(a: &CosimArgs, desc: &'static UnitDesc, workload: &str) -> Result<Vec<CosimRow>> {
+    let cfg = match config_for(a, desc.name)? {
+        Ok(cfg) => cfg,
+        Err(why) if workload == "all" => {
+            eprintln!("note: no workload traces of {}: {why}", desc.name);
+            return Ok(vec![]);
+        }
+        Err(why) => bail!("no workload traces of {}: {why}", desc.name),
+    };
+    let selected: Vec<&'static dyn workloads::Workload> = if workload == "all" {
+        workloads::all().to_vec()
+    } else {
+        vec![workloads::by_name(workload)
+            .with_context(|| format!("unknown workload `{workload}`"))?]
+    };
+    let dir = tempdir()?;
+    let mut rows = vec![];
+    for w in selected {
+        let mut gpu = Gpu::new(cfg.clone(), Mode::Timing);
+        gpu.record_unit(desc.name).map_err(anyhow::Error::msg)?;
+        let v = w
+            .run(&mut gpu, a.size, a.seed)
+            .with_context(|| format!("workload {}", w.name()))?;
+        if !v.passed {
+            bail!("workload {} failed verification: {}", w.name(), v.detail);
+        }
+        let rec = gpu.take_trace().context("recording was on")?;
+        let path = dir.join(format!("{}.{}.wftrace", w.name(), desc.name));
+        let source = format!(
+            "workload {}, size {}, config {}",
+            w.name(),
+            a.size,
+            cfg.name
+        );
+        rec.write(&path, &source).map_err(anyhow::Error::msg)?;
+        let trace = Trace::read(&path).map_err(anyhow::Error::msg)?;
+        rows.push(trace_run(
+            a,
+            &trace,
+            &format!("workload {} ({})", w.name(), a.size),
+        )?);
+        std::fs::remove_file(&path).ok();
+    }
+    std::fs::remove_dir(&dir).ok();
+    Ok(rows)
+}
+
+fn tempdir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("warpforge-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+fn replay(path: &Path) -> Result<u8> {
+    match warpforge_cosim::replay(path) {
+        Ok(s) => {
+            println!("{s}");
+            println!("the replay matches (the RTL or model was fixed?)");
+            Ok(0)
+        }
+        Err(CosimError::Divergence(d)) => {
+            eprint!("{d}");
+            Ok(EXIT_FAIL)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
+type TraceGroup = (String, Params, Vec<(String, Trace)>);
+
+/// The co-simulation that follows `warpforge run`: generate the RTL of every unit into
+/// `rtl_out`, then replay the port traffic the runs recorded (every instance: every warp's
+/// stack, every SM's scoreboard) against it and print a summary. Returns false on any
+/// mismatch. Without Verilator it says how to install it and skips the co-simulation.
+pub fn cosim_recorded(
+    traces: Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
+    rtl_out: &Path,
+    size: Size,
+    quiet: bool,
+) -> Result<bool> {
+    let mut written = vec![];
+    for desc in warpforge_gen::units_with_templates() {
+        let params = desc.params::<&str>(&[]).map_err(anyhow::Error::msg)?;
+        let g = warpforge_gen::generate(desc, &params)?;
+        g.write(rtl_out)?;
+        written.push(desc.name);
+    }
+    if !quiet {
+        println!(
+            "\nRTL of {} units ({}) written to {}/",
+            written.len(),
+            written.join(", "),
+            rtl_out.display()
+        );
+    }
+    if let Err(e) = warpforge_cosim::build::toolchain(&BuildOptions::default()) {
+        println!(
+            "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
+             or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
+        );
+        return Ok(true);
+    }
+    // One build per (unit, parameters); traces in workload order.
+    let mut groups: Vec<TraceGroup> = vec![];
+    for (workload, rec) in traces {
+        let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
+        match groups
+            .iter_mut()
+            .find(|(u, p, _)| u == trace.desc.name && *p == trace.params)
+        {
+            Some(g) => g.2.push((workload, trace)),
+            None => groups.push((
+                trace.desc.name.to_string(),
+                trace.params.clone(),
+                vec![(workload, trace)],
+            )),
+        }
+    }
+    let out = PathBuf::from("cosim-failures");
+    let mut rows = vec![];
+    for (_, params, list) in &groups {
+        let desc = list[0].1.desc;
+        let rtl = RtlSource::new(
+            desc.name,
+            warpforge_gen::generate(desc, params)?.files.clone(),
+        );
+        let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
+            .with_failure_dir(Some(out.clone()));
+        let started = Instant::now();
+        let mut summaries = vec![];
+        let mut failure = None;
+        for (workload, trace) in list {
+            match cosim.run_trace(trace) {
+                Ok(s) => summaries.extend(s),
+                Err(e) => {
+                    failure = Some((workload.clone(), e));
+                    break;
+                }
+            }
+        }
+        let source = format!("{} workload traces ({size})", list.len());
+        let row = match failure {
+            None => outcome(desc, params, source, started, Ok(summaries))?,
+            Some((w, e)) => {
+                let mut row = outcome(desc, params, source, started, Err(e))?;
+                row.result = format!("{} in {w}", row.result);
+                row
+            }
+        };
+        rows.push(row);
+    }
+    if !quiet {
+        println!(
+            "Co-simulation of the generated RTL against the port traffic recorded in these runs:"
+        );
+        print_rows(&rows);
+    }
+    Ok(rows.iter().all(|r| r.ok))
+}
