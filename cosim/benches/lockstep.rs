@@ -163,7 +163,11 @@ fn bench_trace_replay(workload: &str) {
     let mut gpu = Gpu::new(GpuConfig::preset("gtx480", &[]).unwrap(), Mode::Timing);
     gpu.record_unit("simt_stack_spe").unwrap();
     let w = warpforge_workloads::by_name(workload).unwrap();
-    assert!(w.run(&mut gpu, warpforge_workloads::Size::Small, 1).unwrap().passed);
+    assert!(
+        w.run(&mut gpu, warpforge_workloads::Size::Small, 1)
+            .unwrap()
+            .passed
+    );
     let trace = gpu.take_trace().unwrap().into_trace(workload);
     let g = warpforge_gen::generate(trace.desc, &trace.params).unwrap();
     let rtl = RtlSource::new(trace.desc.name, g.files.clone());
