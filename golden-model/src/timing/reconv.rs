@@ -30,6 +30,41 @@ impl StackInputs {
     }
 }
 
+/// The registered outputs of a warp's stack that the SM reads every cycle: per side, the
+/// path's PC and live threads (`mask == 0`: no path on that side), the stack depth, and
+/// whether the unit raised an error. The SM keeps a copy per warp slot, refreshed after
+/// every stack clock edge ([`WarpStack::view`]), so that the schedulers' scan reads plain
+/// fields instead of dispatching over the stack kind and walking to its top entry.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct StackView {
+    pub pc: [u32; 2],
+    pub mask: [u32; 2],
+    pub depth: u32,
+    pub error: bool,
+}
+
+impl StackView {
+    #[inline(always)]
+    pub fn path_valid(&self, side: usize) -> bool {
+        self.mask[side] != 0
+    }
+    /// Some path of the TOS can issue.
+    #[inline(always)]
+    pub fn any_path(&self) -> bool {
+        (self.mask[0] | self.mask[1]) != 0
+    }
+    /// Schedulable paths at the TOS (Avg_Path [L700]).
+    #[inline(always)]
+    pub fn num_paths(&self) -> u32 {
+        (self.mask[0] != 0) as u32 + (self.mask[1] != 0) as u32
+    }
+    /// Every thread of the warp has exited.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.depth == 0
+    }
+}
+
 /// What an issued instruction did to the stack, for the rest of the SM.
 #[derive(Clone, Copy, Default)]
 pub struct StackEffect {
@@ -132,6 +167,29 @@ impl WarpStack {
         match self {
             WarpStack::Spe(s) => s.depth(),
             WarpStack::Dpe(s) => s.depth(),
+        }
+    }
+
+    /// The registered outputs the SM reads (see [`StackView`]). Warps of the GPU model have
+    /// 32 lanes, so the masks fit `u32`.
+    #[inline]
+    pub fn view(&self) -> StackView {
+        match self {
+            WarpStack::Spe(s) => {
+                // `path_pc` of either side is the TOS PC under SPE; side 1 never has a path.
+                StackView {
+                    pc: [s.tos_pc(); 2],
+                    mask: [s.tos_mask() as u32, 0],
+                    depth: s.depth(),
+                    error: s.err_overflow() || s.err_pc(),
+                }
+            }
+            WarpStack::Dpe(s) => StackView {
+                pc: [s.path_pc(0), s.path_pc(1)],
+                mask: [s.path_mask(0) as u32, s.path_mask(1) as u32],
+                depth: s.depth(),
+                error: s.err_overflow() || s.err_pc() || s.err_side(),
+            },
         }
     }
 

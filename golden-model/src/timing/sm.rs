@@ -18,7 +18,7 @@
 //! t+1, and a control transfer flushes the instruction buffer.
 
 use super::decode::DecodedInst;
-use super::reconv::{StackInputs, WarpStack};
+use super::reconv::{StackInputs, StackView, WarpStack};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
 use crate::config::PathPolicy;
@@ -141,6 +141,8 @@ struct WarpSlot {
     /// Launch order on this SM, for oldest-first policies.
     age: u64,
     stack: WarpStack,
+    /// The stack's outputs, refreshed after every stack clock edge (see [`StackView`]).
+    view: StackView,
     /// One instruction buffer per path (spec A16: per warp and side; SPE uses side 0).
     ibuf: [IBuffer; 2],
     /// DPE path selection: the side that issued last (ALT) or the selected side
@@ -212,6 +214,8 @@ pub struct Sm {
     schedulers: Vec<Scheduler>,
     /// The scoreboard (the `dpe_scoreboard` unit model).
     sb: DpeScoreboard,
+    /// Warps have two schedulable paths (`simt_stack_dpe`) rather than one.
+    dual_paths: bool,
     /// Releases that found every writeback port of their cycle taken, oldest first.
     deferred: VecDeque<Release>,
     /// GPU-side bookkeeping for the stall breakdown only: per path (`2 * warp + side`,
@@ -291,6 +295,7 @@ impl Sm {
                 .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
                 .collect(),
             sb: DpeScoreboard::new(scoreboard_params_for(cfg, 8)),
+            dual_paths: cfg.sm.reconvergence == crate::config::Reconvergence::Dpe,
             deferred: VecDeque::new(),
             pending_mem: Vec::new(),
             sb_words: 0,
@@ -401,6 +406,7 @@ impl Sm {
         // Empty after a launch that ran to its end; a launch that faulted may leave some.
         self.deferred.clear();
         self.sb = DpeScoreboard::new(k.sb);
+        self.dual_paths = k.cfg.sm.reconvergence == crate::config::Reconvergence::Dpe;
         self.sb_words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.sb_words];
         if let Some((rec, layout)) = self.sb_trace.as_mut() {
@@ -434,6 +440,7 @@ impl Sm {
                 cta_slot: 0,
                 age: 0,
                 stack: WarpStack::new(k.cfg),
+                view: StackView::default(),
                 ibuf: [IBuffer::default(); 2],
                 side: 0,
                 barrier: None,
@@ -484,6 +491,7 @@ impl Sm {
             self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
             let launch = warp.stack.launch(0, ws_state.valid_lanes as u64);
+            warp.view = warp.stack.view();
             self.states[ws] = ws_state;
             warp.ibuf = [IBuffer::default(); 2];
             warp.side = 0;
@@ -663,17 +671,18 @@ impl Sm {
         while i < self.autopop.len() {
             let w = self.autopop[i];
             let warp = &mut self.warps[w];
-            if !warp.stack.is_empty() && !warp.stack.any_path() {
+            if !warp.view.is_empty() && !warp.view.any_path() {
                 let effect = warp.stack.idle_tick();
+                warp.view = warp.stack.view();
                 warp.ibuf = [IBuffer::default(); 2];
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
             }
             self.update_fetch_bit(w);
             let warp = &self.warps[w];
-            if warp.stack.is_empty() || warp.stack.any_path() {
+            if warp.view.is_empty() || warp.view.any_path() {
                 self.autopop.swap_remove(i);
-                if self.warps[w].stack.is_empty() {
+                if self.warps[w].view.is_empty() {
                     self.warp_exited(w, k)?;
                 }
             } else {
@@ -709,7 +718,7 @@ impl Sm {
             let warp = &mut self.warps[w];
             warp.ibuf[side] = IBuffer {
                 count: k.cfg.sm.ibuffer_entries,
-                pc: warp.stack.path_pc(side),
+                pc: warp.view.pc[side],
                 ready_at: now + k.cfg.sm.fetch_latency as u64,
             };
             self.need_fetch &= !(1u128 << bit);
@@ -727,7 +736,7 @@ impl Sm {
             if warp.active
                 && !warp.finished
                 && warp.ibuf[side].count == 0
-                && warp.stack.path_valid(side)
+                && warp.view.path_valid(side)
             {
                 self.need_fetch |= bit;
             } else {
@@ -787,13 +796,13 @@ impl Sm {
             return Some((Stall::Barrier, u64::MAX));
         }
         let ibuf = &warp.ibuf[side];
-        if !warp.stack.path_valid(side) || ibuf.count == 0 {
+        if !warp.view.path_valid(side) || ibuf.count == 0 {
             return Some((Stall::Fetch, u64::MAX));
         }
         if ibuf.ready_at > now {
             return Some((Stall::Fetch, ibuf.ready_at));
         }
-        let pc = warp.stack.path_pc(side) as usize;
+        let pc = warp.view.pc[side] as usize;
         let d = &k.decoded[pc];
         // The scoreboard's hazard output for this path: its own pending bits or the other
         // side's shadow bits (§4.9). Cached until an event on the warp: only a release can
@@ -912,13 +921,13 @@ impl Sm {
     #[inline]
     fn candidate_sides(&self, w: usize, k: &KernelCtx) -> ([usize; 2], usize) {
         let warp = &self.warps[w];
-        if warp.stack.sides() == 1 {
+        if !self.dual_paths {
             return ([0, 0], 1);
         }
         match k.cfg.sm.dpe_path_policy {
             PathPolicy::Alt => ([1 - warp.side, warp.side], 2),
             PathPolicy::Constrained => {
-                if warp.stack.path_valid(warp.side) {
+                if warp.view.path_valid(warp.side) {
                     ([warp.side, 0], 1)
                 } else {
                     ([1 - warp.side, 0], 1)
@@ -951,9 +960,10 @@ impl Sm {
         num_sms: u32,
     ) -> Result<bool, Box<GuestFault>> {
         let cta_slot = self.warps[w].cta_slot;
-        let pc = self.warps[w].stack.path_pc(side);
-        let active = self.warps[w].stack.path_mask(side) as u32;
-        self.stats.issued_paths += self.warps[w].stack.num_paths() as u64;
+        let view = self.warps[w].view;
+        let pc = view.pc[side];
+        let active = view.mask[side];
+        self.stats.issued_paths += view.num_paths() as u64;
         let d = k.decoded[pc as usize];
         {
             let cta = &mut self.ctas[cta_slot]
@@ -989,10 +999,12 @@ impl Sm {
         let effect = {
             let warp = &mut self.warps[w];
             let (inp, effect) = warp.stack.issue(side, pc, &flow);
+            warp.view = warp.stack.view();
             if let Some(rec) = self.stack_trace.as_mut() {
                 rec.record(w, now, |ports| inp.to_ports(ports));
             }
-            if let Some(detail) = warp.stack.error() {
+            if warp.view.error {
+                let detail = warp.stack.error().unwrap_or_default();
                 return Err(Box::new(self.fault(
                     FaultKind::ReconvergenceStack,
                     w,
@@ -1001,7 +1013,7 @@ impl Sm {
                     detail,
                 )));
             }
-            self.stats.max_stack_depth = self.stats.max_stack_depth.max(warp.stack.depth());
+            self.stats.max_stack_depth = self.stats.max_stack_depth.max(warp.view.depth);
             // The issuing path's buffer moves on by one; a buffer whose next instruction is
             // no longer its path's PC (a jump, a push, a pop) is flushed (spec A16).
             let ib = &mut warp.ibuf[side];
@@ -1009,7 +1021,7 @@ impl Sm {
             ib.pc = pc + 1;
             for s in 0..2 {
                 let ib = &mut warp.ibuf[s];
-                if ib.count > 0 && (!warp.stack.path_valid(s) || warp.stack.path_pc(s) != ib.pc) {
+                if ib.count > 0 && (!warp.view.path_valid(s) || warp.view.pc[s] != ib.pc) {
                     ib.count = 0;
                 }
             }
@@ -1064,9 +1076,9 @@ impl Sm {
                 }
             }
         }
-        if warp.stack.is_empty() {
+        if warp.view.is_empty() {
             self.warp_exited(w, k)?;
-        } else if !warp.stack.any_path() {
+        } else if !warp.view.any_path() {
             self.autopop.push(w);
         }
         Ok(long_latency)
