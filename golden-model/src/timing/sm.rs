@@ -140,8 +140,8 @@ struct WarpSlot {
     cta_slot: usize,
     /// Launch order on this SM, for oldest-first policies.
     age: u64,
-    stack: WarpStack,
-    /// The stack's outputs, refreshed after every stack clock edge (see [`StackView`]).
+    /// The outputs of the slot's stack (`Sm::stacks`), refreshed after every stack clock
+    /// edge (see [`StackView`]).
     view: StackView,
     /// One instruction buffer per path (spec A16: per warp and side; SPE uses side 0).
     ibuf: [IBuffer; 2],
@@ -208,6 +208,9 @@ pub struct Sm {
     pub id: u32,
     /// Timing state of each warp slot, scanned by the schedulers every cycle (kept small).
     warps: Vec<WarpSlot>,
+    /// Each warp slot's reconvergence stack (the unit model), touched only when it is
+    /// clocked; the schedulers read its outputs from `WarpSlot::view`.
+    stacks: Vec<WarpStack>,
     /// Architectural state (registers, local memory) of each warp slot, touched at issue.
     states: Vec<WarpState>,
     ctas: Vec<Option<CtaSlot>>,
@@ -289,6 +292,7 @@ impl Sm {
         Sm {
             id,
             warps: Vec::new(),
+            stacks: Vec::new(),
             states: Vec::new(),
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
             schedulers: (0..nsched)
@@ -424,6 +428,7 @@ impl Sm {
             }
         }
         self.warps.clear();
+        self.stacks.clear();
         self.states.clear();
         for _ in 0..max_warps {
             self.states.push(WarpState {
@@ -435,11 +440,11 @@ impl Sm {
                 warp_in_cta: 0,
                 global_warp_id: 0,
             });
+            self.stacks.push(WarpStack::new(k.cfg));
             self.warps.push(WarpSlot {
                 active: false,
                 cta_slot: 0,
                 age: 0,
-                stack: WarpStack::new(k.cfg),
                 view: StackView::default(),
                 ibuf: [IBuffer::default(); 2],
                 side: 0,
@@ -490,8 +495,9 @@ impl Sm {
             warp.age = self.next_age;
             self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
-            let launch = warp.stack.launch(0, ws_state.valid_lanes as u64);
-            warp.view = warp.stack.view();
+            let stack = &mut self.stacks[ws];
+            let launch = stack.launch(0, ws_state.valid_lanes as u64);
+            warp.view = stack.view();
             self.states[ws] = ws_state;
             warp.ibuf = [IBuffer::default(); 2];
             warp.side = 0;
@@ -506,7 +512,7 @@ impl Sm {
                 .all(|&b| b == 0)));
             let words = self.sb_words;
             self.pending_mem[2 * ws * words..2 * (ws + 1) * words].fill(0);
-            let sched = ws % self.schedulers.len();
+            let sched = owner_scheduler(ws, self.schedulers.len());
             self.schedulers[sched].add(ws, warp.age);
             self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
@@ -546,7 +552,7 @@ impl Sm {
                     st.global_warp_id,
                     cta,
                     st.tid[lane],
-                    w.stack.path_pc(0).max(w.stack.path_pc(1)),
+                    self.stacks[i].path_pc(0).max(self.stacks[i].path_pc(1)),
                 ));
             }
         }
@@ -672,8 +678,9 @@ impl Sm {
             let w = self.autopop[i];
             let warp = &mut self.warps[w];
             if !warp.view.is_empty() && !warp.view.any_path() {
-                let effect = warp.stack.idle_tick();
-                warp.view = warp.stack.view();
+                let stack = &mut self.stacks[w];
+                let effect = stack.idle_tick();
+                warp.view = stack.view();
                 warp.ibuf = [IBuffer::default(); 2];
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
@@ -758,8 +765,13 @@ impl Sm {
     fn wake_warp(&mut self, w: usize) {
         self.not_before[2 * w] = 0;
         self.not_before[2 * w + 1] = 0;
-        let n = self.sleep_until.len();
-        self.sleep_until[w % n] = 0;
+        let s = self.sched_of(w);
+        self.sleep_until[s] = 0;
+    }
+
+    #[inline(always)]
+    fn sched_of(&self, w: usize) -> usize {
+        owner_scheduler(w, self.schedulers.len())
     }
 
     /// The earliest future cycle at which a timed condition (a functional unit or the LSU
@@ -998,13 +1010,14 @@ impl Sm {
         }
         let effect = {
             let warp = &mut self.warps[w];
-            let (inp, effect) = warp.stack.issue(side, pc, &flow);
-            warp.view = warp.stack.view();
+            let stack = &mut self.stacks[w];
+            let (inp, effect) = stack.issue(side, pc, &flow);
+            warp.view = stack.view();
             if let Some(rec) = self.stack_trace.as_mut() {
                 rec.record(w, now, |ports| inp.to_ports(ports));
             }
             if warp.view.error {
-                let detail = warp.stack.error().unwrap_or_default();
+                let detail = self.stacks[w].error().unwrap_or_default();
                 return Err(Box::new(self.fault(
                     FaultKind::ReconvergenceStack,
                     w,
@@ -1231,8 +1244,8 @@ impl Sm {
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         let id = cta.barriers.arrive(id, count);
         self.warps[w].barrier = Some((id as u8, pc));
-        let n = self.schedulers.len();
-        self.schedulers[w % n].set_waiting(w, true);
+        let sched = self.sched_of(w);
+        self.schedulers[sched].set_waiting(w, true);
         self.check_barriers(cta_slot, k)
     }
 
@@ -1247,8 +1260,8 @@ impl Sm {
                 if let Some((id, _)) = self.warps[ws].barrier {
                     if released >> id & 1 == 1 {
                         self.warps[ws].barrier = None;
-                        let n = self.schedulers.len();
-                        self.schedulers[ws % n].set_waiting(ws, false);
+                        let sched = owner_scheduler(ws, self.schedulers.len());
+                        self.schedulers[sched].set_waiting(ws, false);
                         self.not_before[2 * ws] = 0;
                         self.not_before[2 * ws + 1] = 0;
                     }
@@ -1270,7 +1283,7 @@ impl Sm {
         warp.finished = true;
         self.need_fetch &= !(3u128 << (2 * w));
         let cta_slot = warp.cta_slot;
-        let sched = w % self.schedulers.len();
+        let sched = self.sched_of(w);
         self.schedulers[sched].remove(w);
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         cta.live_warps -= 1;
@@ -1371,6 +1384,18 @@ enum Stall {
     AluData,
     Pipe,
     Lsu,
+}
+
+/// The scheduler (of `n`) that owns warp slot `w`: the slot index modulo the scheduler
+/// count (even/odd slots with two, spec A15). Runs on every warp event, so the usual
+/// power-of-two counts take a mask instead of a division.
+#[inline(always)]
+fn owner_scheduler(w: usize, n: usize) -> usize {
+    if n.is_power_of_two() {
+        w & (n - 1)
+    } else {
+        w % n
+    }
 }
 
 #[inline]
