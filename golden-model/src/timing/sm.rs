@@ -1417,6 +1417,33 @@ fn argmin(units: &[u64]) -> usize {
 /// The number of serialized shared-memory passes of one warp access: the largest number of
 /// distinct 4-byte words any bank must deliver (lanes reading the same word share it).
 pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
+    // Fast path for the common conflict-free access: track the one word each bank delivers;
+    // only a bank asked for a second distinct word needs the exact count below.
+    let mut bank_word = [u64::MAX; 64];
+    let mut m = acc.mask;
+    let mut conflict = false;
+    while m != 0 && !conflict {
+        let lane = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let first = acc.addrs[lane] / 4;
+        let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
+        for word in first..=first + (last > first) as u64 {
+            let b = (word % banks as u64) as usize % 64;
+            if bank_word[b] == u64::MAX {
+                bank_word[b] = word;
+            } else if bank_word[b] != word {
+                conflict = true;
+            }
+        }
+    }
+    if !conflict {
+        return 1;
+    }
+    exact_conflict_ways(acc, banks)
+}
+
+/// [`shared_conflict_ways`] by sorting the distinct words and counting them per bank.
+fn exact_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     // Each lane touches at most two words (8-byte accesses; wider vectors are rare and are
     // charged by their first two words).
     let mut words = [0u64; WARP_SIZE * 2];
@@ -1480,5 +1507,20 @@ mod tests {
             2,
             "64-bit words"
         );
+    }
+
+    proptest::proptest! {
+        /// The conflict-free fast path never changes the count.
+        #[test]
+        fn conflict_fast_path_is_exact(
+            addrs in proptest::collection::vec(0u64..512, WARP_SIZE),
+            mask: u32,
+            bytes in proptest::sample::select(vec![1u32, 4, 8, 16]),
+            banks in proptest::sample::select(vec![16u32, 32]),
+        ) {
+            let mut a = access(|l| addrs[l], bytes);
+            a.mask = mask;
+            proptest::prop_assert_eq!(shared_conflict_ways(&a, banks), exact_conflict_ways(&a, banks));
+        }
     }
 }
