@@ -13,7 +13,7 @@
 
 use super::float as fl;
 use super::memory::{load_le, store_le};
-use super::semantics::{lanes, Exec, Fault, Lanes, Res};
+use super::semantics::{gen, lanes, Exec, Fault, Lanes, Res};
 use super::*;
 use crate::address_map::{classify_generic, GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::error::FaultKind;
@@ -92,9 +92,9 @@ fn buf_offset(a: u64, base: u64, stride: usize, lane: usize) -> usize {
     (a.wrapping_sub(base) as usize).wrapping_add(lane.wrapping_mul(stride))
 }
 
-/// Gather one `N`-byte element per executed lane: `out[l] = buf[addrs[l] + koff]`.
+/// Gather one `N`-byte element per executed lane: lane `l` gets `buf[addrs[l] + koff]`
+/// (lanes that do not execute get 0).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn gather<const N: usize>(
     buf: &[u8],
     base: u64,
@@ -102,14 +102,13 @@ fn gather<const N: usize>(
     m: u32,
     addrs: &Lanes,
     koff: u64,
-    out: &mut Lanes,
-) {
-    lanes(m, |l| {
-        out[l] = read_n::<N>(
+) -> Lanes {
+    gen(m, |l| {
+        read_n::<N>(
             buf,
             buf_offset(addrs[l].wrapping_add(koff), base, stride, l),
         )
-    });
+    })
 }
 
 impl Exec<'_, '_> {
@@ -137,24 +136,33 @@ impl Exec<'_, '_> {
         if m == 0 {
             return Ok(r);
         }
-        // Raw (generic or space-relative) address of every executed lane; others stay 0,
-        // except with no base register, where every lane holds the same address.
+        // The base of every lane (`None`: no base, the offset is the address). A base
+        // register is read in place.
         let off = addr.offset as u64;
-        let mut raw = [0u64; WARP_SIZE];
-        match addr.base {
-            AddrBase::Reg(reg) => {
-                let b = self.reg_row(reg)?;
-                lanes(m, |l| raw[l] = b[l].wrapping_add(off));
-            }
+        let mut base_buf = None;
+        let base: Option<&Lanes> = match addr.base {
+            AddrBase::Reg(reg) => Some(self.reg_row(reg)?),
             base => match self.addr_base(base, space)? {
-                Some(b) => lanes(m, |l| raw[l] = b[l].wrapping_add(off)),
-                None => raw = [off; WARP_SIZE],
+                Some(b) => Some(base_buf.insert(b)),
+                None => None,
             },
-        }
+        };
         if space != StateSpace::Generic {
-            lanes(m, |l| acc.addrs[l] = raw[l]);
-            return self.check_all(space, &r, acc, align, &raw).map(|()| r);
+            // Space-relative addresses already: straight into `acc.addrs` (whose lanes that
+            // do not execute stay 0), which are also the raw addresses for the checks.
+            match base {
+                Some(b) => lanes(m, |l| acc.addrs[l] = b[l].wrapping_add(off)),
+                None => lanes(m, |l| acc.addrs[l] = off),
+            }
+            return self
+                .check_all(space, &r, acc, align, &acc.addrs)
+                .map(|()| r);
         }
+        // Raw generic address of every executed lane (others unspecified, never read).
+        let raw = match base {
+            Some(b) => gen(m, |l| b[l].wrapping_add(off)),
+            None => [off; WARP_SIZE],
+        };
         let mut first: Option<StateSpace> = None;
         let mut mixed = false;
         lanes(m, |l| {
@@ -440,47 +448,60 @@ impl Exec<'_, '_> {
         if m == 0 {
             return Ok(());
         }
-        let mut vals = [[0u64; WARP_SIZE]; 4];
         if load {
             if inst.dsts.len() != vec {
                 return Err(self.unsupported("destination count does not match vector width"));
             }
-            for (k, v) in vals.iter_mut().enumerate().take(vec) {
-                self.load_element(&r, acc, k as u64 * esize as u64, esize, v);
-            }
-            // (`put` extends the loaded bits per `ty`.)
-            for (k, v) in vals.iter().enumerate().take(vec) {
-                self.put(k, v, m, ty)?;
+            // An element is loaded zero-extended from its own width, which is already the
+            // register convention of every type but the signed ones (`put` sign-extends).
+            // (Loads read memory only, so each element can be written back as it is loaded.)
+            for k in 0..vec {
+                let v = self.load_element(&r, acc, k as u64 * esize as u64, esize);
+                if ty.is_signed() {
+                    self.put(k, &v, m, ty)?;
+                } else {
+                    self.put_raw(k, &v, m)?;
+                }
             }
         } else {
             if inst.srcs.len() != vec {
                 return Err(self.unsupported("source count does not match vector width"));
             }
-            for (k, v) in vals.iter_mut().enumerate().take(vec) {
-                *v = self.src(k)?;
+            match vec {
+                1 => {
+                    let vals = [self.src(0)?];
+                    self.store_elements(&r, acc, esize, &vals)
+                }
+                2 => {
+                    let vals = [self.src(0)?, self.src(1)?];
+                    self.store_elements(&r, acc, esize, &vals)
+                }
+                _ => {
+                    let vals = [self.src(0)?, self.src(1)?, self.src(2)?, self.src(3)?];
+                    self.store_elements(&r, acc, esize, &vals)
+                }
             }
-            self.store_elements(&r, acc, esize, &vals[..vec]);
         }
         Self::finish(acc, &r);
         Ok(())
     }
 
     /// Load element `koff / esize` of every executed lane's access into `out`.
-    fn load_element(&self, r: &Resolved, acc: &MemAccess, koff: u64, esize: u32, out: &mut Lanes) {
+    /// (Lanes that do not execute hold 0.)
+    fn load_element(&self, r: &Resolved, acc: &MemAccess, koff: u64, esize: u32) -> Lanes {
         let (m, addrs) = (acc.mask, &acc.addrs);
         let Some(sp) = r.uniform else {
-            lanes(m, |l| {
-                out[l] = self.mem_read(r.lane_space[l], l, addrs[l] + koff, esize);
+            return gen(m, |l| {
+                self.mem_read(r.lane_space[l], l, addrs[l] + koff, esize)
             });
-            return;
         };
         // One space for all lanes: decide the space and the element size once.
         let (buf, base, stride) = self.space_bytes(sp);
         match esize {
-            1 => gather::<1>(buf, base, stride, m, addrs, koff, out),
-            2 => gather::<2>(buf, base, stride, m, addrs, koff, out),
-            4 => gather::<4>(buf, base, stride, m, addrs, koff, out),
-            _ => gather::<8>(buf, base, stride, m, addrs, koff, out),
+            1 => gather::<1>(buf, base, stride, m, addrs, koff),
+            2 => gather::<2>(buf, base, stride, m, addrs, koff),
+            4 => gather::<4>(buf, base, stride, m, addrs, koff),
+            _ => gather::<8>(buf, base, stride, m, addrs, koff),
         }
     }
 

@@ -63,37 +63,89 @@ pub(super) fn lanes(mut m: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// Sign- or zero-extend every lane from `bits` wide to 64 bits (all lanes: a straight loop
-/// the compiler vectorises; unused lanes hold stale values that are never written back).
+/// Lanes `f(l)` for every lane of `m`; the other lanes hold 0 (never written back). The
+/// full warp (the common case) is built in place with no zero-initialisation.
 #[inline(always)]
-fn extend_lanes(v: &mut Lanes, bits: u32, signed: bool) {
-    if bits >= 64 {
-        return;
+pub(super) fn gen(m: u32, mut f: impl FnMut(usize) -> u64) -> Lanes {
+    if m == u32::MAX {
+        return std::array::from_fn(f);
     }
-    if signed {
-        let s = 64 - bits;
-        for x in v.iter_mut() {
-            *x = (((*x << s) as i64) >> s) as u64;
+    let mut d = [0; WARP_SIZE];
+    lanes(m, |l| d[l] = f(l));
+    d
+}
+
+/// Lanes `f(l)` for all 32 lanes, whatever the executed mask: for cheap operations that
+/// cannot fail or panic on any input, computing the unused lanes (whose results are never
+/// written back) is cheaper than walking the mask, and the loop is straight-line.
+#[inline(always)]
+fn all(f: impl FnMut(usize) -> u64) -> Lanes {
+    std::array::from_fn(f)
+}
+
+/// `gen` followed by the extension of the result to `ty`'s register convention (see the
+/// module docs), with the signedness decided once per instruction, not per lane.
+#[inline(always)]
+fn gen_ext(m: u32, ty: ScalarType, f: impl Fn(usize) -> u64) -> Lanes {
+    use ScalarType::*;
+    // The common widths get constant extensions (one instruction per lane).
+    match ty {
+        S32 => gen(m, |l| f(l) as i32 as i64 as u64),
+        U32 | B32 | F32 => gen(m, |l| f(l) & 0xffff_ffff),
+        S64 | U64 | B64 | F64 => gen(m, f),
+        _ if ty.is_signed() => {
+            let s = 64 - ty.bits();
+            gen(m, |l| (((f(l) << s) as i64) >> s) as u64)
         }
-    } else {
-        let mk = it::mask(bits);
-        for x in v.iter_mut() {
-            *x &= mk;
+        _ => {
+            let mk = it::ext_mask(ty);
+            gen(m, |l| f(l) & mk)
         }
     }
 }
 
+/// Every lane of `a` read as an integer of `bits` bits (sign- or zero-extended).
 #[inline(always)]
-fn map1(m: u32, a: &Lanes, d: &mut Lanes, f: impl Fn(u64) -> u64) {
-    lanes(m, |l| d[l] = f(a[l]));
+fn extend_all(a: &Lanes, bits: u32, signed: bool) -> Lanes {
+    if bits >= 64 {
+        return *a;
+    }
+    let s = 64 - bits;
+    if signed {
+        all(|l| (((a[l] << s) as i64) >> s) as u64)
+    } else {
+        all(|l| (a[l] << s) >> s)
+    }
+}
+
+/// Integer comparison of every lane, `key` reading a lane as the comparison's type; `table`
+/// is the truth table over (bit 0) less, (1) equal, (2) greater. The common relations get
+/// their own loops (one comparison per lane instead of a three-way compare and a lookup).
+#[inline(always)]
+fn int_compare<T: Ord + Copy>(table: u8, a: &Lanes, b: &Lanes, key: impl Fn(u64) -> T) -> Lanes {
+    let (x, y) = (|l: usize| key(a[l]), |l: usize| key(b[l]));
+    match table & 0b111 {
+        0b001 => all(|l| (x(l) < y(l)) as u64),
+        0b011 => all(|l| (x(l) <= y(l)) as u64),
+        0b100 => all(|l| (x(l) > y(l)) as u64),
+        0b110 => all(|l| (x(l) >= y(l)) as u64),
+        0b010 => all(|l| (x(l) == y(l)) as u64),
+        0b101 => all(|l| (x(l) != y(l)) as u64),
+        t => all(|l| ((t >> (x(l).cmp(&y(l)) as i8 + 1) as u32) & 1) as u64),
+    }
+}
+
+#[inline(always)]
+fn map1(m: u32, a: &Lanes, f: impl Fn(u64) -> u64) -> Lanes {
+    gen(m, |l| f(a[l]))
 }
 #[inline(always)]
-fn map2(m: u32, a: &Lanes, b: &Lanes, d: &mut Lanes, f: impl Fn(u64, u64) -> u64) {
-    lanes(m, |l| d[l] = f(a[l], b[l]));
+fn map2(m: u32, a: &Lanes, b: &Lanes, f: impl Fn(u64, u64) -> u64) -> Lanes {
+    gen(m, |l| f(a[l], b[l]))
 }
 #[inline(always)]
-fn map3(m: u32, a: &Lanes, b: &Lanes, c: &Lanes, d: &mut Lanes, f: impl Fn(u64, u64, u64) -> u64) {
-    lanes(m, |l| d[l] = f(a[l], b[l], c[l]));
+fn map3(m: u32, a: &Lanes, b: &Lanes, c: &Lanes, f: impl Fn(u64, u64, u64) -> u64) -> Lanes {
+    gen(m, |l| f(a[l], b[l], c[l]))
 }
 
 /// Execute the instruction at `pc` for the `active` lanes of `warp` (bit i = lane i).
@@ -305,14 +357,17 @@ impl<'a> Exec<'_, 'a> {
     /// Source operand `i`, all 32 lanes (a copy; the hot paths use [`Exec::src_ref`]).
     #[inline]
     pub fn src(&self, i: usize) -> Res<Lanes> {
-        let mut buf = [0; WARP_SIZE];
-        Ok(*self.src_ref(i, &mut buf)?)
+        match self.inst().srcs.get(i) {
+            Some(op) => self.operand(op),
+            None => Err(self.unsupported(format!("missing source operand {}", i + 1))),
+        }
     }
 
     /// Source operand `i`, all 32 lanes, without copying a register: a register operand is
-    /// borrowed straight from the register file; any other operand is materialised in `buf`.
+    /// borrowed straight from the register file; any other operand is materialised in `buf`
+    /// (an `Option`, so that a register operand costs no 256-byte buffer initialisation).
     #[inline(always)]
-    pub fn src_ref<'s>(&'s self, i: usize, buf: &'s mut Lanes) -> Res<&'s Lanes> {
+    pub fn src_ref<'s>(&'s self, i: usize, buf: &'s mut Option<Lanes>) -> Res<&'s Lanes> {
         match self.inst().srcs.get(i) {
             Some(op) => self.operand_ref(op, buf),
             None => Err(self.unsupported(format!("missing source operand {}", i + 1))),
@@ -322,11 +377,9 @@ impl<'a> Exec<'_, 'a> {
     /// Source operand `i` read as an integer of type `ty` (sign/zero-extended).
     #[inline(always)]
     fn src_int(&self, i: usize, ty: ScalarType) -> Res<Lanes> {
-        let mut buf = [0; WARP_SIZE];
+        let mut buf = None;
         let a = self.src_ref(i, &mut buf)?;
-        let mut out = *a;
-        extend_lanes(&mut out, ty.bits(), ty.is_signed());
-        Ok(out)
+        Ok(extend_all(a, ty.bits(), ty.is_signed()))
     }
 
     /// Row `r` of the register file (all 32 lanes).
@@ -341,17 +394,11 @@ impl<'a> Exec<'_, 'a> {
 
     /// [`Exec::operand`] without copying register rows (see [`Exec::src_ref`]).
     #[inline(always)]
-    pub fn operand_ref<'s>(&'s self, op: &Operand, buf: &'s mut Lanes) -> Res<&'s Lanes> {
+    pub fn operand_ref<'s>(&'s self, op: &Operand, buf: &'s mut Option<Lanes>) -> Res<&'s Lanes> {
         match *op {
             Operand::Reg(r) => self.reg_row(r),
-            Operand::Imm(v) => {
-                *buf = [v; WARP_SIZE];
-                Ok(buf)
-            }
-            _ => {
-                *buf = self.operand(op)?;
-                Ok(buf)
-            }
+            Operand::Imm(v) => Ok(buf.insert([v; WARP_SIZE])),
+            _ => Ok(buf.insert(self.operand(op)?)),
         }
     }
 
@@ -515,6 +562,29 @@ impl<'a> Exec<'_, 'a> {
         }
     }
 
+    /// [`Exec::put`] of values already in the register convention of their type (e.g.
+    /// computed by [`gen_ext`], canonical f32 bits, predicates as 0/1): a plain copy.
+    #[inline]
+    pub fn put_raw(&mut self, i: usize, d: &Lanes, m: u32) -> Res<()> {
+        match self.inst().dsts.get(i) {
+            Some(&Operand::Reg(r)) => {
+                let base = r as usize * WARP_SIZE;
+                let Some(row) = self.warp.regs.get_mut(base..base + WARP_SIZE) else {
+                    return Err(self.unsupported(format!("register {r} out of range")));
+                };
+                if m == u32::MAX {
+                    row.copy_from_slice(d);
+                } else {
+                    lanes(m, |l| row[l] = d[l]);
+                }
+                Ok(())
+            }
+            Some(Operand::Sink) => Ok(()),
+            Some(_) => Err(self.unsupported("destination is not a register")),
+            None => Err(self.unsupported(format!("missing destination operand {}", i + 1))),
+        }
+    }
+
     // ---------------------------------------------------------------- mov/selp
 
     fn mov(&mut self) -> Res<()> {
@@ -523,9 +593,19 @@ impl<'a> Exec<'_, 'a> {
         let m = self.executed;
         let (nd, ns) = (inst.dsts.len(), inst.srcs.len());
         if nd == 1 && ns == 1 {
-            let mut buf = [0; WARP_SIZE];
-            let a = *self.src_ref(0, &mut buf)?;
-            return self.put(0, &a, m, ty);
+            return match inst.srcs[0] {
+                Operand::Reg(r) => {
+                    let a = self.reg_row(r)?;
+                    let d = gen_ext(u32::MAX, ty, |l| a[l]);
+                    self.put_raw(0, &d, m)
+                }
+                Operand::Imm(v) => self.put_raw(0, &[it::ext(ty, v); WARP_SIZE], m),
+                // A special register or a symbol: materialised once, extended on the write.
+                ref op => {
+                    let a = self.operand(op)?;
+                    self.put(0, &a, m, ty)
+                }
+            };
         }
         if nd == 1 && ns > 1 {
             // pack: mov.b64 %rd, {%r1, %r2}
@@ -548,8 +628,7 @@ impl<'a> Exec<'_, 'a> {
                 _ => return Err(self.unsupported("vector mov element width")),
             };
             for k in 0..nd {
-                let mut d = [0u64; WARP_SIZE];
-                map1(m, &a, &mut d, |x| x >> (eb * k as u32));
+                let d = map1(m, &a, |x| x >> (eb * k as u32));
                 self.put(k, &d, m, ety)?;
             }
             return Ok(());
@@ -559,22 +638,14 @@ impl<'a> Exec<'_, 'a> {
 
     fn selp(&mut self) -> Res<()> {
         let ty = self.inst().ty;
-        let mut bufs = [[0; WARP_SIZE]; 3];
-        let [ba, bb, bc] = &mut bufs;
+        let (mut ba, mut bb, mut bc) = (None, None, None);
         let (a, b, c) = (
-            self.src_ref(0, ba)?,
-            self.src_ref(1, bb)?,
-            self.src_ref(2, bc)?,
+            self.src_ref(0, &mut ba)?,
+            self.src_ref(1, &mut bb)?,
+            self.src_ref(2, &mut bc)?,
         );
-        let mut d = [0u64; WARP_SIZE];
-        map3(self.executed, a, b, c, &mut d, |a, b, c| {
-            if c & 1 != 0 {
-                a
-            } else {
-                b
-            }
-        });
-        self.put(0, &d, self.executed, ty)
+        let d = gen_ext(u32::MAX, ty, |l| if c[l] & 1 != 0 { a[l] } else { b[l] });
+        self.put_raw(0, &d, self.executed)
     }
 
     // ---------------------------------------------------------------- integer arithmetic
@@ -589,28 +660,83 @@ impl<'a> Exec<'_, 'a> {
         let signed = ty.is_signed();
         let sat = inst.mods.sat && ty == ScalarType::S32;
         let m = self.executed;
-        let mut d = [0u64; WARP_SIZE];
+        let mode = inst.mods.mul_mode.unwrap_or(MulMode::Lo);
+        use Opcode::*;
+        // Fast path: wrapping add/sub/neg/mul.lo/mad.lo. The low `bits` bits of their result
+        // depend only on the low `bits` bits of the operands, so they run on the raw register
+        // bits (no copy or extension of the sources) and only the result is extended, in the
+        // same pass, over all lanes (cheap and total: the unused lanes are not written back).
+        let lo = mode == MulMode::Lo;
+        if !sat && (matches!(inst.op, Add | Sub | Neg) || (lo && matches!(inst.op, Mul | Mad))) {
+            let (mut ba, mut bb, mut bc) = (None, None, None);
+            let a = self.src_ref(0, &mut ba)?;
+            let d = match inst.op {
+                Neg => gen_ext(u32::MAX, ty, |l| a[l].wrapping_neg()),
+                Add => {
+                    let b = self.src_ref(1, &mut bb)?;
+                    gen_ext(u32::MAX, ty, |l| a[l].wrapping_add(b[l]))
+                }
+                Sub => {
+                    let b = self.src_ref(1, &mut bb)?;
+                    gen_ext(u32::MAX, ty, |l| a[l].wrapping_sub(b[l]))
+                }
+                Mul => {
+                    let b = self.src_ref(1, &mut bb)?;
+                    gen_ext(u32::MAX, ty, |l| a[l].wrapping_mul(b[l]))
+                }
+                _ => {
+                    let b = self.src_ref(1, &mut bb)?;
+                    let c = self.src_ref(2, &mut bc)?;
+                    gen_ext(u32::MAX, ty, |l| a[l].wrapping_mul(b[l]).wrapping_add(c[l]))
+                }
+            };
+            return self.put_raw(0, &d, m);
+        }
+        // mul.wide / mad.wide (address arithmetic): the sources extended and multiplied in
+        // one pass (the product of two extended <= 32-bit values is exact in 64 bits).
+        if !sat && mode == MulMode::Wide && matches!(inst.op, Mul | Mad) && bits <= 32 {
+            let dty = it::wide_type(ty).ok_or_else(|| self.unsupported("mul.wide type"))?;
+            let (mut ba, mut bb, mut bc) = (None, None, None);
+            let a = self.src_ref(0, &mut ba)?;
+            let b = self.src_ref(1, &mut bb)?;
+            let c = if inst.op == Mad {
+                self.src_ref(2, &mut bc)?
+            } else {
+                &ZERO_LANES
+            };
+            let s = 64 - bits;
+            let d = if signed {
+                let x = |v: u64| ((v << s) as i64) >> s;
+                gen_ext(u32::MAX, dty, |l| {
+                    (x(a[l]).wrapping_mul(x(b[l])) as u64).wrapping_add(c[l])
+                })
+            } else {
+                let x = |v: u64| (v << s) >> s;
+                gen_ext(u32::MAX, dty, |l| {
+                    x(a[l]).wrapping_mul(x(b[l])).wrapping_add(c[l])
+                })
+            };
+            return self.put_raw(0, &d, m);
+        }
         let mut dty = ty;
         let a = self.src_int(0, ty)?;
-        use Opcode::*;
-        match inst.op {
+        let d = match inst.op {
             Add | Sub => {
                 let b = self.src_int(1, ty)?;
                 let sub = inst.op == Sub;
                 if sat {
-                    map2(m, &a, &b, &mut d, |x, y| {
+                    map2(m, &a, &b, |x, y| {
                         let (x, y) = (x as i64 as i128, y as i64 as i128);
                         it::clamp_signed(if sub { x - y } else { x + y }, 32)
-                    });
+                    })
                 } else if sub {
-                    map2(m, &a, &b, &mut d, |x, y| x.wrapping_sub(y));
+                    map2(m, &a, &b, |x, y| x.wrapping_sub(y))
                 } else {
-                    map2(m, &a, &b, &mut d, |x, y| x.wrapping_add(y));
+                    map2(m, &a, &b, |x, y| x.wrapping_add(y))
                 }
             }
             Mul | Mad => {
                 let b = self.src_int(1, ty)?;
-                let mode = inst.mods.mul_mode.unwrap_or(MulMode::Lo);
                 if mode == MulMode::Wide {
                     dty = it::wide_type(ty)
                         .ok_or_else(|| self.unsupported("mul.wide on a 64-bit type"))?;
@@ -620,11 +746,11 @@ impl<'a> Exec<'_, 'a> {
                 } else {
                     None
                 };
-                match mode {
-                    MulMode::Lo => map2(m, &a, &b, &mut d, |x, y| x.wrapping_mul(y)),
-                    MulMode::Hi => map2(m, &a, &b, &mut d, |x, y| it::mul_hi(x, y, bits, signed)),
-                    MulMode::Wide => map2(m, &a, &b, &mut d, |x, y| it::mul_wide(x, y, signed)),
-                }
+                let mut d = match mode {
+                    MulMode::Lo => map2(m, &a, &b, |x, y| x.wrapping_mul(y)),
+                    MulMode::Hi => map2(m, &a, &b, |x, y| it::mul_hi(x, y, bits, signed)),
+                    MulMode::Wide => map2(m, &a, &b, |x, y| it::mul_wide(x, y, signed)),
+                };
                 if let Some(c) = c {
                     if sat {
                         // mad.sat.s32 (PTX: .hi mode): clamp the exact sum.
@@ -643,43 +769,47 @@ impl<'a> Exec<'_, 'a> {
                         lanes(m, |l| d[l] = d[l].wrapping_add(c[l]));
                     }
                 }
+                d
             }
             Div => {
                 let b = self.src_int(1, ty)?;
-                map2(m, &a, &b, &mut d, |x, y| it::div(x, y, ty));
+                map2(m, &a, &b, |x, y| it::div(x, y, ty))
             }
             Rem => {
                 let b = self.src_int(1, ty)?;
-                map2(m, &a, &b, &mut d, |x, y| it::rem(x, y, ty));
+                map2(m, &a, &b, |x, y| it::rem(x, y, ty))
             }
             Abs => {
                 if signed {
-                    map1(m, &a, &mut d, |x| (x as i64).wrapping_abs() as u64);
+                    map1(m, &a, |x| (x as i64).wrapping_abs() as u64)
                 } else {
-                    map1(m, &a, &mut d, |x| x);
+                    a
                 }
             }
-            Neg => map1(m, &a, &mut d, |x| x.wrapping_neg()),
+            Neg => map1(m, &a, |x| x.wrapping_neg()),
             Min | Max => {
                 let b = self.src_int(1, ty)?;
                 let max = inst.op == Max;
+                // Operands are extended: compare all lanes (cheap, total), signedness fixed
+                // outside the lane loop.
                 if signed {
-                    map2(m, &a, &b, &mut d, |x, y| {
-                        let (p, q) = (x as i64, y as i64);
+                    all(|l| {
+                        let (p, q) = (a[l] as i64, b[l] as i64);
                         (if max { p.max(q) } else { p.min(q) }) as u64
-                    });
+                    })
                 } else {
-                    map2(
-                        m,
-                        &a,
-                        &b,
-                        &mut d,
-                        |x, y| if max { x.max(y) } else { x.min(y) },
-                    );
+                    all(|l| {
+                        let (x, y) = (a[l], b[l]);
+                        if max {
+                            x.max(y)
+                        } else {
+                            x.min(y)
+                        }
+                    })
                 }
             }
             _ => return Err(self.unsupported("integer form of this instruction")),
-        }
+        };
         self.put(0, &d, m, dty)
     }
 
@@ -690,23 +820,44 @@ impl<'a> Exec<'_, 'a> {
         let m = self.executed;
         let r = Rnd::from(inst.mods.rounding);
         let (ftz, sat) = (inst.mods.ftz, inst.mods.sat);
-        let mut d = [0u64; WARP_SIZE];
-        let mut bufs = [[0; WARP_SIZE]; 3];
-        let [ba, bb, bc] = &mut bufs;
-        let a = self.src_ref(0, ba)?;
+        let (mut ba, mut bb, mut bc) = (None, None, None);
+        let a = self.src_ref(0, &mut ba)?;
         let n = inst.srcs.len();
         let b = if n > 1 {
-            self.src_ref(1, bb)?
+            self.src_ref(1, &mut bb)?
         } else {
             &ZERO_LANES
         };
         let c = if n > 2 {
-            self.src_ref(2, bc)?
+            self.src_ref(2, &mut bc)?
         } else {
             &ZERO_LANES
         };
         use Opcode::*;
-        match inst.ty {
+        // Every result below is in the register convention already (canonical f32 bits fit
+        // in the low 32 bits; f64 uses all 64): written back with `put_raw`.
+        let plain = r == Rnd::N && !ftz && !sat;
+        let d = match inst.ty {
+            ScalarType::F32 if plain => {
+                // The common case, decided once per instruction: round to nearest, no
+                // `.ftz`/`.sat`. The same helpers with those modifiers constant; the cheap
+                // operations run over all lanes (no mask walk), `fma`/`div` (host library
+                // calls) only over the executed lanes.
+                let i = fl::f32_of;
+                let o = fl::canon32;
+                match inst.op {
+                    Add => all(|l| o(fl::add32(i(a[l]), i(b[l]), Rnd::N))),
+                    Sub => all(|l| o(fl::add32(i(a[l]), -i(b[l]), Rnd::N))),
+                    Mul => all(|l| o(fl::mul32(i(a[l]), i(b[l]), Rnd::N))),
+                    Fma | Mad => map3(m, a, b, c, |x, y, z| o(fl::fma32(i(x), i(y), i(z), Rnd::N))),
+                    Div => map2(m, a, b, |x, y| o(fl::div32(i(x), i(y), Rnd::N))),
+                    Abs => all(|l| (i(a[l]).to_bits() & 0x7fff_ffff) as u64),
+                    Neg => all(|l| (i(a[l]).to_bits() ^ 0x8000_0000) as u64),
+                    Min => all(|l| o(fl::fmin(i(a[l]), i(b[l])))),
+                    Max => all(|l| o(fl::fmax(i(a[l]), i(b[l])))),
+                    _ => return Err(self.unsupported("f32 form of this instruction")),
+                }
+            }
             ScalarType::F32 => {
                 let i = |v: u64| fl::read_f32(v, ftz);
                 let o = |x: f32| {
@@ -714,41 +865,54 @@ impl<'a> Exec<'_, 'a> {
                     fl::canon32(if sat { fl::sat32(x) } else { x })
                 };
                 match inst.op {
-                    Add => map2(m, a, b, &mut d, |x, y| o(fl::add32(i(x), i(y), r))),
-                    Sub => map2(m, a, b, &mut d, |x, y| o(fl::add32(i(x), -i(y), r))),
-                    Mul => map2(m, a, b, &mut d, |x, y| o(fl::mul32(i(x), i(y), r))),
-                    Fma | Mad => map3(m, a, b, c, &mut d, |x, y, z| {
-                        o(fl::fma32(i(x), i(y), i(z), r))
-                    }),
-                    Div => map2(m, a, b, &mut d, |x, y| o(fl::div32(i(x), i(y), r))),
-                    Abs => map1(m, a, &mut d, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
-                    Neg => map1(m, a, &mut d, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
-                    Min => map2(m, a, b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
-                    Max => map2(m, a, b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    Add => map2(m, a, b, |x, y| o(fl::add32(i(x), i(y), r))),
+                    Sub => map2(m, a, b, |x, y| o(fl::add32(i(x), -i(y), r))),
+                    Mul => map2(m, a, b, |x, y| o(fl::mul32(i(x), i(y), r))),
+                    Fma | Mad => map3(m, a, b, c, |x, y, z| o(fl::fma32(i(x), i(y), i(z), r))),
+                    Div => map2(m, a, b, |x, y| o(fl::div32(i(x), i(y), r))),
+                    Abs => map1(m, a, |x| (i(x).to_bits() & 0x7fff_ffff) as u64),
+                    Neg => map1(m, a, |x| (i(x).to_bits() ^ 0x8000_0000) as u64),
+                    Min => map2(m, a, b, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, a, b, |x, y| o(fl::fmax(i(x), i(y)))),
                     _ => return Err(self.unsupported("f32 form of this instruction")),
+                }
+            }
+            ScalarType::F64 if plain => {
+                // As for f32 above.
+                let i = fl::f64_of;
+                let o = fl::canon64;
+                match inst.op {
+                    Add => all(|l| o(fl::add64(i(a[l]), i(b[l]), Rnd::N))),
+                    Sub => all(|l| o(fl::add64(i(a[l]), -i(b[l]), Rnd::N))),
+                    Mul => all(|l| o(fl::mul64(i(a[l]), i(b[l]), Rnd::N))),
+                    Fma | Mad => map3(m, a, b, c, |x, y, z| o(fl::fma64(i(x), i(y), i(z), Rnd::N))),
+                    Div => map2(m, a, b, |x, y| o(fl::div64(i(x), i(y), Rnd::N))),
+                    Abs => all(|l| i(a[l]).to_bits() & !(1 << 63)),
+                    Neg => all(|l| i(a[l]).to_bits() ^ (1 << 63)),
+                    Min => all(|l| o(fl::fmin(i(a[l]), i(b[l])))),
+                    Max => all(|l| o(fl::fmax(i(a[l]), i(b[l])))),
+                    _ => return Err(self.unsupported("f64 form of this instruction")),
                 }
             }
             ScalarType::F64 => {
                 let i = |v: u64| fl::read_f64(v, ftz);
                 let o = |x: f64| fl::canon64(if sat { fl::sat64(x) } else { x });
                 match inst.op {
-                    Add => map2(m, a, b, &mut d, |x, y| o(fl::add64(i(x), i(y), r))),
-                    Sub => map2(m, a, b, &mut d, |x, y| o(fl::add64(i(x), -i(y), r))),
-                    Mul => map2(m, a, b, &mut d, |x, y| o(fl::mul64(i(x), i(y), r))),
-                    Fma | Mad => map3(m, a, b, c, &mut d, |x, y, z| {
-                        o(fl::fma64(i(x), i(y), i(z), r))
-                    }),
-                    Div => map2(m, a, b, &mut d, |x, y| o(fl::div64(i(x), i(y), r))),
-                    Abs => map1(m, a, &mut d, |x| i(x).to_bits() & !(1 << 63)),
-                    Neg => map1(m, a, &mut d, |x| i(x).to_bits() ^ (1 << 63)),
-                    Min => map2(m, a, b, &mut d, |x, y| o(fl::fmin(i(x), i(y)))),
-                    Max => map2(m, a, b, &mut d, |x, y| o(fl::fmax(i(x), i(y)))),
+                    Add => map2(m, a, b, |x, y| o(fl::add64(i(x), i(y), r))),
+                    Sub => map2(m, a, b, |x, y| o(fl::add64(i(x), -i(y), r))),
+                    Mul => map2(m, a, b, |x, y| o(fl::mul64(i(x), i(y), r))),
+                    Fma | Mad => map3(m, a, b, c, |x, y, z| o(fl::fma64(i(x), i(y), i(z), r))),
+                    Div => map2(m, a, b, |x, y| o(fl::div64(i(x), i(y), r))),
+                    Abs => map1(m, a, |x| i(x).to_bits() & !(1 << 63)),
+                    Neg => map1(m, a, |x| i(x).to_bits() ^ (1 << 63)),
+                    Min => map2(m, a, b, |x, y| o(fl::fmin(i(x), i(y)))),
+                    Max => map2(m, a, b, |x, y| o(fl::fmax(i(x), i(y)))),
                     _ => return Err(self.unsupported("f64 form of this instruction")),
                 }
             }
             _ => return Err(self.unsupported("float type")),
-        }
-        self.put(0, &d, m, inst.ty)
+        };
+        self.put_raw(0, &d, m)
     }
 
     fn float_special(&mut self) -> Res<()> {
@@ -762,9 +926,9 @@ impl<'a> Exec<'_, 'a> {
             Rnd::from(inst.mods.rounding)
         };
         let ftz = inst.mods.ftz;
-        let mut buf = [0; WARP_SIZE];
+        let mut buf = None;
         let a = self.src_ref(0, &mut buf)?;
-        let mut d = [0u64; WARP_SIZE];
+        let d: Lanes;
         let mut dty = ty;
         use Opcode::*;
         match (inst.op, ty) {
@@ -787,7 +951,7 @@ impl<'a> Exec<'_, 'a> {
                         fl::f64_of(v).is_subnormal()
                     }
                 };
-                map1(m, a, &mut d, |v| {
+                d = map1(m, a, |v| {
                     let x = f64of(v);
                     (match sel {
                         0 => x.is_finite(),
@@ -802,26 +966,24 @@ impl<'a> Exec<'_, 'a> {
             }
             (Copysign, ScalarType::F32) => {
                 let b = self.src(1)?;
-                map2(m, a, &b, &mut d, |x, y| {
-                    (x & 0x8000_0000) | (y & 0x7fff_ffff)
-                });
+                d = map2(m, a, &b, |x, y| (x & 0x8000_0000) | (y & 0x7fff_ffff));
             }
             (Copysign, ScalarType::F64) => {
                 let b = self.src(1)?;
-                map2(m, a, &b, &mut d, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
+                d = map2(m, a, &b, |x, y| (x & (1 << 63)) | (y & !(1 << 63)));
             }
             (_, ScalarType::F32) => {
                 let i = |v: u64| fl::read_f32(v, ftz);
                 let o = |x: f32| fl::canon32(if ftz { fl::ftz32(x) } else { x });
                 let via64 = |x: f32, f: fn(f64) -> f64| f(x as f64) as f32;
                 match inst.op {
-                    Sqrt => map1(m, a, &mut d, |x| o(fl::sqrt32(i(x), r))),
-                    Rsqrt => map1(m, a, &mut d, |x| o(via64(i(x), |v| 1.0 / v.sqrt()))),
-                    Rcp => map1(m, a, &mut d, |x| o(fl::div32(1.0, i(x), r))),
-                    Sin => map1(m, a, &mut d, |x| o(via64(i(x), f64::sin))),
-                    Cos => map1(m, a, &mut d, |x| o(via64(i(x), f64::cos))),
-                    Lg2 => map1(m, a, &mut d, |x| o(via64(i(x), f64::log2))),
-                    Ex2 => map1(m, a, &mut d, |x| o(via64(i(x), f64::exp2))),
+                    Sqrt => d = map1(m, a, |x| o(fl::sqrt32(i(x), r))),
+                    Rsqrt => d = map1(m, a, |x| o(via64(i(x), |v| 1.0 / v.sqrt()))),
+                    Rcp => d = map1(m, a, |x| o(fl::div32(1.0, i(x), r))),
+                    Sin => d = map1(m, a, |x| o(via64(i(x), f64::sin))),
+                    Cos => d = map1(m, a, |x| o(via64(i(x), f64::cos))),
+                    Lg2 => d = map1(m, a, |x| o(via64(i(x), f64::log2))),
+                    Ex2 => d = map1(m, a, |x| o(via64(i(x), f64::exp2))),
                     _ => return Err(self.unsupported("f32 form of this instruction")),
                 }
             }
@@ -829,13 +991,13 @@ impl<'a> Exec<'_, 'a> {
                 let i = |v: u64| fl::read_f64(v, ftz);
                 let o = |x: f64| fl::canon64(if ftz { fl::ftz64(x) } else { x });
                 match inst.op {
-                    Sqrt => map1(m, a, &mut d, |x| o(fl::sqrt64(i(x), r))),
-                    Rsqrt => map1(m, a, &mut d, |x| o(1.0 / i(x).sqrt())),
-                    Rcp => map1(m, a, &mut d, |x| o(fl::div64(1.0, i(x), r))),
-                    Sin => map1(m, a, &mut d, |x| o(i(x).sin())),
-                    Cos => map1(m, a, &mut d, |x| o(i(x).cos())),
-                    Lg2 => map1(m, a, &mut d, |x| o(i(x).log2())),
-                    Ex2 => map1(m, a, &mut d, |x| o(i(x).exp2())),
+                    Sqrt => d = map1(m, a, |x| o(fl::sqrt64(i(x), r))),
+                    Rsqrt => d = map1(m, a, |x| o(1.0 / i(x).sqrt())),
+                    Rcp => d = map1(m, a, |x| o(fl::div64(1.0, i(x), r))),
+                    Sin => d = map1(m, a, |x| o(i(x).sin())),
+                    Cos => d = map1(m, a, |x| o(i(x).cos())),
+                    Lg2 => d = map1(m, a, |x| o(i(x).log2())),
+                    Ex2 => d = map1(m, a, |x| o(i(x).exp2())),
                     _ => return Err(self.unsupported("f64 form of this instruction")),
                 }
             }
@@ -852,46 +1014,49 @@ impl<'a> Exec<'_, 'a> {
         let ty = inst.ty;
         let bits = ty.bits();
         let signed = ty.is_signed();
-        let mut d = [0u64; WARP_SIZE];
+        use Opcode::*;
+        // Fast path, as in `int_arith`: the low `bits` bits of and/or/xor/not/shl depend only
+        // on the low `bits` bits of the value operands (and the full 32-bit shift amount), so
+        // they run on the raw register bits, over all lanes, extending only the result.
+        if matches!(inst.op, And | Or | Xor | Not | Shl) {
+            let (mut ba, mut bb) = (None, None);
+            let a = self.src_ref(0, &mut ba)?;
+            if inst.op == Not {
+                let d = gen_ext(u32::MAX, ty, |l| !a[l]);
+                return self.put_raw(0, &d, m);
+            }
+            let b = self.src_ref(1, &mut bb)?;
+            let d = match inst.op {
+                And => gen_ext(u32::MAX, ty, |l| a[l] & b[l]),
+                Or => gen_ext(u32::MAX, ty, |l| a[l] | b[l]),
+                Xor => gen_ext(u32::MAX, ty, |l| a[l] ^ b[l]),
+                _ => gen_ext(u32::MAX, ty, |l| it::shl(a[l], b[l] & 0xffff_ffff, bits)),
+            };
+            return self.put_raw(0, &d, m);
+        }
         let mut dty = ty;
         let a = self.src_int(0, ty)?;
-        use Opcode::*;
-        match inst.op {
-            And | Or | Xor => {
-                let b = self.src_int(1, ty)?;
-                match inst.op {
-                    And => map2(m, &a, &b, &mut d, |x, y| x & y),
-                    Or => map2(m, &a, &b, &mut d, |x, y| x | y),
-                    _ => map2(m, &a, &b, &mut d, |x, y| x ^ y),
-                }
-            }
-            Not => map1(m, &a, &mut d, |x| !x),
-            Cnot => map1(m, &a, &mut d, |x| (x & mask(bits) == 0) as u64),
-            Shl | Shr => {
+        let d = match inst.op {
+            Cnot => map1(m, &a, |x| (x & mask(bits) == 0) as u64),
+            Shr => {
                 let b = self.src_int(1, ScalarType::U32)?;
-                if inst.op == Shl {
-                    map2(m, &a, &b, &mut d, |x, y| it::shl(x, y, bits));
-                } else {
-                    map2(m, &a, &b, &mut d, |x, y| it::shr(x, y, bits, signed));
-                }
+                all(|l| it::shr(a[l], b[l], bits, signed))
             }
             Popc => {
-                map1(m, &a, &mut d, |x| (x & mask(bits)).count_ones() as u64);
                 dty = ScalarType::U32;
+                map1(m, &a, |x| (x & mask(bits)).count_ones() as u64)
             }
             Clz => {
-                map1(m, &a, &mut d, |x| it::clz(x, bits));
                 dty = ScalarType::U32;
+                map1(m, &a, |x| it::clz(x, bits))
             }
-            Brev => map1(m, &a, &mut d, |x| it::brev(x, bits)),
+            Brev => map1(m, &a, |x| it::brev(x, bits)),
             Bfe => {
                 let (b, c) = (
                     self.src_int(1, ScalarType::U32)?,
                     self.src_int(2, ScalarType::U32)?,
                 );
-                map3(m, &a, &b, &c, &mut d, |x, p, n| {
-                    it::bfe(x, p, n, bits, signed)
-                });
+                map3(m, &a, &b, &c, |x, p, n| it::bfe(x, p, n, bits, signed))
             }
             Bfi => {
                 let b = self.src_int(1, ty)?;
@@ -899,23 +1064,23 @@ impl<'a> Exec<'_, 'a> {
                     self.src_int(2, ScalarType::U32)?,
                     self.src_int(3, ScalarType::U32)?,
                 );
-                lanes(m, |l| d[l] = it::bfi(a[l], b[l], c[l], e[l], bits));
+                gen(m, |l| it::bfi(a[l], b[l], c[l], e[l], bits))
             }
             Prmt => {
                 let (b, c) = (self.src(1)?, self.src(2)?);
-                map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                map3(m, &a, &b, &c, |x, y, z| {
                     it::prmt(x as u32, y as u32, z as u32) as u64
-                });
+                })
             }
             Shf => {
                 let (b, c) = (self.src(1)?, self.src(2)?);
                 let (left, wrap) = (inst.mods.shf_left, inst.mods.shf_wrap);
-                map3(m, &a, &b, &c, &mut d, |x, y, z| {
+                map3(m, &a, &b, &c, |x, y, z| {
                     it::shf(x as u32, y as u32, z as u32, left, wrap) as u64
-                });
+                })
             }
             _ => return Err(self.unsupported("bit operation")),
-        }
+        };
         self.put(0, &d, m, dty)
     }
 
@@ -951,10 +1116,8 @@ impl<'a> Exec<'_, 'a> {
             Num => (0b0111, false),
             Nan => (0b1000, false),
         };
-        let mut bufs = [[0; WARP_SIZE]; 2];
-        let [ba, bb] = &mut bufs;
-        let (a, b) = (self.src_ref(0, ba)?, self.src_ref(1, bb)?);
-        let mut r = [0u64; WARP_SIZE];
+        let (mut ba, mut bb) = (None, None);
+        let (a, b) = (self.src_ref(0, &mut ba)?, self.src_ref(1, &mut bb)?);
         let class_f = |x: f64, y: f64| -> u32 {
             if x < y {
                 0
@@ -967,35 +1130,39 @@ impl<'a> Exec<'_, 'a> {
             }
         };
         let ftz = inst.mods.ftz;
-        match ct {
+        // Comparisons are cheap and total: every lane is computed (results of lanes that do
+        // not execute are never written back), and the results are predicates (0/1), in
+        // the register convention already.
+        let mut r = match ct {
             ScalarType::F32 => {
                 let i = |v: u64| fl::read_f32(v, ftz);
-                map2(m, a, b, &mut r, |x, y| {
-                    ((table >> class_f(i(x) as f64, i(y) as f64)) & 1) as u64
-                });
+                all(|l| ((table >> class_f(i(a[l]) as f64, i(b[l]) as f64)) & 1) as u64)
             }
             ScalarType::F64 => {
-                map2(m, a, b, &mut r, |x, y| {
-                    ((table >> class_f(fl::f64_of(x), fl::f64_of(y))) & 1) as u64
-                });
+                all(|l| ((table >> class_f(fl::f64_of(a[l]), fl::f64_of(b[l]))) & 1) as u64)
             }
             ScalarType::F16 | ScalarType::Pred => {
                 return Err(self.unsupported("comparison type"));
             }
             _ => {
-                // Extend both operands once (a straight loop over all lanes), then compare
-                // with the signedness fixed outside the lane loop.
-                let (mut x, mut y) = (*a, *b);
-                extend_lanes(&mut x, ct.bits(), ct.is_signed());
-                extend_lanes(&mut y, ct.bits(), ct.is_signed());
-                let bit = |ord: std::cmp::Ordering| ((table >> (ord as i8 + 1) as u32) & 1) as u64;
-                if ct.is_signed() && !force_unsigned {
-                    map2(m, &x, &y, &mut r, |x, y| bit((x as i64).cmp(&(y as i64))));
+                // Both operands are extended from the type's width inside the comparison
+                // loop, with the signedness and the relation fixed outside it.
+                let s = 64 - ct.bits();
+                let sx = |v: u64| ((v << s) as i64) >> s;
+                let zx = |v: u64| (v << s) >> s;
+                if ct == ScalarType::S32 && !force_unsigned {
+                    int_compare(table, a, b, |v| v as i32)
+                } else if ct.is_signed() && !force_unsigned {
+                    int_compare(table, a, b, sx)
+                } else if ct.is_signed() {
+                    int_compare(table, a, b, |v| sx(v) as u64)
+                } else if ct.bits() == 32 {
+                    int_compare(table, a, b, |v| v as u32)
                 } else {
-                    map2(m, &x, &y, &mut r, |x, y| bit(x.cmp(&y)));
+                    int_compare(table, a, b, zx)
                 }
             }
-        }
+        };
         // Optional boolean combine with a third predicate.
         let combine = |r: &mut Lanes, c: &Lanes, op: BoolOp| {
             lanes(m, |l| {
@@ -1012,17 +1179,20 @@ impl<'a> Exec<'_, 'a> {
             None => None,
         };
         if inst.op == Opcode::Setp {
-            let mut q = [0u64; WARP_SIZE];
-            lanes(m, |l| q[l] = r[l] ^ 1);
-            if let Some((c, op)) = &c {
-                combine(&mut r, c, *op);
-                combine(&mut q, c, *op);
-            }
-            self.put(0, &r, m, ScalarType::Pred)?;
             if inst.dsts.len() > 1 {
-                self.put(1, &q, m, ScalarType::Pred)?;
+                let mut q = all(|l| r[l] ^ 1);
+                if let Some((c, op)) = &c {
+                    combine(&mut r, c, *op);
+                    combine(&mut q, c, *op);
+                }
+                self.put_raw(0, &r, m)?;
+                self.put_raw(1, &q, m)
+            } else {
+                if let Some((c, op)) = &c {
+                    combine(&mut r, c, *op);
+                }
+                self.put_raw(0, &r, m)
             }
-            Ok(())
         } else {
             if let Some((c, op)) = &c {
                 combine(&mut r, c, *op);
@@ -1033,8 +1203,7 @@ impl<'a> Exec<'_, 'a> {
                 ScalarType::F64 => 0x3ff0_0000_0000_0000,
                 _ => u64::MAX,
             };
-            let mut d = [0u64; WARP_SIZE];
-            map1(m, &r, &mut d, |x| if x != 0 { one } else { 0 });
+            let d = map1(m, &r, |x| if x != 0 { one } else { 0 });
             self.put(0, &d, m, dty)
         }
     }
@@ -1059,9 +1228,8 @@ impl<'a> Exec<'_, 'a> {
         if dt == ScalarType::Pred || st == ScalarType::Pred {
             return Err(self.unsupported("cvt of .pred"));
         }
-        let mut buf = [0; WARP_SIZE];
+        let mut buf = None;
         let a = self.src_ref(0, &mut buf)?;
-        let mut d = [0u64; WARP_SIZE];
         // Source float value as f64 (exact for f16/f32), with ftz on f32 inputs.
         let fin = |v: u64| -> f64 {
             match st {
@@ -1073,11 +1241,11 @@ impl<'a> Exec<'_, 'a> {
                 _ => fl::f64_of(v),
             }
         };
-        match (st.is_float(), dt.is_float()) {
+        let d = match (st.is_float(), dt.is_float()) {
             (false, false) => {
                 let (dbits, dsigned) = (dt.bits(), dt.is_signed());
                 let ssigned = st.is_signed();
-                map1(m, a, &mut d, |x| {
+                map1(m, a, |x| {
                     let v = read_int(st, x);
                     if sat {
                         let w = if ssigned { v as i64 as i128 } else { v as i128 };
@@ -1089,19 +1257,19 @@ impl<'a> Exec<'_, 'a> {
                     } else {
                         v
                     }
-                });
+                })
             }
             (true, false) => {
                 // float → int: round to integral (default: toward zero), saturate, NaN → 0.
                 let r = if rounding.is_none() { Rnd::Z } else { r };
                 let (dbits, dsigned) = (dt.bits(), dt.is_signed());
-                map1(m, a, &mut d, |x| {
+                map1(m, a, |x| {
                     fl::f64_to_int(fl::round_integral64(fin(x), r), dbits, dsigned)
-                });
+                })
             }
             (false, true) => {
                 let ssigned = st.is_signed();
-                map1(m, a, &mut d, |x| {
+                map1(m, a, |x| {
                     let v = read_int(st, x);
                     let w = if ssigned { v as i64 as i128 } else { v as i128 };
                     match dt {
@@ -1118,10 +1286,10 @@ impl<'a> Exec<'_, 'a> {
                             fl::f64_to_f16(if sat { fl::sat64(f) } else { f }, r) as u64
                         }
                     }
-                });
+                })
             }
             (true, true) => {
-                map1(m, a, &mut d, |x| {
+                map1(m, a, |x| {
                     let v = fin(x);
                     let v = if integral {
                         fl::round_integral64(v, r)
@@ -1142,9 +1310,9 @@ impl<'a> Exec<'_, 'a> {
                         ScalarType::F64 => fl::canon64(if sat { fl::sat64(v) } else { v }),
                         _ => fl::f64_to_f16(if sat { fl::sat64(v) } else { v }, r) as u64,
                     }
-                });
+                })
             }
-        }
+        };
         self.put(0, &d, m, dt)
     }
 
@@ -1161,14 +1329,13 @@ impl<'a> Exec<'_, 'a> {
             // this model: identity as well.
             _ => 0,
         };
-        let mut buf = [0; WARP_SIZE];
+        let mut buf = None;
         let a = self.src_ref(0, &mut buf)?;
-        let mut d = [0u64; WARP_SIZE];
-        if to {
-            map1(m, a, &mut d, |x| x.wrapping_sub(window) & mask(bits));
+        let d = if to {
+            map1(m, a, |x| x.wrapping_sub(window) & mask(bits))
         } else {
-            map1(m, a, &mut d, |x| x.wrapping_add(window) & mask(bits));
-        }
+            map1(m, a, |x| x.wrapping_add(window) & mask(bits))
+        };
         self.put(0, &d, m, inst.ty)
     }
 
