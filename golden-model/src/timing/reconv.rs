@@ -215,34 +215,30 @@ impl WarpStack {
         }
     }
 
-    /// The instruction at `pc` issued from `side` with control-flow outcome `flow`.
-    pub fn issue(&mut self, side: usize, pc: u32, flow: &Flow) -> (StackInputs, StackEffect) {
+    /// The instruction at `pc` issued from `side` with control-flow outcome `flow`: one
+    /// clock edge of the unit with the inputs of [`WarpStack::issue_inputs`]. (The inputs
+    /// are built again, cheaply, only when a trace records them: the hot loop does not move
+    /// an input record around.)
+    #[inline]
+    pub fn issue(&mut self, side: usize, pc: u32, flow: &Flow) -> StackEffect {
         let spe = stack_update(pc, flow);
         match self {
             WarpStack::Spe(s) => {
                 s.tick(&spe);
-                (StackInputs::Spe(spe), StackEffect::default())
+                StackEffect::default()
             }
-            WarpStack::Dpe(s) => {
-                let inp = DpeInputs {
-                    upd_valid: true,
-                    upd_side: side as u8,
-                    upd_pc: spe.upd_pc,
-                    upd_kind: spe.upd_kind,
-                    upd_taken: spe.upd_taken,
-                    upd_target: spe.upd_target,
-                    upd_next: spe.upd_next,
-                    upd_rpc: spe.upd_rpc,
-                    ..Default::default()
-                };
-                let ev = s.tick(&inp);
-                (
-                    StackInputs::Dpe(inp),
-                    StackEffect {
-                        sb_copy: ev.sb_copy,
-                    },
-                )
-            }
+            WarpStack::Dpe(s) => StackEffect {
+                sb_copy: s.tick(&dpe_update(side, &spe)).sb_copy,
+            },
+        }
+    }
+
+    /// The unit inputs of [`WarpStack::issue`] (for traces).
+    pub fn issue_inputs(&self, side: usize, pc: u32, flow: &Flow) -> StackInputs {
+        let spe = stack_update(pc, flow);
+        match self {
+            WarpStack::Spe(_) => StackInputs::Spe(spe),
+            WarpStack::Dpe(_) => StackInputs::Dpe(dpe_update(side, &spe)),
         }
     }
 
@@ -276,6 +272,22 @@ impl WarpStack {
         } else {
             None
         }
+    }
+}
+
+/// The dual-path stack's inputs of the update `spe` issued from `side`.
+#[inline]
+fn dpe_update(side: usize, spe: &SpeInputs) -> DpeInputs {
+    DpeInputs {
+        upd_valid: true,
+        upd_side: side as u8,
+        upd_pc: spe.upd_pc,
+        upd_kind: spe.upd_kind,
+        upd_taken: spe.upd_taken,
+        upd_target: spe.upd_target,
+        upd_next: spe.upd_next,
+        upd_rpc: spe.upd_rpc,
+        ..Default::default()
     }
 }
 

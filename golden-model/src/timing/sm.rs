@@ -135,27 +135,37 @@ impl CtaFootprint {
     }
 }
 
+/// The timing state of one warp slot. The SM's state is cold in the host caches whenever
+/// its turn comes (the other SMs ran in between), so what the schedulers' scan and the
+/// blocker check read comes first and fits one 64-byte line: `not_before`, `barrier`,
+/// `view` and the side-0 instruction buffer (`repr(C)` keeps that order).
+#[repr(C, align(64))]
 struct WarpSlot {
-    active: bool,
-    cta_slot: usize,
-    /// Launch order on this SM, for oldest-first policies.
-    age: u64,
+    /// Per side: the cycle before which the path's last blocker still holds, and that
+    /// blocker. Only events on the warp itself (writeback, memory completion, fetch, stack
+    /// pop, barrier release, its own issue) clear it; unit-busy blockers are never cached.
+    not_before: [u64; 2],
+    /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
+    barrier: Option<(u8, u32)>,
     /// The outputs of the slot's stack (`Sm::stacks`), refreshed after every stack clock
     /// edge (see [`StackView`]).
     view: StackView,
     /// One instruction buffer per path (spec A16: per warp and side; SPE uses side 0).
     ibuf: [IBuffer; 2],
+    blocked_reason: [Stall; 2],
+    active: bool,
+    finished: bool,
     /// DPE path selection: the side that issued last (ALT) or the selected side
     /// (constrained).
-    side: usize,
-    /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
-    barrier: Option<(u8, u32)>,
+    side: u8,
+    cta_slot: u16,
     /// Writebacks and memory requests in flight (the slot is not reused until 0).
     inflight: u32,
     /// Releases waiting in the SM's queue for a free scoreboard writeback port (the slot
     /// is not reused until 0 either).
     deferred: u32,
-    finished: bool,
+    /// Launch order on this SM, for oldest-first policies.
+    age: u64,
 }
 
 /// Instructions fetched for one path: `count` sequential instructions starting at `pc`.
@@ -249,12 +259,6 @@ pub struct Sm {
     /// reason that scan found. Skipping the scan changes no result, only the cost.
     sleep_until: Vec<u64>,
     sleep_reason: Vec<Stall>,
-    /// Per path (`2 * warp + side`): the cycle before which its last blocker still holds,
-    /// and that blocker.
-    /// Only events on the warp itself (writeback, memory completion, fetch, stack pop,
-    /// barrier release, its own issue) clear it; unit-busy blockers are never cached.
-    not_before: Vec<u64>,
-    blocked_reason: Vec<Stall>,
     next_age: u64,
     // resources in use
     used_warps: u32,
@@ -324,8 +328,6 @@ impl Sm {
             fetch_rr: 0,
             sleep_until: vec![0; nsched],
             sleep_reason: vec![Stall::Fetch; nsched],
-            not_before: vec![0; 2 * cfg.sm.max_warps as usize],
-            blocked_reason: vec![Stall::Fetch; 2 * cfg.sm.max_warps as usize],
             next_age: 0,
             used_warps: 0,
             used_threads: 0,
@@ -443,6 +445,8 @@ impl Sm {
             self.stacks.push(WarpStack::new(k.cfg));
             self.warps.push(WarpSlot {
                 active: false,
+                not_before: [0; 2],
+                blocked_reason: [Stall::Fetch; 2],
                 cta_slot: 0,
                 age: 0,
                 view: StackView::default(),
@@ -458,7 +462,6 @@ impl Sm {
             s.clear();
         }
         self.need_fetch = 0;
-        self.not_before.fill(0);
         self.wake();
         self.stats = KernelStats::default();
     }
@@ -491,7 +494,7 @@ impl Sm {
             let warp = &mut self.warps[ws];
             warp.active = true;
             warp.finished = false;
-            warp.cta_slot = slot;
+            warp.cta_slot = slot as u16;
             warp.age = self.next_age;
             self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
@@ -516,8 +519,7 @@ impl Sm {
             self.schedulers[sched].add(ws, warp.age);
             self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
-            self.not_before[2 * ws] = 0;
-            self.not_before[2 * ws + 1] = 0;
+            self.warps[ws].not_before = [0; 2];
             self.update_fetch_bit(ws);
         }
         self.wake();
@@ -543,7 +545,7 @@ impl Sm {
         for (i, w) in self.warps.iter().enumerate() {
             if w.active && !w.finished {
                 let st = &self.states[i];
-                let cta = self.ctas[w.cta_slot]
+                let cta = self.ctas[w.cta_slot as usize]
                     .as_ref()
                     .map(|c| c.state.ctaid)
                     .unwrap_or_default();
@@ -763,8 +765,7 @@ impl Sm {
     /// Warp `w`'s own state changed: its cached blocker is stale, its scheduler rescans.
     #[inline]
     fn wake_warp(&mut self, w: usize) {
-        self.not_before[2 * w] = 0;
-        self.not_before[2 * w + 1] = 0;
+        self.warps[w].not_before = [0; 2];
         let s = self.sched_of(w);
         self.sleep_until[s] = 0;
     }
@@ -890,9 +891,9 @@ impl Sm {
         'warps: for w in greedy.into_iter().chain(rest) {
             let (sides, n) = self.candidate_sides(w, k);
             for &side in &sides[..n] {
-                let path = 2 * w + side;
-                if now < self.not_before[path] {
-                    worst = worst.max(self.blocked_reason[path]);
+                let slot = &self.warps[w];
+                if now < slot.not_before[side] {
+                    worst = worst.max(slot.blocked_reason[side]);
                     continue;
                 }
                 match self.blocker(w, side, now, k) {
@@ -902,8 +903,9 @@ impl Sm {
                     }
                     Some((st, until)) => {
                         worst = worst.max(st);
-                        self.not_before[path] = until;
-                        self.blocked_reason[path] = st;
+                        let slot = &mut self.warps[w];
+                        slot.not_before[side] = until;
+                        slot.blocked_reason[side] = st;
                     }
                 }
             }
@@ -936,13 +938,14 @@ impl Sm {
         if !self.dual_paths {
             return ([0, 0], 1);
         }
+        let side = warp.side as usize;
         match k.cfg.sm.dpe_path_policy {
-            PathPolicy::Alt => ([1 - warp.side, warp.side], 2),
+            PathPolicy::Alt => ([1 - side, side], 2),
             PathPolicy::Constrained => {
-                if warp.view.path_valid(warp.side) {
-                    ([warp.side, 0], 1)
+                if warp.view.path_valid(side) {
+                    ([side, 0], 1)
                 } else {
-                    ([1 - warp.side, 0], 1)
+                    ([1 - side, 0], 1)
                 }
             }
         }
@@ -971,7 +974,7 @@ impl Sm {
         global: &mut GlobalMemory,
         num_sms: u32,
     ) -> Result<bool, Box<GuestFault>> {
-        let cta_slot = self.warps[w].cta_slot;
+        let cta_slot = self.warps[w].cta_slot as usize;
         let view = self.warps[w].view;
         let pc = view.pc[side];
         let active = view.mask[side];
@@ -1011,11 +1014,12 @@ impl Sm {
         let effect = {
             let warp = &mut self.warps[w];
             let stack = &mut self.stacks[w];
-            let (inp, effect) = stack.issue(side, pc, &flow);
-            warp.view = stack.view();
             if let Some(rec) = self.stack_trace.as_mut() {
+                let inp = stack.issue_inputs(side, pc, &flow);
                 rec.record(w, now, |ports| inp.to_ports(ports));
             }
+            let effect = stack.issue(side, pc, &flow);
+            warp.view = stack.view();
             if warp.view.error {
                 let detail = self.stacks[w].error().unwrap_or_default();
                 return Err(Box::new(self.fault(
@@ -1080,12 +1084,12 @@ impl Sm {
         // DPE path selection state: ALT remembers the side that issued; the constrained
         // variant rotates away from a side that starts a long-latency operation (A10).
         match k.cfg.sm.dpe_path_policy {
-            PathPolicy::Alt => warp.side = side,
+            PathPolicy::Alt => warp.side = side as u8,
             PathPolicy::Constrained => {
                 if long_latency || d.class == InstClass::Sfu {
-                    warp.side = 1 - side;
+                    warp.side = 1 - side as u8;
                 } else {
-                    warp.side = side;
+                    warp.side = side as u8;
                 }
             }
         }
@@ -1262,8 +1266,7 @@ impl Sm {
                         self.warps[ws].barrier = None;
                         let sched = owner_scheduler(ws, self.schedulers.len());
                         self.schedulers[sched].set_waiting(ws, false);
-                        self.not_before[2 * ws] = 0;
-                        self.not_before[2 * ws + 1] = 0;
+                        self.warps[ws].not_before = [0; 2];
                     }
                 }
             }
@@ -1282,7 +1285,7 @@ impl Sm {
         }
         warp.finished = true;
         self.need_fetch &= !(3u128 << (2 * w));
-        let cta_slot = warp.cta_slot;
+        let cta_slot = warp.cta_slot as usize;
         let sched = self.sched_of(w);
         self.schedulers[sched].remove(w);
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
@@ -1306,7 +1309,7 @@ impl Sm {
     fn retire(&mut self, w: usize) {
         let warp = &mut self.warps[w];
         warp.active = false;
-        let cta_slot = warp.cta_slot;
+        let cta_slot = warp.cta_slot as usize;
         let done = {
             let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
             cta.retired_warps += 1;
@@ -1349,7 +1352,7 @@ impl Sm {
         detail: String,
     ) -> GuestFault {
         let warp = &self.warps[w];
-        let cta = &self.ctas[warp.cta_slot]
+        let cta = &self.ctas[warp.cta_slot as usize]
             .as_ref()
             .expect("warp has a CTA")
             .state;

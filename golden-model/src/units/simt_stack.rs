@@ -268,6 +268,18 @@ impl SimtStackSpe {
         }
         let t = *self.top();
         let live = t.mask & !self.done;
+        if inp.upd_kind == UpdKind::Seq as u8 {
+            // The common case, short-cut (the same result as the general rule below): every
+            // live thread continues at `upd_next`, which pops if it is the RPC.
+            return if inp.upd_next == t.rpc {
+                Action::Pop { div: false }
+            } else {
+                Action::Continue {
+                    pc: inp.upd_next,
+                    mask: live,
+                }
+            };
+        }
         let taken = inp.upd_taken & self.lanes;
         // Groups of threads by next PC (§9.4).
         let (g0, g1): (Option<Group>, Option<Group>) = match UpdKind::from_bits(inp.upd_kind) {
