@@ -1421,22 +1421,33 @@ fn argmin(units: &[u64]) -> usize {
 /// distinct 4-byte words any bank must deliver (lanes reading the same word share it).
 pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     // Fast path for the common conflict-free access: track the one word each bank delivers;
-    // only a bank asked for a second distinct word needs the exact count below.
-    let mut bank_word = [u64::MAX; 64];
-    let mut m = acc.mask;
+    // only a bank asked for a second distinct word needs the exact count below. (Banks are
+    // a power of two on every modelled GPU: a mask, not a division per word.)
+    if !banks.is_power_of_two() || banks > 64 {
+        return exact_conflict_ways(acc, banks);
+    }
+    let bank_mask = banks as u64 - 1;
+    let mut bank_word = [0u64; 64];
+    let mut used = 0u64;
     let mut conflict = false;
-    while m != 0 && !conflict {
+    let mut note = |word: u64| {
+        let b = (word & bank_mask) as usize;
+        if used >> b & 1 == 0 {
+            used |= 1 << b;
+            bank_word[b] = word;
+        } else if bank_word[b] != word {
+            conflict = true;
+        }
+    };
+    let size = acc.bytes.max(1) as u64;
+    let mut m = acc.mask;
+    while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
         let first = acc.addrs[lane] / 4;
-        let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
-        for word in first..=first + (last > first) as u64 {
-            let b = (word % banks as u64) as usize % 64;
-            if bank_word[b] == u64::MAX {
-                bank_word[b] = word;
-            } else if bank_word[b] != word {
-                conflict = true;
-            }
+        note(first);
+        if (acc.addrs[lane] + size - 1) / 4 > first {
+            note(first + 1);
         }
     }
     if !conflict {
