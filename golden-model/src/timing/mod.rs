@@ -46,11 +46,15 @@ pub fn run_kernel(
                 if next_cta >= total_ctas {
                     break;
                 }
-                let s = (dispatch_rr + i) % sms.len();
+                // (dispatch_rr + i) modulo the SM count, both below it: no division.
+                let s = match dispatch_rr + i {
+                    s if s >= sms.len() => s - sms.len(),
+                    s => s,
+                };
                 if sms[s].can_accept(&footprint, cfg) {
                     sms[s].launch_cta(k, next_cta as u32, footprint, now);
                     next_cta += 1;
-                    dispatch_rr = (s + 1) % sms.len();
+                    dispatch_rr = if s + 1 == sms.len() { 0 } else { s + 1 };
                 }
             }
         }

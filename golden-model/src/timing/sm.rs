@@ -731,7 +731,12 @@ impl Sm {
                 ready_at: now + k.cfg.sm.fetch_latency as u64,
             };
             self.need_fetch &= !(1u128 << bit);
-            self.fetch_rr = (bit + 1) % (2 * n as usize);
+            // (bit + 1) modulo the 2n paths: bit < 2n, so one compare, no division.
+            self.fetch_rr = if bit + 1 == 2 * n as usize {
+                0
+            } else {
+                bit + 1
+            };
             self.wake_warp(w);
         }
     }
