@@ -245,6 +245,9 @@ pub struct Sm {
     lsu_queue: VecDeque<(u32, MemAccess)>,
     wheel: Vec<Vec<Writeback>>,
     wheel_mask: u64,
+    /// One bit per wheel slot: the slot holds writebacks. Most cycles have none due, and
+    /// this small bitset is in cache when the slot's own list header is not.
+    wheel_busy: Vec<u64>,
     tokens: Vec<PendingMem>,
     /// The result of the instruction being issued, reused from issue to issue.
     step: StepResult,
@@ -315,6 +318,7 @@ impl Sm {
             lsu_queue: VecDeque::with_capacity(LSU_QUEUE),
             wheel: (0..wheel_len).map(|_| Vec::with_capacity(16)).collect(),
             wheel_mask: wheel_len - 1,
+            wheel_busy: vec![0; wheel_len.div_ceil(64) as usize],
             tokens: Vec::new(),
             step: StepResult {
                 flow: Flow::Seq,
@@ -613,9 +617,10 @@ impl Sm {
             self.maybe_retire(w);
         }
         let idx = (now & self.wheel_mask) as usize;
-        if self.wheel[idx].is_empty() {
+        if self.wheel_busy[idx / 64] >> (idx % 64) & 1 == 0 {
             return;
         }
+        self.wheel_busy[idx / 64] &= !(1 << (idx % 64));
         let mut list = std::mem::take(&mut self.wheel[idx]);
         for wb in list.drain(..) {
             let w = wb.warp as usize;
@@ -1231,7 +1236,9 @@ impl Sm {
         if tracked {
             self.reserve(w, side, r, false, k, pc)?;
         }
-        self.wheel[((now + lat) & self.wheel_mask) as usize].push(Writeback {
+        let idx = ((now + lat) & self.wheel_mask) as usize;
+        self.wheel_busy[idx / 64] |= 1 << (idx % 64);
+        self.wheel[idx].push(Writeback {
             warp: w as u16,
             reg: r,
             side,
