@@ -37,7 +37,10 @@ impl Clone for Bits {
     #[inline]
     fn clone_from(&mut self, source: &Bits) {
         self.width = source.width;
-        self.words.clone_from(&source.words);
+        match (self.words.as_mut_slice(), source.words.as_slice()) {
+            ([d], [s]) => *d = *s,
+            _ => self.words.clone_from(&source.words),
+        }
     }
 }
 
@@ -88,6 +91,10 @@ impl Bits {
 
     /// Overwrite from raw words (extra bits above `width` are cleared).
     pub fn set_words(&mut self, words: &[u64]) {
+        if let [w] = self.words.as_mut_slice() {
+            *w = words.first().copied().unwrap_or(0) & low_mask(self.width);
+            return;
+        }
         for (i, w) in self.words.iter_mut().enumerate() {
             *w = words.get(i).copied().unwrap_or(0);
         }
@@ -178,8 +185,12 @@ impl Bits {
         v & low_mask(width)
     }
 
+    #[inline]
     pub fn clear(&mut self) {
-        self.words.iter_mut().for_each(|w| *w = 0);
+        match self.words.as_mut_slice() {
+            [w] => *w = 0,
+            words => words.fill(0),
+        }
     }
 
     fn clear_above_width(&mut self) {

@@ -317,18 +317,24 @@ impl TraceEvents<'_> {
     }
 
     fn varint(&mut self) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&b) = self.bytes.get(self.pos) else {
-                return Err(format!("{}: event cut off at byte {}", self.name, self.pos));
-            };
-            self.pos += 1;
+        // LEB128, at most 10 bytes; one bounds check per byte, no step_by iterator.
+        let (bytes, mut pos) = (self.bytes, self.pos);
+        let (mut v, mut shift) = (0u64, 0u32);
+        while let Some(&b) = bytes.get(pos) {
+            pos += 1;
             v |= ((b & 0x7f) as u64) << shift;
             if b & 0x80 == 0 {
+                self.pos = pos;
                 return Ok(v);
             }
+            shift += 7;
+            if shift >= 64 {
+                self.pos = pos;
+                return Err(format!("{}: bad varint at byte {}", self.name, self.pos));
+            }
         }
-        Err(format!("{}: bad varint at byte {}", self.name, self.pos))
+        self.pos = pos;
+        Err(format!("{}: event cut off at byte {}", self.name, self.pos))
     }
 }
 
