@@ -72,7 +72,10 @@ fn best<F: FnMut() -> u64>(mut f: F) -> Rate {
 
 /// [`best`] with an untimed `setup` before each run.
 fn best_with<T>(mut setup: impl FnMut() -> T, mut f: impl FnMut(T) -> u64) -> Rate {
-    let mut r = Rate { wall: 0.0, cpu: 0.0 };
+    let mut r = Rate {
+        wall: 0.0,
+        cpu: 0.0,
+    };
     for _ in 0..3 {
         let x = setup();
         let (t, c) = (Instant::now(), thread_cpu_secs());

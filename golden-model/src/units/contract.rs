@@ -20,7 +20,7 @@ use std::fmt;
 
 /// A bit vector of a fixed width, little-endian 64-bit words (bit 0 is bit 0 of word 0).
 /// Bits above `width` are always zero.
-#[derive(Hash, Default)]
+#[derive(Default)]
 pub struct Bits {
     width: u32,
     words: Vec<u64>,
@@ -53,6 +53,14 @@ impl PartialEq for Bits {
 }
 
 impl Eq for Bits {}
+
+impl std::hash::Hash for Bits {
+    /// Consistent with `eq`: the width and the words.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.width.hash(state);
+        self.words.hash(state);
+    }
+}
 
 impl Bits {
     pub fn zero(width: u32) -> Bits {
@@ -271,7 +279,11 @@ impl FieldWriter<'_> {
         if end >= 64 {
             self.store(self.acc);
             // The bits of `value` that did not fit (none when the word ended exactly).
-            self.acc = if self.fill == 0 { 0 } else { value >> (64 - self.fill) };
+            self.acc = if self.fill == 0 {
+                0
+            } else {
+                value >> (64 - self.fill)
+            };
             self.fill = end - 64;
         } else {
             self.fill = end;
