@@ -708,16 +708,25 @@ fn build_into(
 
     // 3. Shim + unity files: the per-cycle code at opt_fast, the once-only code at
     // opt_slow, compiled in parallel, then linked with the runtime archive.
-    fs::write(obj.join("wf_shim.cpp"), shim::generate(PREFIX, &ports))
-        .map_err(|e| io_err("write", &obj, e))?;
-    let mut fast = vec!["wf_shim.cpp".to_string()];
-    let mut slow = vec![];
     let mut names: Vec<String> = fs::read_dir(&obj)
         .map_err(|e| io_err("read", &obj, e))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(PREFIX) && n.ends_with(".cpp"))
         .collect();
+    // The shim calls the root module's `_eval` directly when this Verilator defines it as
+    // expected (single-threaded builds only: see `shim::generate_opts`).
+    let direct_eval = !opts.verilator_args.iter().any(|a| a.contains("threads"))
+        && names.iter().any(|n| {
+            fs::read_to_string(obj.join(n)).is_ok_and(|t| shim::has_direct_eval(PREFIX, &t))
+        });
+    fs::write(
+        obj.join("wf_shim.cpp"),
+        shim::generate_opts(PREFIX, &ports, direct_eval),
+    )
+    .map_err(|e| io_err("write", &obj, e))?;
+    let mut fast = vec!["wf_shim.cpp".to_string()];
+    let mut slow = vec![];
     names.sort();
     for n in names {
         if n.contains("__Slow") || n.contains("__Syms") {

@@ -5,7 +5,9 @@
 //!    when the stimulus says it does not read outputs);
 //! 2. `stimulus.drive(t, ports)` writes the input positions (false ends the run);
 //! 3. the RTL gets the inputs and settles with the clock low;
-//! 4. `model.outputs(ports)` with this cycle's inputs;
+//! 4. `model.comb_outputs(ports)` with this cycle's inputs (the combinational outputs; the
+//!    registered and debug ports still hold state(t) from step 1), or `model.outputs` when
+//!    step 1 was skipped;
 //! 5. every non-input port (outputs and debug state) is compared, RTL vs model, as words;
 //! 6. both take the clock edge.
 //!
@@ -395,7 +397,12 @@ impl Cosim {
             }
             rtl.set_inputs(&ports);
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
-            model.outputs(&mut ports);
+            if reads {
+                // The registered and debug ports already hold state(cycle).
+                model.comb_outputs(&mut ports);
+            } else {
+                model.outputs(&mut ports);
+            }
             if rtl.first_mismatch(&ports).is_some() {
                 let d = self.diverged(
                     instance,

@@ -99,7 +99,7 @@ impl InputLog {
             let off = base + self.offsets[k];
             let w = &self.data[off..off + n];
             // Most inputs repeat from cycle to cycle: skip the (slower) rewrite.
-            if ports[i].words() != w {
+            if !ports[i].same_words(w) {
                 ports[i].set_words(w);
             }
         }

@@ -179,6 +179,35 @@ struct RtlPort {
     width: u32,
 }
 
+/// Ports grouped by storage size (`CData`, `SData`, `IData`, `QData`, wide): one typed
+/// load or store per port in the per-cycle loops, no dispatch on the size.
+/// Each narrow entry is (port index, pointer, mask of the port's width).
+#[derive(Default)]
+struct PortGroups {
+    c: Vec<(usize, *mut u8, u64)>,
+    s: Vec<(usize, *mut u16, u64)>,
+    i: Vec<(usize, *mut u32, u64)>,
+    q: Vec<(usize, *mut u64, u64)>,
+    wide: Vec<(usize, RtlPort)>,
+}
+
+impl PortGroups {
+    fn new(indices: &[usize], ports: &[RtlPort]) -> PortGroups {
+        let mut g = PortGroups::default();
+        for &i in indices {
+            let p = ports[i];
+            match p.bytes {
+                1 => g.c.push((i, p.ptr, p.mask64)),
+                2 => g.s.push((i, p.ptr as *mut u16, p.mask64)),
+                4 => g.i.push((i, p.ptr as *mut u32, p.mask64)),
+                8 => g.q.push((i, p.ptr as *mut u64, p.mask64)),
+                _ => g.wide.push((i, p)),
+            }
+        }
+        g
+    }
+}
+
 /// An error the RTL raised (`$finish`, `$stop`, a Verilator fatal error).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RtlError {
@@ -192,9 +221,9 @@ pub struct RtlModel {
     ports: Vec<RtlPort>,
     inputs: Vec<usize>,
     outputs: Vec<usize>,
-    /// (index, port) of the inputs and of the outputs, for the per-cycle loops.
-    in_ports: Vec<(usize, RtlPort)>,
-    out_ports: Vec<(usize, RtlPort)>,
+    /// The inputs and the outputs grouped by storage size, for the per-cycle loops.
+    in_groups: PortGroups,
+    out_groups: PortGroups,
     fns: Fns,
     lib: Arc<RtlLibrary>,
     trace_capable: bool,
@@ -232,8 +261,8 @@ impl RtlModel {
             ports: vec![],
             inputs: vec![],
             outputs: vec![],
-            in_ports: vec![],
-            out_ports: vec![],
+            in_groups: PortGroups::default(),
+            out_groups: PortGroups::default(),
             fns,
             lib: lib.clone(),
             trace_capable,
@@ -268,8 +297,8 @@ impl RtlModel {
                 m.outputs.push(i);
             }
         }
-        m.in_ports = m.inputs.iter().map(|&i| (i, m.ports[i])).collect();
-        m.out_ports = m.outputs.iter().map(|&i| (i, m.ports[i])).collect();
+        m.in_groups = PortGroups::new(&m.inputs, &m.ports);
+        m.out_groups = PortGroups::new(&m.outputs, &m.ports);
         Ok(m)
     }
 
@@ -312,7 +341,24 @@ impl RtlModel {
     /// Set every input port from a full port vector (unit port-list order).
     #[inline]
     pub fn set_inputs(&mut self, ports: &[Bits]) {
-        for (i, p) in &self.in_ports {
+        let g = &self.in_groups;
+        // SAFETY: each pointer addresses the port's naturally aligned storage of that size
+        // (see `write_port`); a `Bits` value never has bits above its width.
+        unsafe {
+            for &(i, p, _) in &g.c {
+                *p = ports[i].to_u64() as u8;
+            }
+            for &(i, p, _) in &g.s {
+                *p = ports[i].to_u64() as u16;
+            }
+            for &(i, p, _) in &g.i {
+                *p = ports[i].to_u64() as u32;
+            }
+            for &(i, p, _) in &g.q {
+                *p = ports[i].to_u64();
+            }
+        }
+        for (i, p) in &g.wide {
             write_port(p, &ports[*i]);
         }
     }
@@ -375,10 +421,41 @@ impl RtlModel {
     /// The first non-input port (in port-list order) whose RTL value differs from `ports`.
     #[inline]
     pub fn first_mismatch(&self, ports: &[Bits]) -> Option<usize> {
-        self.out_ports
+        // Every port, OR-ing the differences without early exits (all equal is the
+        // per-cycle case); the port-order search only once something differs.
+        let g = &self.out_groups;
+        let mut diff = 0u64;
+        // SAFETY: as in `set_inputs`.
+        unsafe {
+            for &(i, p, m) in &g.c {
+                diff |= (*p as u64 & m) ^ ports[i].to_u64();
+            }
+            for &(i, p, m) in &g.s {
+                diff |= (*p as u64 & m) ^ ports[i].to_u64();
+            }
+            for &(i, p, m) in &g.i {
+                diff |= (*p as u64 & m) ^ ports[i].to_u64();
+            }
+            for &(i, p, m) in &g.q {
+                diff |= (*p & m) ^ ports[i].to_u64();
+            }
+        }
+        for (i, p) in &g.wide {
+            diff |= !port_matches(p, &ports[*i]) as u64;
+        }
+        if diff == 0 {
+            None
+        } else {
+            self.first_mismatch_in_order(ports)
+        }
+    }
+
+    #[cold]
+    fn first_mismatch_in_order(&self, ports: &[Bits]) -> Option<usize> {
+        self.outputs
             .iter()
-            .find(|(i, p)| !port_matches(p, &ports[*i]))
-            .map(|(i, _)| *i)
+            .copied()
+            .find(|&i| !port_matches(&self.ports[i], &ports[i]))
     }
 
     /// Every differing non-input port.
@@ -488,7 +565,13 @@ fn port_matches(p: &RtlPort, b: &Bits) -> bool {
                 }
                 let rtl = std::slice::from_raw_parts(p.ptr as *const u32, n);
                 let model = std::slice::from_raw_parts(w.as_ptr() as *const u32, n);
-                rtl[..n - 1] == model[..n - 1] && rtl[n - 1] & p.top_mask32 == model[n - 1]
+                // XOR-OR over every word, no early exit: vectorised, no `memcmp` call
+                // (the wide debug ports are compared every cycle).
+                let diff = rtl[..n - 1]
+                    .iter()
+                    .zip(&model[..n - 1])
+                    .fold(0u32, |d, (a, b)| d | (a ^ b));
+                diff == 0 && rtl[n - 1] & p.top_mask32 == model[n - 1]
             }
         }
     }

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 1;
+pub const SHIM_VERSION: u32 = 2;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +99,29 @@ pub fn parse_header_ports(header: &str) -> Vec<HeaderPort> {
 /// The shim source for model class `prefix` (e.g. `Vwf`) with `ports` in table order
 /// (the unit's port-list order; `clk` is driven by the shim and is not in the table).
 pub fn generate(prefix: &str, ports: &[HeaderPort]) -> String {
+    generate_opts(prefix, ports, false)
+}
+
+/// The declaration of Verilator's internal settle/evaluate function of the root module
+/// (`<prefix>___024root___eval`), as Verilator 5.006 emits it; [`generate_opts`] calls it
+/// directly when the generated sources define it (see [`has_direct_eval`]).
+pub fn direct_eval_signature(prefix: &str) -> String {
+    format!("void {prefix}___024root___eval({prefix}___024root* vlSelf)")
+}
+
+/// Whether a generated model source defines the root `_eval` function with the expected
+/// signature (so the shim can call it directly).
+pub fn has_direct_eval(prefix: &str, source: &str) -> bool {
+    source.contains(&format!("{} {{", direct_eval_signature(prefix)))
+}
+
+/// [`generate`]; with `direct_eval`, the per-cycle calls skip `eval_step()`'s per-call
+/// bookkeeping (thread-local mtask id, end-of-eval message queue, trace activity flag) and
+/// call the root module's `_eval` directly: the first evaluation of an instance (its
+/// initialisation) and every evaluation while a VCD is open still go through `eval()`.
+/// Only for single-threaded models (`--threads 1`), where the bookkeeping has nothing to
+/// do (messages are printed at once on mtask 0).
+pub fn generate_opts(prefix: &str, ports: &[HeaderPort], direct_eval: bool) -> String {
     let mut table = String::new();
     let mut ptrs = String::new();
     for (i, p) in ports.iter().enumerate() {
@@ -127,6 +150,11 @@ pub fn generate(prefix: &str, ports: &[HeaderPort]) -> String {
 #include <exception>
 
 #define WF_API extern "C" __attribute__((visibility("default")))
+#define WF_DIRECT_EVAL {direct}
+#if WF_DIRECT_EVAL
+#include "{prefix}___024root.h"
+{direct_sig};  // defined in the same unity file, after this one
+#endif
 
 namespace {{
 struct WfAbort {{}};
@@ -158,6 +186,7 @@ struct WfModel {{
     VerilatedVcdC* tfp;
     uint64_t cycle;
     int trace_capable;
+    int inited;  // the first eval() (initialisation) has run
     int failed;  // 0 ok, 1 $finish, 2 $stop, 3 fatal
     char err[1024];
 }};
@@ -176,7 +205,16 @@ int wf_fail(WfModel* m, int code) {{
 
 inline int wf_run(WfModel* m) {{
     try {{
+#if WF_DIRECT_EVAL
+        if (m->inited && !m->tfp) {{
+            {prefix}___024root___eval(m->top->rootp);
+        }} else {{
+            m->top->eval();
+            m->inited = 1;
+        }}
+#else
         m->top->eval();
+#endif
     }} catch (const WfAbort&) {{
         return wf_fail(m, wf_msg[0] == '$' && wf_msg[1] == 's' ? 2 : 3);
     }} catch (const std::exception& e) {{
@@ -312,7 +350,9 @@ WF_API void wf_trace_close(void* p) {{
     if (m->tfp) {{ m->tfp->close(); delete m->tfp; m->tfp = nullptr; }}
 }}
 "#,
-        nports = ports.len()
+        nports = ports.len(),
+        direct = direct_eval as u8,
+        direct_sig = direct_eval_signature(prefix),
     )
 }
 

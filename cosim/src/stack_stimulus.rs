@@ -143,7 +143,7 @@ impl CfgStimulus {
             // The reset case: the Fig 2.6 program again, reset in the middle of it.
             self.reset_in = (self.next_program == 2).then_some(7);
             let seed = self.next_program as u64;
-            self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+            self.start_driver(&prog, seed);
             self.launch_inputs(ports, lanes);
             return true;
         }
@@ -156,9 +156,17 @@ impl CfgStimulus {
         };
         let mask = if mask == 0 { 1 } else { mask };
         let seed = self.rng.next_u64();
-        self.driver = Some(WarpDriver::new(&prog, seed, self.warp_size));
+        self.start_driver(&prog, seed);
         self.launch_inputs(ports, mask);
         true
+    }
+
+    /// The warp's threads at the start of `prog` (reusing the last driver's buffers).
+    fn start_driver(&mut self, prog: &Program, seed: u64) {
+        match self.driver.as_mut() {
+            Some(d) => d.restart(prog, seed, self.warp_size),
+            None => self.driver = Some(WarpDriver::new(prog, seed, self.warp_size)),
+        }
     }
 
     fn launch_inputs(&self, ports: &mut [Bits], mask: u64) {

@@ -20,10 +20,46 @@ use std::fmt;
 
 /// A bit vector of a fixed width, little-endian 64-bit words (bit 0 is bit 0 of word 0).
 /// Bits above `width` are always zero.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Default)]
 pub struct Bits {
     width: u32,
     words: Vec<u64>,
+}
+
+impl Clone for Bits {
+    fn clone(&self) -> Bits {
+        Bits {
+            width: self.width,
+            words: self.words.clone(),
+        }
+    }
+    /// Reuses the allocation (the per-cycle paths copy port values into existing ones).
+    #[inline]
+    fn clone_from(&mut self, source: &Bits) {
+        self.width = source.width;
+        match (self.words.as_mut_slice(), source.words.as_slice()) {
+            ([d], [s]) => *d = *s,
+            _ => self.words.clone_from(&source.words),
+        }
+    }
+}
+
+impl PartialEq for Bits {
+    /// Same width and value; a word loop without a `memcmp` call (compared per cycle).
+    #[inline]
+    fn eq(&self, other: &Bits) -> bool {
+        self.width == other.width && self.same_words(&other.words)
+    }
+}
+
+impl Eq for Bits {}
+
+impl std::hash::Hash for Bits {
+    /// Consistent with `eq`: the width and the words.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.width.hash(state);
+        self.words.hash(state);
+    }
 }
 
 impl Bits {
@@ -49,8 +85,24 @@ impl Bits {
         &self.words
     }
 
+    /// Whether the words are exactly `words` (same count, same values).
+    #[inline]
+    pub fn same_words(&self, words: &[u64]) -> bool {
+        self.words.len() == words.len()
+            && self
+                .words
+                .iter()
+                .zip(words)
+                .fold(0u64, |d, (a, b)| d | (a ^ b))
+                == 0
+    }
+
     /// Overwrite from raw words (extra bits above `width` are cleared).
     pub fn set_words(&mut self, words: &[u64]) {
+        if let [w] = self.words.as_mut_slice() {
+            *w = words.first().copied().unwrap_or(0) & low_mask(self.width);
+            return;
+        }
         for (i, w) in self.words.iter_mut().enumerate() {
             *w = words.get(i).copied().unwrap_or(0);
         }
@@ -66,11 +118,30 @@ impl Bits {
     /// Set the whole value from at most 64 bits (truncated to `width`).
     #[inline]
     pub fn set_u64(&mut self, value: u64) {
+        if let [w] = self.words.as_mut_slice() {
+            // One word (every port of at most 64 bits): no loops on the per-cycle paths.
+            *w = value & low_mask(self.width);
+            return;
+        }
         self.words[0] = value;
         for w in &mut self.words[1..] {
             *w = 0;
         }
         self.clear_above_width();
+    }
+
+    /// A writer of consecutive fields from bit 0 up (a flattened vector such as a
+    /// `dbg_stack`), word at a time; [`FieldWriter::finish`] clears the bits after the last
+    /// field. Same result as [`Bits::clear`] followed by [`Bits::set_field`] per field.
+    #[inline]
+    pub fn field_writer(&mut self) -> FieldWriter<'_> {
+        FieldWriter {
+            width: self.width,
+            words: &mut self.words,
+            next: 0,
+            acc: 0,
+            fill: 0,
+        }
     }
 
     pub fn bit(&self, i: u32) -> bool {
@@ -122,8 +193,12 @@ impl Bits {
         v & low_mask(width)
     }
 
+    #[inline]
     pub fn clear(&mut self) {
-        self.words.iter_mut().for_each(|w| *w = 0);
+        match self.words.as_mut_slice() {
+            [w] => *w = 0,
+            words => words.fill(0),
+        }
     }
 
     fn clear_above_width(&mut self) {
@@ -178,6 +253,78 @@ impl Bits {
             }
         }
         Ok(b)
+    }
+}
+
+/// Packs fields of at most 64 bits each into a [`Bits`], lowest first (see
+/// [`Bits::field_writer`]). Bits beyond the vector's width are dropped.
+pub struct FieldWriter<'a> {
+    width: u32,
+    words: &'a mut [u64],
+    /// The next word to store.
+    next: usize,
+    /// Bits of word `next` gathered so far (`fill` of them).
+    acc: u64,
+    fill: u32,
+}
+
+impl FieldWriter<'_> {
+    /// Append the low `width` (1..=64) bits of `value`.
+    #[inline(always)]
+    pub fn push(&mut self, value: u64, width: u32) {
+        debug_assert!((1..=64).contains(&width));
+        let value = value & low_mask(width);
+        self.acc |= value << self.fill;
+        let end = self.fill + width;
+        if end >= 64 {
+            self.store(self.acc);
+            // The bits of `value` that did not fit (none when the word ended exactly).
+            self.acc = if self.fill == 0 {
+                0
+            } else {
+                value >> (64 - self.fill)
+            };
+            self.fill = end - 64;
+        } else {
+            self.fill = end;
+        }
+    }
+
+    /// Append `width` zero bits (any width).
+    #[inline]
+    pub fn skip(&mut self, mut width: u32) {
+        while width > 0 {
+            let n = width.min(64);
+            self.push(0, n);
+            width -= n;
+        }
+    }
+
+    #[inline(always)]
+    fn store(&mut self, w: u64) {
+        if let Some(slot) = self.words.get_mut(self.next) {
+            *slot = w;
+        }
+        self.next += 1;
+    }
+
+    /// Store the last partial word and clear every bit after the last field.
+    #[inline]
+    pub fn finish(mut self) {
+        if self.fill > 0 {
+            let acc = self.acc;
+            self.store(acc);
+        }
+        let n = self.words.len();
+        for w in &mut self.words[self.next.min(n)..] {
+            *w = 0;
+        }
+        // Fields that ran past the width: bits above it must stay zero.
+        let full = (self.width / 64) as usize;
+        let rem = self.width % 64;
+        if rem != 0 && full < n {
+            self.words[full] &= low_mask(rem);
+        }
     }
 }
 
@@ -288,6 +435,13 @@ pub trait UnitModel: Send {
     fn outputs(&self, ports: &mut [Bits]);
     /// The clock edge: `state(t+1) = f(state(t), inputs(t))` (reads the input ports only).
     fn tick(&mut self, ports: &[Bits]);
+    /// The second half of [`UnitModel::outputs`] for callers that already hold state(t):
+    /// writes at least the combinational outputs for this cycle's inputs, given that the
+    /// registered and debug ports of `ports` were written by `outputs` since the last
+    /// `tick` (so they need not be rebuilt). The default writes every output.
+    fn comb_outputs(&self, ports: &mut [Bits]) {
+        self.outputs(ports)
+    }
 }
 
 /// The single description of a unit.
@@ -554,5 +708,47 @@ mod tests {
         assert_eq!(b.diff_bits(&c), vec![65]);
         assert!(Bits::from_hex(4, "1f").is_err());
         assert_eq!(Bits::from_u64(4, 0xff).to_u64(), 0xf);
+    }
+
+    #[test]
+    fn field_writer_matches_set_field() {
+        // Fields of every width 1..=64 at every alignment, vectors with and without a
+        // partial top word, fields that run past the width, stale bits to be cleared.
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for width in [1u32, 5, 63, 64, 65, 96, 128, 200, 1536] {
+            for _ in 0..200 {
+                let mut a = Bits::zero(width);
+                let mut b = Bits::zero(width);
+                let junk: Vec<u64> = (0..a.words().len()).map(|_| next()).collect();
+                a.set_words(&junk);
+                b.set_words(&junk);
+                b.clear();
+                let mut w = a.field_writer();
+                let mut lsb = 0u32;
+                while lsb < width + 70 {
+                    let fw = 1 + (next() % 64) as u32;
+                    let v = next();
+                    if next() % 5 == 0 {
+                        w.skip(fw + 64);
+                        lsb += fw + 64;
+                        continue;
+                    }
+                    w.push(v, fw);
+                    b.set_field(lsb, fw, v);
+                    lsb += fw;
+                    if next() % 7 == 0 {
+                        break;
+                    }
+                }
+                w.finish();
+                assert_eq!(a, b, "width {width}");
+            }
+        }
     }
 }

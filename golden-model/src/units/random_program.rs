@@ -17,6 +17,7 @@
 //! No external dependencies: randomness is a small [`SplitMix64`] written here, so the same
 //! seed gives the same programs everywhere (tests, co-simulation, trace files).
 
+use super::contract::low_mask;
 use super::simt_stack::{SpeInputs, UpdKind};
 use super::simt_stack_dpe::DpeInputs;
 
@@ -31,23 +32,27 @@ impl SplitMix64 {
         SplitMix64 { state: seed }
     }
 
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         mix64(self.state)
     }
 
     /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant for test stimulus).
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
     }
 
     /// True with probability `num/den`.
+    #[inline]
     pub fn chance(&mut self, num: u64, den: u64) -> bool {
         self.below(den) < num
     }
 }
 
 /// The SplitMix64 output function: a stateless 64-bit mix, used for per-thread decisions.
+#[inline]
 pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -445,11 +450,14 @@ impl Update {
 }
 
 /// The threads of one warp running a [`Program`]: per-thread visit counts, loop trip
-/// counters and exited lanes. Allocates once, in [`WarpDriver::new`].
+/// counters and exited lanes. Allocates in [`WarpDriver::new`]; [`WarpDriver::restart`]
+/// reuses the allocations for the next program.
 #[derive(Debug, Clone)]
 pub struct WarpDriver {
-    /// The driver's own copy (small), so a stimulus can own program and driver together.
-    prog: Program,
+    /// The driver's own copy of the program's ops (small), so a stimulus can own program
+    /// and driver together; past the end, an unconditional exit (as [`Program::op`]).
+    ops: Vec<Op>,
+    max_trips: u8,
     seed: u64,
     lanes: u32,
     /// `visits[lane * len + pc]`: how often the lane has run `pc`.
@@ -462,16 +470,40 @@ pub struct WarpDriver {
 impl WarpDriver {
     /// A warp of `lanes` threads (at most 64) at the start of `prog`.
     pub fn new(prog: &Program, seed: u64, lanes: u32) -> WarpDriver {
-        let lanes = lanes.min(64);
-        let cells = lanes as usize * prog.len();
-        WarpDriver {
-            prog: prog.clone(),
+        let mut d = WarpDriver {
+            ops: vec![],
+            max_trips: 1,
             seed,
             lanes,
-            visits: vec![0; cells],
-            trips_left: vec![0; cells],
+            visits: vec![],
+            trips_left: vec![],
             exited: 0,
-        }
+        };
+        d.restart(prog, seed, lanes);
+        d
+    }
+
+    /// Start over as [`WarpDriver::new`] would, reusing this driver's allocations.
+    pub fn restart(&mut self, prog: &Program, seed: u64, lanes: u32) {
+        let lanes = lanes.min(64);
+        let cells = lanes as usize * prog.len();
+        self.ops.clone_from(&prog.ops);
+        self.max_trips = prog.max_trips;
+        self.seed = seed;
+        self.lanes = lanes;
+        self.visits.clear();
+        self.visits.resize(cells, 0);
+        self.trips_left.clear();
+        self.trips_left.resize(cells, 0);
+        self.exited = 0;
+    }
+
+    #[inline]
+    fn op(&self, pc: u32) -> Op {
+        self.ops
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(Op::Exit { bias: 8 })
     }
 
     /// Lanes that have exited.
@@ -487,49 +519,67 @@ impl WarpDriver {
     /// The warp issues the instruction at `pc` with `mask`: every active thread decides,
     /// and the stack update is returned. Lanes beyond the warp are ignored.
     pub fn issue(&mut self, pc: u32, mask: u64) -> Update {
-        let op = self.prog.op(pc);
+        let op = self.op(pc);
         let (kind, target, rpc) = op.upd_fields();
-        let len = self.prog.len();
+        let len = self.ops.len();
+        // Per-lane counters exist for PCs inside the program only (a PC past the end is an
+        // exit and must not touch another lane's counters).
+        let inside = (pc as usize) < len;
+        let mut active = mask & low_mask(self.lanes);
         let mut taken = 0u64;
-        for lane in 0..self.lanes {
-            if mask >> lane & 1 == 0 {
-                continue;
-            }
-            // Per-lane counters exist for PCs inside the program only (a PC past the end
-            // is an exit and must not touch another lane's counters).
-            let cell = ((pc as usize) < len).then(|| lane as usize * len + pc as usize);
-            let visit = cell.map_or(0, |c| {
-                self.visits[c] += 1;
-                self.visits[c] - 1
-            });
-            let r = self.roll(lane, pc, visit);
-            let t = match op {
-                Op::Seq | Op::Jump { .. } => false,
-                Op::LoopInit { back_edge } => {
-                    let extra = (r % self.prog.max_trips as u64) as u8;
-                    let back = lane as usize * len + back_edge as usize;
-                    if let Some(left) = self.trips_left.get_mut(back) {
-                        *left = extra;
+        // The active lanes in increasing order, one set bit at a time.
+        let mut next_lane = || {
+            (active != 0).then(|| {
+                let lane = active.trailing_zeros();
+                active &= active - 1;
+                lane
+            })
+        };
+        match op {
+            // No per-thread decision: nobody takes it, and the visit counts of this PC
+            // (which only feed the rolls of this PC) are never read, so none is kept.
+            Op::Seq | Op::Jump { .. } => {}
+            Op::Branch {
+                cond: Cond::LoopBack,
+                ..
+            } => {
+                while let Some(lane) = next_lane() {
+                    let cell = inside.then(|| lane as usize * len + pc as usize);
+                    if let Some(left) = cell.map(|c| &mut self.trips_left[c]) {
+                        if *left > 0 {
+                            *left -= 1;
+                            taken |= 1 << lane;
+                        }
                     }
-                    false
                 }
-                Op::Branch {
-                    cond: Cond::Random { bias },
-                    ..
-                } => (r % 8) < bias as u64,
-                Op::Branch {
-                    cond: Cond::LoopBack,
-                    ..
-                } => match cell.map(|c| &mut self.trips_left[c]) {
-                    Some(left) if *left > 0 => {
-                        *left -= 1;
-                        true
-                    }
-                    _ => false,
-                },
-                Op::Exit { bias } => (r % 8) < bias as u64,
-            };
-            taken |= (t as u64) << lane;
+            }
+            _ => {
+                while let Some(lane) = next_lane() {
+                    let cell = inside.then(|| lane as usize * len + pc as usize);
+                    let visit = cell.map_or(0, |c| {
+                        self.visits[c] += 1;
+                        self.visits[c] - 1
+                    });
+                    let r = self.roll(lane, pc, visit);
+                    let t = match op {
+                        Op::LoopInit { back_edge } => {
+                            let extra = (r % self.max_trips as u64) as u8;
+                            let back = lane as usize * len + back_edge as usize;
+                            if let Some(left) = self.trips_left.get_mut(back) {
+                                *left = extra;
+                            }
+                            false
+                        }
+                        Op::Branch {
+                            cond: Cond::Random { bias },
+                            ..
+                        }
+                        | Op::Exit { bias } => (r % 8) < bias as u64,
+                        Op::Seq | Op::Jump { .. } | Op::Branch { .. } => false,
+                    };
+                    taken |= (t as u64) << lane;
+                }
+            }
         }
         if kind == UpdKind::Exit {
             self.exited |= taken;

@@ -720,34 +720,38 @@ impl UnitModel for SpeUnit {
     fn outputs(&self, ports: &mut [Bits]) {
         use spe_port::*;
         let s = &self.stack;
-        let in_reset = ports[RST_N].to_u64() == 0;
-        let ev = if in_reset {
-            SpeEvents::default()
-        } else {
-            s.events(&SpeInputs::from_ports(ports))
-        };
         ports[TOS_VALID].set_u64(s.tos_valid() as u64);
         ports[TOS_PC].set_u64(s.tos_pc() as u64);
         ports[TOS_RPC].set_u64(s.tos_rpc() as u64);
         ports[TOS_MASK].set_u64(s.tos_mask());
         ports[DEPTH].set_u64(s.depth() as u64);
+        ports[ERR_OVERFLOW].set_u64(s.err_overflow() as u64);
+        ports[ERR_PC].set_u64(s.err_pc() as u64);
+        // dbg_stack: entry i at bits [i*ENTRY_W +: ENTRY_W] as {pc, rpc, mask}, written
+        // a word at a time; the entries at and above depth read 0.
+        let (pc_w, ws) = (s.params.pc_w, s.params.warp_size);
+        let mut dbg = ports[DBG_STACK].field_writer();
+        for e in s.entries() {
+            dbg.push(e.mask, ws);
+            dbg.push(e.rpc as u64, pc_w);
+            dbg.push(e.pc as u64, pc_w);
+        }
+        dbg.finish();
+        ports[DBG_DONE].set_u64(s.done_mask());
+        self.comb_outputs(ports);
+    }
+    /// The events only: the registered and debug ports depend on the state alone.
+    fn comb_outputs(&self, ports: &mut [Bits]) {
+        use spe_port::*;
+        let ev = if ports[RST_N].to_u64() == 0 {
+            SpeEvents::default()
+        } else {
+            self.stack.events(&SpeInputs::from_ports(ports))
+        };
         ports[EV_PUSH2].set_u64(ev.push2 as u64);
         ports[EV_PUSH1].set_u64(ev.push1 as u64);
         ports[EV_POP].set_u64(ev.pop as u64);
         ports[EV_DIV].set_u64(ev.div as u64);
-        ports[ERR_OVERFLOW].set_u64(s.err_overflow() as u64);
-        ports[ERR_PC].set_u64(s.err_pc() as u64);
-        let (pc_w, ws) = (s.params.pc_w, s.params.warp_size);
-        let entry_w = 2 * pc_w + ws;
-        let dbg = &mut ports[DBG_STACK];
-        dbg.clear();
-        for (i, e) in s.entries().iter().enumerate() {
-            let base = i as u32 * entry_w;
-            dbg.set_field(base, ws, e.mask);
-            dbg.set_field(base + ws, pc_w, e.rpc as u64);
-            dbg.set_field(base + ws + pc_w, pc_w, e.pc as u64);
-        }
-        ports[DBG_DONE].set_u64(s.done_mask());
     }
     fn tick(&mut self, ports: &[Bits]) {
         if ports[spe_port::RST_N].to_u64() == 0 {

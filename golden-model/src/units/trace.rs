@@ -317,18 +317,24 @@ impl TraceEvents<'_> {
     }
 
     fn varint(&mut self) -> Result<u64, String> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&b) = self.bytes.get(self.pos) else {
-                return Err(format!("{}: event cut off at byte {}", self.name, self.pos));
-            };
-            self.pos += 1;
+        // LEB128, at most 10 bytes; one bounds check per byte, no step_by iterator.
+        let (bytes, mut pos) = (self.bytes, self.pos);
+        let (mut v, mut shift) = (0u64, 0u32);
+        while let Some(&b) = bytes.get(pos) {
+            pos += 1;
             v |= ((b & 0x7f) as u64) << shift;
             if b & 0x80 == 0 {
+                self.pos = pos;
                 return Ok(v);
             }
+            shift += 7;
+            if shift >= 64 {
+                self.pos = pos;
+                return Err(format!("{}: bad varint at byte {}", self.name, self.pos));
+            }
         }
-        Err(format!("{}: bad varint at byte {}", self.name, self.pos))
+        self.pos = pos;
+        Err(format!("{}: event cut off at byte {}", self.name, self.pos))
     }
 }
 
@@ -348,8 +354,10 @@ pub struct InstanceReplay<'a> {
     /// Recorded-timeline cycle of the next driven cycle.
     now: u64,
     reset_done: bool,
-    /// Registered and debug outputs seen at the previous idle cycle of the current run.
-    settled: Option<Vec<Bits>>,
+    /// Registered and debug outputs seen at the previous idle cycle of the current run
+    /// (`state_ports` order; meaningful while `settled_valid`).
+    settled: Vec<Bits>,
+    settled_valid: bool,
     state_ports: Vec<usize>,
     input_ports: Vec<usize>,
     pub skipped_idle: u64,
@@ -364,7 +372,8 @@ impl<'a> InstanceReplay<'a> {
             next_cycle: None,
             now: 0,
             reset_done: false,
-            settled: None,
+            settled: vec![],
+            settled_valid: false,
             state_ports: (0..desc.ports.len())
                 .filter(|&i| {
                     !desc.ports[i].role.is_input() && desc.ports[i].role != Role::Combinational
@@ -375,6 +384,7 @@ impl<'a> InstanceReplay<'a> {
                 .collect(),
             skipped_idle: 0,
         };
+        r.settled = r.state_ports.iter().map(|&i| r.next[i].clone()).collect();
         r.next_cycle = r.events.next_into(&mut r.next)?;
         Ok(r)
     }
@@ -394,24 +404,28 @@ impl<'a> InstanceReplay<'a> {
                     ports[i].clone_from(&self.next[i]);
                 }
                 self.now = c + 1;
-                self.settled = None;
+                self.settled_valid = false;
                 self.next_cycle = self.events.next_into(&mut self.next)?;
                 Ok(true)
             }
             next => {
-                let unchanged = self.settled.as_ref().is_some_and(|prev| {
-                    self.state_ports
+                let unchanged = self.settled_valid
+                    && self
+                        .state_ports
                         .iter()
-                        .zip(prev)
-                        .all(|(&i, p)| ports[i] == *p)
-                });
+                        .zip(&self.settled)
+                        .all(|(&i, p)| ports[i] == *p);
                 if unchanged {
                     let Some(c) = next else { return Ok(false) };
                     self.skipped_idle += c - self.now;
                     self.now = c;
                     return self.drive(ports);
                 }
-                self.settled = Some(self.state_ports.iter().map(|&i| ports[i].clone()).collect());
+                // Copied into the buffers allocated once (no allocation per cycle).
+                for (&i, p) in self.state_ports.iter().zip(&mut self.settled) {
+                    p.clone_from(&ports[i]);
+                }
+                self.settled_valid = true;
                 self.idle_inputs(ports);
                 self.now += 1;
                 Ok(true)
