@@ -42,21 +42,15 @@ pub fn run_kernel(
     loop {
         // Dispatcher: at most one CTA per SM per cycle, SMs visited round robin.
         if next_cta < total_ctas {
-            for i in 0..sms.len() {
-                if next_cta >= total_ctas {
-                    break;
+            let mut id = next_cta;
+            next_cta += dispatch_round(sms.len(), &mut dispatch_rr, total_ctas - next_cta, |s| {
+                if !sms[s].can_accept(&footprint, cfg) {
+                    return false;
                 }
-                // (dispatch_rr + i) modulo the SM count, both below it: no division.
-                let s = match dispatch_rr + i {
-                    s if s >= sms.len() => s - sms.len(),
-                    s => s,
-                };
-                if sms[s].can_accept(&footprint, cfg) {
-                    sms[s].launch_cta(k, next_cta as u32, footprint, now);
-                    next_cta += 1;
-                    dispatch_rr = if s + 1 == sms.len() { 0 } else { s + 1 };
-                }
-            }
+                sms[s].launch_cta(k, id as u32, footprint, now);
+                id += 1;
+                true
+            });
         }
         // The memory hierarchy advances first, so that completions due at `now` are seen by
         // the SMs this cycle (its calling convention).
@@ -81,6 +75,36 @@ pub fn run_kernel(
         }
     }
     Ok(now)
+}
+
+/// One cycle of the CTA dispatcher over `n` SMs: visits every SM once, round robin from
+/// `*rr`, offering each at most one of the `pending` CTAs (`try_launch(sm)` places one if
+/// the SM has room); `*rr` moves past the last SM that took one. Returns how many were
+/// placed.
+fn dispatch_round(
+    n: usize,
+    rr: &mut usize,
+    pending: u64,
+    mut try_launch: impl FnMut(usize) -> bool,
+) -> u64 {
+    let start = *rr;
+    let mut placed = 0;
+    for i in 0..n {
+        if placed == pending {
+            break;
+        }
+        // (start + i) modulo n, both below n: no division in the per-cycle loop.
+        let s = if start + i >= n {
+            start + i - n
+        } else {
+            start + i
+        };
+        if try_launch(s) {
+            placed += 1;
+            *rr = if s + 1 == n { 0 } else { s + 1 };
+        }
+    }
+    placed
 }
 
 /// The fault reported when a launch outlives `sim.max_cycles`: it names the oldest warp still
@@ -118,5 +142,48 @@ fn watchdog_fault(k: &KernelCtx, sms: &[Sm], dispatched: u64, total_ctas: u64) -
             resident.len(),
             examples.join(", ")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dispatch_round;
+
+    /// Every SM with room gets one CTA per cycle, in round-robin order from the pointer,
+    /// and the pointer moves past the last SM served (a regression: the visit order used
+    /// to follow the moving pointer, skipping SMs and serving one SM twice in a cycle).
+    #[test]
+    fn dispatcher_gives_each_sm_at_most_one_cta_per_cycle() {
+        let mut rr = 0;
+        let mut served = vec![];
+        assert_eq!(
+            dispatch_round(4, &mut rr, 10, |s| {
+                served.push(s);
+                true
+            }),
+            4
+        );
+        assert_eq!(served, [0, 1, 2, 3]);
+        assert_eq!(rr, 0);
+
+        // SM 1 full; two CTAs left: SMs 2 and 3 take them, starting after SM 1.
+        let (mut rr, mut served) = (1, vec![]);
+        assert_eq!(
+            dispatch_round(4, &mut rr, 2, |s| {
+                if s == 1 {
+                    return false;
+                }
+                served.push(s);
+                true
+            }),
+            2
+        );
+        assert_eq!(served, [2, 3]);
+        assert_eq!(rr, 0);
+
+        // Nobody has room: the pointer stays.
+        let mut rr = 2;
+        assert_eq!(dispatch_round(4, &mut rr, 5, |_| false), 0);
+        assert_eq!(rr, 2);
     }
 }
