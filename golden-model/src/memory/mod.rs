@@ -421,8 +421,8 @@ impl MemoryHierarchy {
         // A rejected instruction is usually retried unchanged every cycle: keep its
         // coalescing result (boxed, so taking it out and back is a pointer move).
         let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
-        if !(retry.valid && same_access(&retry.access, access)) {
-            retry.access = *access;
+        let again = retry.valid && same_access(&retry.access, access);
+        if !again {
             retry.stall = None;
             coalesce_into(access, self.line_bytes, &mut retry.co);
         }
@@ -445,6 +445,10 @@ impl MemoryHierarchy {
                 retry.stall = None;
             }
             Err(st) => {
+                // Most instructions are accepted at once: the access is copied only here.
+                if !again {
+                    retry.access = *access;
+                }
                 retry.valid = true;
                 retry.stall = Some((st, self.sms[sm].version));
             }
