@@ -66,19 +66,18 @@ fn generic_of(sp: StateSpace, a: u64) -> u64 {
 
 /// Write `base[l] + off` (or `off` without a base) into `addrs[l]` for every lane of `m`,
 /// and 0 for the other lanes; returns the OR of the executed lanes' offsets from `start`
-/// (`address - start`, wrapping) and the OR of their addresses. Branch-free over the 32
-/// lanes (ORs, no comparisons), so the full warp and a partial one cost the same few
-/// instructions per lane.
+/// (`address - start`, wrapping) and the OR of their addresses (ORs, no comparisons: a
+/// few instructions per lane).
 #[inline(always)]
 fn addresses(m: u32, base: Option<&Lanes>, off: u64, start: u64, addrs: &mut Lanes) -> (u64, u64) {
     let Some(b) = base else {
-        for (l, a) in addrs.iter_mut().enumerate() {
-            *a = if m >> l & 1 != 0 { off } else { 0 };
-        }
+        *addrs = [0; WARP_SIZE];
+        lanes(m, |l| addrs[l] = off);
         return (off.wrapping_sub(start), off);
     };
     let (mut o, mut any) = (0u64, 0u64);
     if m == u32::MAX {
+        // The full warp: a straight loop over all lanes.
         for (a, &x) in addrs.iter_mut().zip(b) {
             let v = x.wrapping_add(off);
             *a = v;
@@ -86,14 +85,13 @@ fn addresses(m: u32, base: Option<&Lanes>, off: u64, start: u64, addrs: &mut Lan
             any |= v;
         }
     } else {
-        for (l, (a, &x)) in addrs.iter_mut().zip(b).enumerate() {
-            // All ones for an executed lane, else 0.
-            let on = 0u64.wrapping_sub((m >> l & 1) as u64);
-            let v = x.wrapping_add(off) & on;
-            *a = v;
-            o |= v.wrapping_sub(start) & on;
+        *addrs = [0; WARP_SIZE];
+        lanes(m, |l| {
+            let v = b[l].wrapping_add(off);
+            addrs[l] = v;
+            o |= v.wrapping_sub(start);
             any |= v;
-        }
+        });
     }
     (o, any)
 }

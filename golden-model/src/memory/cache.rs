@@ -146,8 +146,9 @@ const FREE: u64 = u64::MAX;
 
 /// Miss status holding registers: one entry per outstanding line, each holding up to
 /// `max_merge` requests (the first miss plus merged ones). Lookup is a scan of a compact
-/// array of line addresses (tables are small: 32 on Fermi). Entries are allocated lowest
-/// free index first.
+/// array of line addresses (tables are small: 32 on Fermi), skipped when a per-bucket count
+/// of the entries' line hashes shows no entry can match (the common miss to a new line).
+/// Entries are allocated lowest free index first.
 #[derive(Debug, Clone)]
 pub struct MshrTable<W> {
     /// Line address per entry, `FREE` when unused.
@@ -158,6 +159,14 @@ pub struct MshrTable<W> {
     count: Vec<u16>,
     max_merge: usize,
     used: usize,
+    /// Entries in use per hash bucket of their line address (see [`bucket`]).
+    buckets: [u16; 64],
+}
+
+/// The hash bucket of a line address (Fibonacci hashing: all address bits matter).
+#[inline(always)]
+fn bucket(line_addr: u64) -> usize {
+    (line_addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
 }
 
 impl<W: Copy + Default> MshrTable<W> {
@@ -170,12 +179,13 @@ impl<W: Copy + Default> MshrTable<W> {
             count: vec![0; entries],
             max_merge,
             used: 0,
+            buckets: [0; 64],
         }
     }
 
     #[inline]
     pub fn find(&self, line_addr: u64) -> Option<MshrIdx> {
-        if self.used == 0 {
+        if self.buckets[bucket(line_addr)] == 0 {
             return None;
         }
         debug_assert!(line_addr != FREE);
@@ -227,6 +237,7 @@ impl<W: Copy + Default> MshrTable<W> {
         self.waiters[i * self.max_merge] = w;
         self.count[i] = 1;
         self.used += 1;
+        self.buckets[bucket(line_addr)] += 1;
         i as MshrIdx
     }
 
@@ -238,6 +249,7 @@ impl<W: Copy + Default> MshrTable<W> {
     pub fn release(&mut self, idx: MshrIdx, out: &mut Vec<W>) {
         let i = idx as usize;
         assert!(self.lines[i] != FREE, "release of a free MSHR");
+        self.buckets[bucket(self.lines[i])] -= 1;
         self.lines[i] = FREE;
         let base = i * self.max_merge;
         out.extend_from_slice(&self.waiters[base..base + self.count[i] as usize]);

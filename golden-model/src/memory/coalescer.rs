@@ -69,26 +69,29 @@ impl Coalesced {
     }
 
     fn add(&mut self, line_addr: u64, sectors: u32) {
-        self.add_at(line_addr, sectors);
-    }
-
-    /// Add one lane's touch of `sectors` of line `line_addr`; returns the index of the
-    /// line's transaction.
-    #[inline]
-    fn add_at(&mut self, line_addr: u64, sectors: u32) -> usize {
         // Fast path: consecutive lanes usually touch the line added last.
         if self.n > 0 && self.tx[self.n - 1].line_addr == line_addr {
             let t = &mut self.tx[self.n - 1];
             t.sectors |= sectors;
             t.lanes += 1;
-            return self.n - 1;
+            return;
         }
-        for (i, t) in self.tx[..self.n].iter_mut().enumerate() {
-            if t.line_addr == line_addr {
-                t.sectors |= sectors;
-                t.lanes += 1;
-                return i;
-            }
+        let (i, sectors, lanes) = self.open(line_addr, sectors);
+        self.write_back(i, sectors, lanes);
+    }
+
+    /// The index of line `line_addr`'s transaction (appended if new) and its sectors and
+    /// lane count once one more lane touching `sectors` is counted, for the caller to
+    /// write back (an appended transaction already holds them).
+    #[inline]
+    fn open(&mut self, line_addr: u64, sectors: u32) -> (usize, u32, u32) {
+        // Newest first: a line seen again is usually a recent one.
+        if let Some(i) = self.tx[..self.n]
+            .iter()
+            .rposition(|t| t.line_addr == line_addr)
+        {
+            let t = &self.tx[i];
+            return (i, t.sectors | sectors, t.lanes + 1);
         }
         // Cannot overflow: at most 2 lines per lane.
         self.tx[self.n] = Transaction {
@@ -97,7 +100,7 @@ impl Coalesced {
             lanes: 1,
         };
         self.n += 1;
-        self.n - 1
+        (self.n - 1, sectors, 1)
     }
 }
 
@@ -162,18 +165,16 @@ pub fn coalesce_into(access: &MemAccess, line_bytes: u32, out: &mut Coalesced) {
                 continue;
             }
             out.write_back(cur, cur_sectors, cur_lanes);
-            cur = out.add_at(line_addr, sectors);
+            (cur, cur_sectors, cur_lanes) = out.open(line_addr, sectors);
             cur_line = line_addr;
         } else {
             // Straddles: the tail of this line, then the head of the next (`last` is in
             // the next line: an access is at most one line long).
             out.write_back(cur, cur_sectors, cur_lanes);
-            out.add_at(line_addr, sector_mask(first - line_addr, line - 1));
+            out.add(line_addr, sector_mask(first - line_addr, line - 1));
             cur_line = line_addr + line;
-            cur = out.add_at(cur_line, sector_mask(0, last - cur_line));
+            (cur, cur_sectors, cur_lanes) = out.open(cur_line, sector_mask(0, last - cur_line));
         }
-        cur_sectors = out.tx[cur].sectors;
-        cur_lanes = out.tx[cur].lanes;
     }
     out.write_back(cur, cur_sectors, cur_lanes);
 }
