@@ -71,8 +71,12 @@ fn generic_of(sp: StateSpace, a: u64) -> u64 {
 #[inline(always)]
 fn addresses(m: u32, base: Option<&Lanes>, off: u64, start: u64, addrs: &mut Lanes) -> (u64, u64) {
     let Some(b) = base else {
-        *addrs = [0; WARP_SIZE];
-        lanes(m, |l| addrs[l] = off);
+        if m == u32::MAX {
+            *addrs = [off; WARP_SIZE];
+        } else {
+            *addrs = [0; WARP_SIZE];
+            lanes(m, |l| addrs[l] = off);
+        }
         return (off.wrapping_sub(start), off);
     };
     let (mut o, mut any) = (0u64, 0u64);

@@ -67,7 +67,11 @@ impl TagArray {
     /// Find a line (valid tag) in `set`. Does not update LRU.
     pub fn probe(&self, set: usize, line_addr: u64) -> Option<LineIdx> {
         let base = set * self.assoc;
-        (base..base + self.assoc).find(|&i| self.tags[i] == line_addr)
+        // (One slice of the set: one bounds check, not one per way.)
+        self.tags[base..base + self.assoc]
+            .iter()
+            .position(|&t| t == line_addr)
+            .map(|w| base + w)
     }
 
     /// Mark a line most recently used.
@@ -93,16 +97,18 @@ impl TagArray {
     /// The way LRU would evict from `set` (first invalid way, else least recently used).
     pub fn victim_way(&self, set: usize) -> LineIdx {
         let base = set * self.assoc;
-        let mut best = base;
-        for i in base..base + self.assoc {
-            if self.tags[i] == INVALID {
-                return i;
+        let tags = &self.tags[base..base + self.assoc];
+        let stamps = &self.stamp[base..base + self.assoc];
+        let mut best = 0;
+        for (w, (&t, &st)) in tags.iter().zip(stamps).enumerate() {
+            if t == INVALID {
+                return base + w;
             }
-            if self.stamp[i] < self.stamp[best] {
-                best = i;
+            if st < stamps[best] {
+                best = w;
             }
         }
-        best
+        base + best
     }
 
     /// Allocate `line_addr` in `set` (must not be present) with the given sectors, evicting
