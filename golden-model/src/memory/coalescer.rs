@@ -193,6 +193,10 @@ fn coalesce_consecutive(access: &MemAccess, line: u64, size: u64, out: &mut Coal
         return false;
     }
     let a0 = access.addrs[0];
+    // The last lane first: most other shapes (a broadcast, a stride) fail here at once.
+    if access.addrs[WARP_SIZE - 1] != a0.wrapping_add((WARP_SIZE as u64 - 1) * size) {
+        return false;
+    }
     // One OR of differences instead of 32 branches.
     let mut diff = 0;
     for (l, &a) in access.addrs.iter().enumerate() {
