@@ -15,7 +15,7 @@ use super::float as fl;
 use super::memory::{load_le, store_le};
 use super::semantics::{gen, lanes, Exec, Fault, Lanes, Res};
 use super::*;
-use crate::address_map::{classify_generic, GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW};
+use crate::address_map::{classify_generic, GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use crate::error::FaultKind;
 use crate::ptx::ir::{AddrBase, AtomOp, Opcode, ScalarType, StateSpace};
 
@@ -61,6 +61,65 @@ fn generic_of(sp: StateSpace, a: u64) -> u64 {
         StateSpace::Shared => a + SHARED_WINDOW,
         StateSpace::Local => a + LOCAL_WINDOW,
         _ => a,
+    }
+}
+
+/// Write `base[l] + off` (or `off` without a base) into `addrs[l]` for every lane of `m`,
+/// and 0 for the other lanes; returns the OR of the executed lanes' offsets from `start`
+/// (`address - start`, wrapping) and the OR of their addresses (ORs, no comparisons: a
+/// few instructions per lane).
+#[inline(always)]
+fn addresses(m: u32, base: Option<&Lanes>, off: u64, start: u64, addrs: &mut Lanes) -> (u64, u64) {
+    let Some(b) = base else {
+        if m == u32::MAX {
+            *addrs = [off; WARP_SIZE];
+        } else {
+            *addrs = [0; WARP_SIZE];
+            lanes(m, |l| addrs[l] = off);
+        }
+        return (off.wrapping_sub(start), off);
+    };
+    let (mut o, mut any) = (0u64, 0u64);
+    if m == u32::MAX {
+        // The full warp: a straight loop over all lanes.
+        for (a, &x) in addrs.iter_mut().zip(b) {
+            let v = x.wrapping_add(off);
+            *a = v;
+            o |= v.wrapping_sub(start);
+            any |= v;
+        }
+    } else {
+        *addrs = [0; WARP_SIZE];
+        lanes(m, |l| {
+            let v = b[l].wrapping_add(off);
+            addrs[l] = v;
+            o |= v.wrapping_sub(start);
+            any |= v;
+        });
+    }
+    (o, any)
+}
+
+// The generic fast path relies on this layout: the local window, then the shared window.
+const _: () = assert!(LOCAL_WINDOW + WINDOW_SIZE <= SHARED_WINDOW);
+
+/// Which of the five intervals of the generic address space `a` lies in: global, local
+/// window, global, shared window, global. [`classify_generic`] maps every address of one
+/// interval to one space, at the address minus one window base: [`interval_space`].
+#[inline]
+fn generic_interval(a: u64) -> u8 {
+    (a >= LOCAL_WINDOW) as u8
+        + (a >= LOCAL_WINDOW + WINDOW_SIZE) as u8
+        + (a >= SHARED_WINDOW) as u8
+        + (a >= SHARED_WINDOW + WINDOW_SIZE) as u8
+}
+
+/// The space of the addresses of generic interval `i` and the base subtracted from them.
+fn interval_space(i: u8) -> (StateSpace, u64) {
+    match i {
+        1 => (StateSpace::Local, LOCAL_WINDOW),
+        3 => (StateSpace::Shared, SHARED_WINDOW),
+        _ => (StateSpace::Global, 0),
     }
 }
 
@@ -121,7 +180,16 @@ impl Exec<'_, '_> {
     }
 
     /// Compute, classify and check the address of every executed lane, writing the
-    /// space-relative addresses into `acc.addrs` (set up by [`Exec::begin_access`]).
+    /// space-relative addresses into `acc.addrs` (set up by [`Exec::begin_access`]; the
+    /// lanes that do not execute get 0).
+    ///
+    /// Fast path: the bounds that hold the first executed lane's access (its allocation, or
+    /// the space) are looked up first; the address loop then also ORs every lane's offset
+    /// from the start of those bounds, and every address. When that OR does not exceed the
+    /// last valid offset, no lane's offset does (each is at most the OR): all lanes are in
+    /// bounds. When the OR of the addresses has no bit below the alignment, all lanes are
+    /// aligned. Otherwise (a fault, lanes spread over allocations or windows) the exact
+    /// checks below run; a `false` from the fast path is never a fault by itself.
     fn resolve(&self, acc: &mut MemAccess, align: u32) -> Res<Resolved> {
         let inst = self.inst();
         let space = acc.space;
@@ -134,37 +202,65 @@ impl Exec<'_, '_> {
             uniform: Some(space),
         };
         if m == 0 {
+            acc.addrs = [0; WARP_SIZE];
             return Ok(r);
         }
-        // The base of every lane (`None`: no base, the offset is the address). A base
-        // register is read in place.
-        let off = addr.offset as u64;
-        let mut base_buf = None;
-        let base: Option<&Lanes> = match addr.base {
-            AddrBase::Reg(reg) => Some(self.reg_row(reg)?),
-            base => match self.addr_base(base, space)? {
-                Some(b) => Some(base_buf.insert(b)),
-                None => None,
-            },
+        // The base of every lane (`None`: the same address `off` in every lane: a symbol's
+        // address is folded into the offset). A base register is read in place.
+        let (base, off): (Option<&Lanes>, u64) = match addr.base {
+            AddrBase::Reg(reg) => (Some(self.reg_row(reg)?), addr.offset as u64),
+            AddrBase::Absolute => (None, addr.offset as u64),
+            AddrBase::Symbol(id) => (
+                None,
+                self.symbol_base(id, space)?
+                    .wrapping_add(addr.offset as u64),
+            ),
         };
+        let first = m.trailing_zeros() as usize;
+        let a0 = base.map_or(off, |b| b[first].wrapping_add(off));
+        let misaligned = |any: u64| any & (align.max(1) as u64 - 1) != 0;
         if space != StateSpace::Generic {
-            // Space-relative addresses already: straight into `acc.addrs` (whose lanes that
-            // do not execute stay 0), which are also the raw addresses for the checks.
-            match base {
-                Some(b) => lanes(m, |l| acc.addrs[l] = b[l].wrapping_add(off)),
-                None => lanes(m, |l| acc.addrs[l] = off),
+            // Space-relative addresses already: straight into `acc.addrs`, which are also
+            // the raw addresses for the checks.
+            let bounds = self.fast_bounds(space, a0, acc.bytes, acc.kind);
+            let start = bounds.map_or(0, |(s, _)| s);
+            let (o, any) = addresses(m, base, off, start, &mut acc.addrs);
+            if bounds.is_some_and(|(_, last)| o <= last) && !misaligned(any) {
+                return Ok(r);
             }
             return self
                 .check_all(space, &r, acc, align, &acc.addrs)
                 .map(|()| r);
         }
-        // Raw generic address of every executed lane (others unspecified, never read).
-        let raw = match base {
-            Some(b) => gen(m, |l| b[l].wrapping_add(off)),
-            None => [off; WARP_SIZE],
-        };
+        // Generic: the first lane's window (or global memory) gives the bounds, shifted to
+        // generic addresses; bounds inside one window prove every lane is in it.
+        let (sp, w) = interval_space(generic_interval(a0));
+        let bounds = self
+            .fast_bounds(sp, a0.wrapping_sub(w), acc.bytes, acc.kind)
+            .map(|(s, last)| (s.wrapping_add(w), last))
+            .filter(|&(s, last)| {
+                s.checked_add(last)
+                    .is_some_and(|e| generic_interval(s) == generic_interval(e))
+            });
+        // Raw generic address of every executed lane (others 0).
+        let mut raw = [0; WARP_SIZE];
+        let (o, any) = addresses(m, base, off, bounds.map_or(0, |(s, _)| s), &mut raw);
+        if bounds.is_some_and(|(_, last)| o <= last) && !misaligned(any) {
+            r.lane_space = [space_index(sp); WARP_SIZE];
+            r.uniform = Some(sp);
+            acc.space = sp;
+            if w == 0 {
+                acc.addrs = raw;
+            } else {
+                for (l, (a, &x)) in acc.addrs.iter_mut().zip(&raw).enumerate() {
+                    *a = if m >> l & 1 != 0 { x - w } else { 0 };
+                }
+            }
+            return Ok(r);
+        }
         let mut first: Option<StateSpace> = None;
         let mut mixed = false;
+        acc.addrs = [0; WARP_SIZE];
         lanes(m, |l| {
             let (sp, a) = classify_generic(raw[l]);
             match first {
@@ -183,13 +279,39 @@ impl Exec<'_, '_> {
         Ok(r)
     }
 
+    /// The bounds of the fast check of [`Exec::resolve`] for an access of `bytes` bytes in
+    /// space `sp` whose lane `a0` is one of: `(start, last)` such that the access at `a` is
+    /// in bounds when `a - start <= last` (wrapping). `None`: no such bounds (`a0` in no
+    /// allocation, a write to a read-only space, a space smaller than one access).
+    #[inline]
+    fn fast_bounds(
+        &self,
+        sp: StateSpace,
+        a0: u64,
+        bytes: u32,
+        kind: MemKind,
+    ) -> Option<(u64, u64)> {
+        let load = kind == MemKind::Load;
+        let (start, len) = match sp {
+            StateSpace::Global => {
+                let (s, e) = self.env.global.allocation_range(a0)?;
+                (s, e - s)
+            }
+            StateSpace::Shared => (0, self.cta.shared.len() as u64),
+            StateSpace::Local => (0, self.warp.local_bytes),
+            StateSpace::Const if load => (0, self.env.launch.consts.len() as u64),
+            StateSpace::Param if load => (0, self.env.launch.params.len() as u64),
+            _ => return None,
+        };
+        Some((start, len.checked_sub(bytes.max(1) as u64)?))
+    }
+
     /// Check (alignment, bounds) every executed lane's access.
     ///
     /// Fast path, when all lanes are in space `sp`: the accesses all lie between the lowest
     /// and the highest address, so one range check of that span plus one alignment check of
     /// all addresses OR-ed together proves every lane in bounds. Otherwise the lanes are
-    /// checked one by one, in lane order, which reports the first faulting lane (or passes:
-    /// e.g. global lanes spread over several allocations).
+    /// checked one by one (see [`Exec::check_lanes`]).
     fn check_all(
         &self,
         sp: StateSpace,
@@ -207,15 +329,22 @@ impl Exec<'_, '_> {
                 hi = hi.max(a);
                 any |= a;
             });
-            if self.span_ok(sp, lo, hi, any, bytes, align, kind) {
+            if self.span_ok(sp, (lo, hi, any), bytes, align, kind) {
                 return Ok(());
             }
         }
+        self.check_lanes(r, acc, align, raw)
+    }
+
+    /// Check every executed lane's access one by one, in lane order, which reports the
+    /// first faulting lane (or passes: e.g. global lanes spread over several allocations).
+    #[inline(never)]
+    fn check_lanes(&self, r: &Resolved, acc: &MemAccess, align: u32, raw: &Lanes) -> Res<()> {
         let mut res = Ok(());
-        lanes(m, |l| {
+        lanes(acc.mask, |l| {
             if res.is_ok() {
                 let lsp = SPACES[r.lane_space[l] as usize];
-                res = self.check(lsp, l, acc.addrs[l], bytes, align, kind, raw[l]);
+                res = self.check(lsp, l, acc.addrs[l], acc.bytes, align, acc.kind, raw[l]);
             }
         });
         res
@@ -224,14 +353,11 @@ impl Exec<'_, '_> {
     /// Are the accesses of `bytes` bytes at every address in `[lo, hi]` (whose OR is `any`)
     /// aligned and inside one allocation / the space's bounds? (A `false` is not a fault:
     /// the caller falls back to per-lane checks.)
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn span_ok(
         &self,
         sp: StateSpace,
-        lo: u64,
-        hi: u64,
-        any: u64,
+        (lo, hi, any): (u64, u64, u64),
         bytes: u32,
         align: u32,
         kind: MemKind,

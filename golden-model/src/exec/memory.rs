@@ -98,6 +98,30 @@ impl GlobalMemory {
         self.allocs.len()
     }
 
+    /// The allocation `[start, end)` that holds byte `addr`, if any.
+    #[inline]
+    pub fn allocation_range(&self, addr: u64) -> Option<(u64, u64)> {
+        let last = self.last.load(Ordering::Relaxed);
+        if let Some(&(s, e)) = self.allocs.get(last) {
+            if addr >= s && addr < e {
+                return Some((s, e));
+            }
+        }
+        self.allocation_range_slow(addr)
+    }
+
+    #[inline(never)]
+    fn allocation_range_slow(&self, addr: u64) -> Option<(u64, u64)> {
+        let idx = self.allocs.partition_point(|&(s, _)| s <= addr);
+        let (s, e) = *self.allocs.get(idx.checked_sub(1)?)?;
+        if addr < e {
+            self.last.store(idx - 1, Ordering::Relaxed);
+            Some((s, e))
+        } else {
+            None
+        }
+    }
+
     /// Is `[addr, addr + len)` entirely inside one allocation? (`len` > 0.)
     #[inline]
     pub fn contains(&self, addr: u64, len: u64) -> bool {

@@ -31,8 +31,8 @@ use super::int::{self as it, mask, read_int};
 use super::*;
 use crate::error::{FaultKind, GuestFault};
 use crate::ptx::ir::{
-    AddrBase, BoolOp, CmpOp, Instruction, MulMode, Opcode, Operand, ScalarType, SpecialReg,
-    StateSpace, SymbolId,
+    BoolOp, CmpOp, Instruction, MulMode, Opcode, Operand, ScalarType, SpecialReg, StateSpace,
+    SymbolId,
 };
 
 pub(super) type Lanes = [u64; WARP_SIZE];
@@ -493,39 +493,29 @@ impl<'a> Exec<'_, 'a> {
         })
     }
 
-    /// Base address of a memory operand for an access in `space` (generic: a generic
-    /// address, through the shared/local windows).
-    pub fn addr_base(&self, base: AddrBase, space: StateSpace) -> Res<Option<Lanes>> {
-        match base {
-            AddrBase::Reg(r) => self.operand(&Operand::Reg(r)).map(Some),
-            AddrBase::Absolute => Ok(None),
-            AddrBase::Symbol(id) => {
-                let sym = self
-                    .env
-                    .module
-                    .symbols
-                    .get(id as usize)
-                    .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
-                let v = self.symbol_value(id)?;
-                let v = match (space, sym.space) {
-                    (s, t) if s == t => v,
-                    (StateSpace::Generic, StateSpace::Global) => v,
-                    (StateSpace::Generic, StateSpace::Shared) => {
-                        crate::address_map::SHARED_WINDOW + v
-                    }
-                    (StateSpace::Generic, StateSpace::Local) => {
-                        crate::address_map::LOCAL_WINDOW + v
-                    }
-                    (s, t) => {
-                        return Err(self.unsupported(format!(
-                            "symbol `{}` of space {t:?} accessed as {s:?}",
-                            sym.name
-                        )))
-                    }
-                };
-                Ok(Some([v; WARP_SIZE]))
+    /// The base address (the same in every lane) of a memory operand `[sym+off]` for an
+    /// access in `space` (generic: a generic address, through the shared/local windows).
+    pub(super) fn symbol_base(&self, id: SymbolId, space: StateSpace) -> Res<u64> {
+        let sym = self
+            .env
+            .module
+            .symbols
+            .get(id as usize)
+            .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
+        let v = self.symbol_value(id)?;
+        let v = match (space, sym.space) {
+            (s, t) if s == t => v,
+            (StateSpace::Generic, StateSpace::Global) => v,
+            (StateSpace::Generic, StateSpace::Shared) => crate::address_map::SHARED_WINDOW + v,
+            (StateSpace::Generic, StateSpace::Local) => crate::address_map::LOCAL_WINDOW + v,
+            (s, t) => {
+                return Err(self.unsupported(format!(
+                    "symbol `{}` of space {t:?} accessed as {s:?}",
+                    sym.name
+                )))
             }
-        }
+        };
+        Ok(v)
     }
 
     /// Write destination operand `i` for the lanes of `m`, extending per `ty`.

@@ -67,7 +67,11 @@ impl TagArray {
     /// Find a line (valid tag) in `set`. Does not update LRU.
     pub fn probe(&self, set: usize, line_addr: u64) -> Option<LineIdx> {
         let base = set * self.assoc;
-        (base..base + self.assoc).find(|&i| self.tags[i] == line_addr)
+        // (One slice of the set: one bounds check, not one per way.)
+        self.tags[base..base + self.assoc]
+            .iter()
+            .position(|&t| t == line_addr)
+            .map(|w| base + w)
     }
 
     /// Mark a line most recently used.
@@ -93,16 +97,18 @@ impl TagArray {
     /// The way LRU would evict from `set` (first invalid way, else least recently used).
     pub fn victim_way(&self, set: usize) -> LineIdx {
         let base = set * self.assoc;
-        let mut best = base;
-        for i in base..base + self.assoc {
-            if self.tags[i] == INVALID {
-                return i;
+        let tags = &self.tags[base..base + self.assoc];
+        let stamps = &self.stamp[base..base + self.assoc];
+        let mut best = 0;
+        for (w, (&t, &st)) in tags.iter().zip(stamps).enumerate() {
+            if t == INVALID {
+                return base + w;
             }
-            if self.stamp[i] < self.stamp[best] {
-                best = i;
+            if st < stamps[best] {
+                best = w;
             }
         }
-        best
+        base + best
     }
 
     /// Allocate `line_addr` in `set` (must not be present) with the given sectors, evicting
@@ -146,8 +152,9 @@ const FREE: u64 = u64::MAX;
 
 /// Miss status holding registers: one entry per outstanding line, each holding up to
 /// `max_merge` requests (the first miss plus merged ones). Lookup is a scan of a compact
-/// array of line addresses (tables are small: 32 on Fermi). Entries are allocated lowest
-/// free index first.
+/// array of line addresses (tables are small: 32 on Fermi), skipped when a per-bucket count
+/// of the entries' line hashes shows no entry can match (the common miss to a new line).
+/// Entries are allocated lowest free index first.
 #[derive(Debug, Clone)]
 pub struct MshrTable<W> {
     /// Line address per entry, `FREE` when unused.
@@ -158,6 +165,14 @@ pub struct MshrTable<W> {
     count: Vec<u16>,
     max_merge: usize,
     used: usize,
+    /// Entries in use per hash bucket of their line address (see [`bucket`]).
+    buckets: [u16; 64],
+}
+
+/// The hash bucket of a line address (Fibonacci hashing: all address bits matter).
+#[inline(always)]
+fn bucket(line_addr: u64) -> usize {
+    (line_addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
 }
 
 impl<W: Copy + Default> MshrTable<W> {
@@ -170,12 +185,13 @@ impl<W: Copy + Default> MshrTable<W> {
             count: vec![0; entries],
             max_merge,
             used: 0,
+            buckets: [0; 64],
         }
     }
 
     #[inline]
     pub fn find(&self, line_addr: u64) -> Option<MshrIdx> {
-        if self.used == 0 {
+        if self.buckets[bucket(line_addr)] == 0 {
             return None;
         }
         debug_assert!(line_addr != FREE);
@@ -227,6 +243,7 @@ impl<W: Copy + Default> MshrTable<W> {
         self.waiters[i * self.max_merge] = w;
         self.count[i] = 1;
         self.used += 1;
+        self.buckets[bucket(line_addr)] += 1;
         i as MshrIdx
     }
 
@@ -238,6 +255,7 @@ impl<W: Copy + Default> MshrTable<W> {
     pub fn release(&mut self, idx: MshrIdx, out: &mut Vec<W>) {
         let i = idx as usize;
         assert!(self.lines[i] != FREE, "release of a free MSHR");
+        self.buckets[bucket(self.lines[i])] -= 1;
         self.lines[i] = FREE;
         let base = i * self.max_merge;
         out.extend_from_slice(&self.waiters[base..base + self.count[i] as usize]);

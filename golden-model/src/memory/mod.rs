@@ -208,6 +208,21 @@ struct SmMem {
     /// Bumped on every change to the state `issue`'s feasibility check reads (L1 tags,
     /// MSHRs, injection queue), so that an unchanged retry can repeat its verdict.
     version: u64,
+    /// Bumped on every change to the L1 tags / valid sectors or the MSHRs only (not on
+    /// injection-queue departures), so that a retried load whose L1 and MSHRs are unchanged
+    /// re-checks only the injection queue.
+    l1_version: u64,
+}
+
+/// The part of a load's feasibility check that reads only the L1 and the MSHRs.
+#[derive(Debug, Clone, Copy)]
+enum LoadCheck {
+    /// A missing line's MSHR has no merge slot left.
+    MergeFull,
+    /// Not enough free MSHRs for the new missing lines.
+    MshrFull,
+    /// Feasible as far as L1 and MSHRs go, with this many new missing lines (packets).
+    NewLines(usize),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -215,6 +230,8 @@ struct Retry {
     valid: bool,
     /// The verdict of the last attempt and the SM `version` it was taken at.
     stall: Option<(MemStall, u64)>,
+    /// A load's L1/MSHR check and the SM `l1_version` it was taken at.
+    load_check: Option<(LoadCheck, u64)>,
     access: MemAccess,
     co: coalescer::Coalesced,
 }
@@ -299,6 +316,7 @@ impl MemoryHierarchy {
                 completed: VecDeque::with_capacity(64),
                 retry: Some(Box::default()),
                 version: 0,
+                l1_version: 0,
             })
             .collect();
         let map = AddrMap::new(cfg);
@@ -421,9 +439,10 @@ impl MemoryHierarchy {
         // A rejected instruction is usually retried unchanged every cycle: keep its
         // coalescing result (boxed, so taking it out and back is a pointer move).
         let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
-        if !(retry.valid && same_access(&retry.access, access)) {
-            retry.access = *access;
+        let again = retry.valid && same_access(&retry.access, access);
+        if !again {
             retry.stall = None;
+            retry.load_check = None;
             coalesce_into(access, self.line_bytes, &mut retry.co);
         }
         let version = self.sms[sm].version;
@@ -437,7 +456,7 @@ impl MemoryHierarchy {
                 }
                 Err(st)
             }
-            _ => self.issue_coalesced(now, sm, token, access, &retry.co),
+            _ => self.issue_coalesced(now, sm, token, access, &retry.co, &mut retry.load_check),
         };
         match r {
             Ok(_) => {
@@ -445,6 +464,10 @@ impl MemoryHierarchy {
                 retry.stall = None;
             }
             Err(st) => {
+                // Most instructions are accepted at once: the access is copied only here.
+                if !again {
+                    retry.access = *access;
+                }
                 retry.valid = true;
                 retry.stall = Some((st, self.sms[sm].version));
             }
@@ -460,6 +483,7 @@ impl MemoryHierarchy {
         token: u32,
         access: &MemAccess,
         co: &coalescer::Coalesced,
+        load_check: &mut Option<(LoadCheck, u64)>,
     ) -> Result<IssueInfo, MemStall> {
         let n = co.len() as u32;
         if co.is_empty() {
@@ -475,28 +499,27 @@ impl MemoryHierarchy {
             |new: usize| s.inject.is_empty() || s.inject.len() + new <= self.inject_cap;
         match access.kind {
             MemKind::Load => {
-                // feasibility (no mutation)
-                let mut new_lines = 0usize;
-                for t in co.iter() {
-                    let set = s.l1.set_of(t.line_addr >> self.line_shift);
-                    if let Some(i) = s.l1.probe(set, t.line_addr) {
-                        if s.l1.valid_sectors(i) & t.sectors == t.sectors {
-                            continue;
-                        }
+                // feasibility (no mutation); the L1/MSHR part is reused while they are
+                // unchanged (a retry after injection-queue departures only)
+                let check = match *load_check {
+                    Some((c, v)) if v == s.l1_version => c,
+                    _ => {
+                        let c = self.load_check(s, co);
+                        *load_check = Some((c, s.l1_version));
+                        c
                     }
-                    match s.mshr.find(t.line_addr) {
-                        Some(m) if !s.mshr.can_merge(m) => {
-                            self.stats.stall_l1_merge_full += 1;
-                            return Err(MemStall::L1MshrMergeFull);
-                        }
-                        Some(_) => {}
-                        None => new_lines += 1,
+                };
+                let new_lines = match check {
+                    LoadCheck::MergeFull => {
+                        self.stats.stall_l1_merge_full += 1;
+                        return Err(MemStall::L1MshrMergeFull);
                     }
-                }
-                if new_lines > s.mshr.free() && s.mshr.used() > 0 {
-                    self.stats.stall_l1_mshr_full += 1;
-                    return Err(MemStall::L1MshrFull);
-                }
+                    LoadCheck::MshrFull => {
+                        self.stats.stall_l1_mshr_full += 1;
+                        return Err(MemStall::L1MshrFull);
+                    }
+                    LoadCheck::NewLines(n) => n,
+                };
                 if !queue_room(new_lines) {
                     self.stats.stall_miss_queue_full += 1;
                     return Err(MemStall::MissQueueFull);
@@ -595,6 +618,28 @@ impl MemoryHierarchy {
         }
     }
 
+    /// The L1/MSHR part of a load's feasibility check (reads SM `s`'s L1 and MSHRs only).
+    fn load_check(&self, s: &SmMem, co: &coalescer::Coalesced) -> LoadCheck {
+        let mut new_lines = 0usize;
+        for t in co.iter() {
+            let set = s.l1.set_of(t.line_addr >> self.line_shift);
+            if let Some(i) = s.l1.probe(set, t.line_addr) {
+                if s.l1.valid_sectors(i) & t.sectors == t.sectors {
+                    continue;
+                }
+            }
+            match s.mshr.find(t.line_addr) {
+                Some(m) if !s.mshr.can_merge(m) => return LoadCheck::MergeFull,
+                Some(_) => {}
+                None => new_lines += 1,
+            }
+        }
+        if new_lines > s.mshr.free() && s.mshr.used() > 0 {
+            return LoadCheck::MshrFull;
+        }
+        LoadCheck::NewLines(new_lines)
+    }
+
     /// Queue a packet on SM `sm`'s injection port.
     #[inline]
     fn enqueue_packet(&mut self, sm: usize, p: Packet) {
@@ -619,6 +664,7 @@ impl MemoryHierarchy {
     fn committed(&mut self, sm: usize) {
         let s = &mut self.sms[sm];
         s.version += 1;
+        s.l1_version += 1;
         if !s.inject.is_empty() {
             self.inject_mask[sm / 64] |= 1 << (sm % 64);
         }
@@ -735,6 +781,7 @@ impl MemoryHierarchy {
                 w.clear();
                 let s = &mut self.sms[sm];
                 s.version += 1;
+                s.l1_version += 1;
                 let line = s.mshr.line_of(mshr);
                 let set = s.l1.set_of(line >> self.line_shift);
                 match s.l1.probe(set, line) {
