@@ -214,18 +214,7 @@ impl CfgStimulus {
         };
         match self.kind {
             Kind::Spe => spe.to_ports(ports),
-            Kind::Dpe => DpeInputs {
-                upd_valid: true,
-                upd_side: r.below(2) as u8,
-                upd_pc: spe.upd_pc,
-                upd_kind: spe.upd_kind,
-                upd_taken: spe.upd_taken,
-                upd_target: spe.upd_target,
-                upd_next: spe.upd_next,
-                upd_rpc: spe.upd_rpc,
-                ..Default::default()
-            }
-            .to_ports(ports),
+            Kind::Dpe => DpeInputs::update_from(r.below(2) as u8, &spe).to_ports(ports),
         }
     }
 }

@@ -228,7 +228,7 @@ impl WarpStack {
                 StackEffect::default()
             }
             WarpStack::Dpe(s) => StackEffect {
-                sb_copy: s.tick(&dpe_update(side, &spe)).sb_copy,
+                sb_copy: s.tick(&DpeInputs::update_from(side as u8, &spe)).sb_copy,
             },
         }
     }
@@ -238,7 +238,7 @@ impl WarpStack {
         let spe = stack_update(pc, flow);
         match self {
             WarpStack::Spe(_) => StackInputs::Spe(spe),
-            WarpStack::Dpe(_) => StackInputs::Dpe(dpe_update(side, &spe)),
+            WarpStack::Dpe(_) => StackInputs::Dpe(DpeInputs::update_from(side as u8, &spe)),
         }
     }
 
@@ -272,22 +272,6 @@ impl WarpStack {
         } else {
             None
         }
-    }
-}
-
-/// The dual-path stack's inputs of the update `spe` issued from `side`.
-#[inline]
-fn dpe_update(side: usize, spe: &SpeInputs) -> DpeInputs {
-    DpeInputs {
-        upd_valid: true,
-        upd_side: side as u8,
-        upd_pc: spe.upd_pc,
-        upd_kind: spe.upd_kind,
-        upd_taken: spe.upd_taken,
-        upd_target: spe.upd_target,
-        upd_next: spe.upd_next,
-        upd_rpc: spe.upd_rpc,
-        ..Default::default()
     }
 }
 

@@ -59,7 +59,7 @@
 //!   ports do, so both paths behave the same on any value.
 
 use super::contract::{low_mask, Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
-use super::simt_stack::UpdKind;
+use super::simt_stack::{SpeInputs, UpdKind};
 use crate::ptx::ir::END_PC;
 
 /// `upd_side` of the left slot (the fall-through side of a divergence, A2).
@@ -847,6 +847,23 @@ mod dpe_port {
 }
 
 impl DpeInputs {
+    /// The update of an SPE stack's inputs `spe` (the same `upd_*` fields) issued from
+    /// `side`, with no launch: how the GPU model and the stimulus drive the dual-path stack
+    /// with the single-path stack's update encoding.
+    pub fn update_from(side: u8, spe: &SpeInputs) -> DpeInputs {
+        DpeInputs {
+            upd_valid: spe.upd_valid,
+            upd_side: side,
+            upd_pc: spe.upd_pc,
+            upd_kind: spe.upd_kind,
+            upd_taken: spe.upd_taken,
+            upd_target: spe.upd_target,
+            upd_next: spe.upd_next,
+            upd_rpc: spe.upd_rpc,
+            ..Default::default()
+        }
+    }
+
     /// The typed inputs from generic port values.
     pub fn from_ports(ports: &[Bits]) -> DpeInputs {
         use dpe_port::*;
