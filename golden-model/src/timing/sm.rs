@@ -776,13 +776,8 @@ impl Sm {
     #[inline]
     fn wake_warp(&mut self, w: usize) {
         self.warps[w].not_before = [0; 2];
-        let s = self.sched_of(w);
+        let s = owner_scheduler(w, self.schedulers.len());
         self.sleep_until[s] = 0;
-    }
-
-    #[inline(always)]
-    fn sched_of(&self, w: usize) -> usize {
-        owner_scheduler(w, self.schedulers.len())
     }
 
     /// The earliest future cycle at which a timed condition (a functional unit or the LSU
@@ -1260,7 +1255,7 @@ impl Sm {
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         let id = cta.barriers.arrive(id, count);
         self.warps[w].barrier = Some((id as u8, pc));
-        let sched = self.sched_of(w);
+        let sched = owner_scheduler(w, self.schedulers.len());
         self.schedulers[sched].set_waiting(w, true);
         self.check_barriers(cta_slot, k)
     }
@@ -1298,7 +1293,7 @@ impl Sm {
         warp.finished = true;
         self.need_fetch &= !(3u128 << (2 * w));
         let cta_slot = warp.cta_slot as usize;
-        let sched = self.sched_of(w);
+        let sched = owner_scheduler(w, self.schedulers.len());
         self.schedulers[sched].remove(w);
         let cta = self.ctas[cta_slot].as_mut().expect("warp has a CTA");
         cta.live_warps -= 1;
