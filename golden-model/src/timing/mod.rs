@@ -3,6 +3,7 @@
 
 pub mod decode;
 pub mod reconv;
+mod scan;
 pub mod scheduler;
 pub mod sm;
 

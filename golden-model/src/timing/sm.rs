@@ -19,6 +19,7 @@
 
 use super::decode::DecodedInst;
 use super::reconv::{StackInputs, StackView, WarpStack};
+use super::scan::{ScanState, Stall};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
 use crate::config::PathPolicy;
@@ -136,15 +137,11 @@ impl CtaFootprint {
 }
 
 /// The timing state of one warp slot. The SM's state is cold in the host caches whenever
-/// its turn comes (the other SMs ran in between), so what the schedulers' scan and the
-/// blocker check read comes first and fits one 64-byte line: `not_before`, `barrier`,
-/// `view` and the side-0 instruction buffer (`repr(C)` keeps that order).
+/// its turn comes (the other SMs ran in between), so what the blocker check reads comes
+/// first and fits one 64-byte line: `barrier`, `view` and the instruction buffers (`repr(C)`
+/// keeps that order). The scan itself reads only [`ScanState`].
 #[repr(C, align(64))]
 struct WarpSlot {
-    /// Per side: the cycle before which the path's last blocker still holds, and that
-    /// blocker. Only events on the warp itself (writeback, memory completion, fetch, stack
-    /// pop, barrier release, its own issue) clear it; unit-busy blockers are never cached.
-    not_before: [u64; 2],
     /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
     barrier: Option<(u8, u32)>,
     /// The outputs of the slot's stack (`Sm::stacks`), refreshed after every stack clock
@@ -152,7 +149,6 @@ struct WarpSlot {
     view: StackView,
     /// One instruction buffer per path (spec A16: per warp and side; SPE uses side 0).
     ibuf: [IBuffer; 2],
-    blocked_reason: [Stall; 2],
     active: bool,
     finished: bool,
     /// DPE path selection: the side that issued last (ALT) or the selected side
@@ -168,12 +164,12 @@ struct WarpSlot {
     age: u64,
 }
 
-/// Instructions fetched for one path: `count` sequential instructions starting at `pc`.
+/// Instructions fetched for one path: `count` sequential instructions starting at `pc`,
+/// usable from the path's `ScanState::fetch_ready_at`.
 #[derive(Clone, Copy, Default)]
 struct IBuffer {
     count: u32,
     pc: u32,
-    ready_at: u64,
 }
 
 struct CtaSlot {
@@ -218,6 +214,8 @@ pub struct Sm {
     pub id: u32,
     /// Timing state of each warp slot, scanned by the schedulers every cycle (kept small).
     warps: Vec<WarpSlot>,
+    /// Per path: the blockers the schedulers' scan cached, and fetch completion times.
+    scan: ScanState,
     /// Each warp slot's reconvergence stack (the unit model), touched only when it is
     /// clocked; the schedulers read its outputs from `WarpSlot::view`.
     stacks: Vec<WarpStack>,
@@ -299,6 +297,7 @@ impl Sm {
         Sm {
             id,
             warps: Vec::new(),
+            scan: ScanState::new(),
             stacks: Vec::new(),
             states: Vec::new(),
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
@@ -434,6 +433,7 @@ impl Sm {
             }
         }
         self.warps.clear();
+        self.scan.reset();
         self.stacks.clear();
         self.states.clear();
         for _ in 0..max_warps {
@@ -449,8 +449,6 @@ impl Sm {
             self.stacks.push(WarpStack::new(k.cfg));
             self.warps.push(WarpSlot {
                 active: false,
-                not_before: [0; 2],
-                blocked_reason: [Stall::Fetch; 2],
                 cta_slot: 0,
                 age: 0,
                 view: StackView::default(),
@@ -507,6 +505,8 @@ impl Sm {
             warp.view = stack.view();
             self.states[ws] = ws_state;
             warp.ibuf = [IBuffer::default(); 2];
+            self.scan.set_fetch_ready_at(2 * ws, 0);
+            self.scan.set_fetch_ready_at(2 * ws + 1, 0);
             warp.side = 0;
             warp.barrier = None;
             warp.inflight = 0;
@@ -523,7 +523,7 @@ impl Sm {
             self.schedulers[sched].add(ws, warp.age);
             self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
-            self.warps[ws].not_before = [0; 2];
+            self.scan.clear_warp(ws);
             self.update_fetch_bit(ws);
         }
         self.wake();
@@ -689,6 +689,8 @@ impl Sm {
                 let effect = stack.idle_tick();
                 warp.view = stack.view();
                 warp.ibuf = [IBuffer::default(); 2];
+                self.scan.set_fetch_ready_at(2 * w, 0);
+                self.scan.set_fetch_ready_at(2 * w + 1, 0);
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
             }
@@ -733,8 +735,9 @@ impl Sm {
             warp.ibuf[side] = IBuffer {
                 count: k.cfg.sm.ibuffer_entries,
                 pc: warp.view.pc[side],
-                ready_at: now + k.cfg.sm.fetch_latency as u64,
             };
+            self.scan
+                .set_fetch_ready_at(bit, now + k.cfg.sm.fetch_latency as u64);
             self.need_fetch &= !(1u128 << bit);
             // (bit + 1) modulo the 2n paths: bit < 2n, so one compare, no division.
             self.fetch_rr = if bit + 1 == 2 * n as usize {
@@ -775,14 +778,15 @@ impl Sm {
     /// Warp `w`'s own state changed: its cached blocker is stale, its scheduler rescans.
     #[inline]
     fn wake_warp(&mut self, w: usize) {
-        self.warps[w].not_before = [0; 2];
+        self.scan.clear_warp(w);
         let s = owner_scheduler(w, self.schedulers.len());
         self.sleep_until[s] = 0;
     }
 
     /// The earliest future cycle at which a timed condition (a functional unit or the LSU
-    /// becoming free, an instruction buffer becoming ready) changes for scheduler `s`.
-    fn next_timed_change(&self, s: usize, now: u64) -> u64 {
+    /// becoming free, an instruction buffer becoming ready) changes for a scheduler whose
+    /// warps are `order`.
+    fn next_timed_change_in(&self, order: &[usize], now: u64) -> u64 {
         let mut t = u64::MAX;
         let mut consider = |x: u64| {
             if x > now && x < t {
@@ -798,9 +802,9 @@ impl Sm {
             consider(u);
         }
         consider(self.lsu_free);
-        for &w in &self.schedulers[s].order {
-            consider(self.warps[w].ibuf[0].ready_at);
-            consider(self.warps[w].ibuf[1].ready_at);
+        for &w in order {
+            consider(self.scan.fetch_ready_at(2 * w));
+            consider(self.scan.fetch_ready_at(2 * w + 1));
         }
         t
     }
@@ -817,8 +821,9 @@ impl Sm {
         if !warp.view.path_valid(side) || ibuf.count == 0 {
             return Some((Stall::Fetch, u64::MAX));
         }
-        if ibuf.ready_at > now {
-            return Some((Stall::Fetch, ibuf.ready_at));
+        let ready_at = self.scan.fetch_ready_at(2 * w + side);
+        if ready_at > now {
+            return Some((Stall::Fetch, ready_at));
         }
         let pc = warp.view.pc[side] as usize;
         let d = &k.decoded[pc];
@@ -886,19 +891,22 @@ impl Sm {
             self.count_stall(self.sleep_reason[s]);
             return Ok(());
         }
-        let mut worst = Stall::Fetch;
         let mut chosen = None;
         // Take the candidate order out to avoid borrowing the scheduler while checking warps.
         self.schedulers[s].refresh_order();
         let greedy = self.schedulers[s].greedy();
         let order = std::mem::take(&mut self.schedulers[s].order);
         let rest = order.iter().copied().filter(|&w| Some(w) != greedy);
+        // Warps whose every considered path waits for an event are passed by a bit test.
+        let passable = self.scan.passable(self.fixed_candidate_sides(k));
         'warps: for w in greedy.into_iter().chain(rest) {
+            if passable >> w & 1 != 0 {
+                continue;
+            }
             let (sides, n) = self.candidate_sides(w, k);
             for &side in &sides[..n] {
-                let slot = &self.warps[w];
-                if now < slot.not_before[side] {
-                    worst = worst.max(slot.blocked_reason[side]);
+                let p = 2 * w + side;
+                if self.scan.cached(p, now).is_some() {
                     continue;
                 }
                 match self.blocker(w, side, now, k) {
@@ -906,30 +914,42 @@ impl Sm {
                         chosen = Some((w, side));
                         break 'warps;
                     }
-                    Some((st, until)) => {
-                        worst = worst.max(st);
-                        let slot = &mut self.warps[w];
-                        slot.not_before[side] = until;
-                        slot.blocked_reason[side] = st;
-                    }
+                    Some((st, until)) => self.scan.hold(p, st, until),
                 }
             }
         }
+        let Some((w, side)) = chosen else {
+            // Every considered path now has a current cached blocker; the stall counted is
+            // the one closest to issuing.
+            let mut worst = Stall::Fetch;
+            for &w in &order {
+                let (sides, n) = self.candidate_sides(w, k);
+                for &side in &sides[..n] {
+                    worst = worst.max(self.scan.reason(2 * w + side));
+                }
+            }
+            self.count_stall(worst);
+            self.sleep_until[s] = self.next_timed_change_in(&order, now);
+            self.sleep_reason[s] = worst;
+            self.schedulers[s].order = order;
+            return Ok(());
+        };
         self.schedulers[s].order = order;
-        match chosen {
-            None => {
-                self.count_stall(worst);
-                self.sleep_until[s] = self.next_timed_change(s, now);
-                self.sleep_reason[s] = worst;
-                Ok(())
-            }
-            Some((w, side)) => {
-                let long_latency = self.issue(w, side, now, k, global, num_sms)?;
-                self.schedulers[s].issued(w, long_latency);
-                self.wake();
-                self.wake_warp(w);
-                Ok(())
-            }
+        let long_latency = self.issue(w, side, now, k, global, num_sms)?;
+        self.schedulers[s].issued(w, long_latency);
+        self.wake();
+        self.wake_warp(w);
+        Ok(())
+    }
+
+    /// The paths every warp's scan considers, when that does not depend on the warp: side 0
+    /// under SPE, both sides under DPE with ALT; `None` under the constrained policy.
+    #[inline]
+    fn fixed_candidate_sides(&self, k: &KernelCtx) -> Option<&'static [usize]> {
+        match (self.dual_paths, k.cfg.sm.dpe_path_policy) {
+            (false, _) => Some(&[0]),
+            (true, PathPolicy::Alt) => Some(&[0, 1]),
+            (true, PathPolicy::Constrained) => None,
         }
     }
 
@@ -1273,7 +1293,7 @@ impl Sm {
                         self.warps[ws].barrier = None;
                         let sched = owner_scheduler(ws, self.schedulers.len());
                         self.schedulers[sched].set_waiting(ws, false);
-                        self.warps[ws].not_before = [0; 2];
+                        self.scan.clear_warp(ws);
                     }
                 }
             }
@@ -1385,17 +1405,6 @@ impl Sm {
     }
 }
 
-/// Stall reasons ordered by how close the warp was to issuing (the highest is reported).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Stall {
-    Fetch,
-    Barrier,
-    MemData,
-    AluData,
-    Pipe,
-    Lsu,
-}
-
 /// The scheduler (of `n`) that owns warp slot `w`: the slot index modulo the scheduler
 /// count (even/odd slots with two, spec A15). Runs on every warp event, so the usual
 /// power-of-two counts take a mask instead of a division.
@@ -1433,6 +1442,20 @@ pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     if !banks.is_power_of_two() || banks > 64 {
         return exact_conflict_ways(acc, banks);
     }
+    // Cheapest case first (consecutive words, broadcasts, a few rows of a tile): every word
+    // touched lies in a window of at most `banks` consecutive words, so no bank holds two.
+    // The window runs to the last byte of the widest lane, a superset of the words charged.
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for (lane, &addr) in acc.addrs.iter().enumerate() {
+        if acc.mask >> lane & 1 != 0 {
+            lo = lo.min(addr);
+            hi = hi.max(addr);
+        }
+    }
+    let size = acc.bytes.max(1) as u64;
+    if (hi.saturating_add(size - 1) / 4).saturating_sub(lo / 4) < banks as u64 {
+        return 1;
+    }
     let bank_mask = banks as u64 - 1;
     let mut bank_word = [0u64; 64];
     let mut used = 0u64;
@@ -1446,7 +1469,6 @@ pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
             conflict = true;
         }
     };
-    let size = acc.bytes.max(1) as u64;
     let mut m = acc.mask;
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
@@ -1463,38 +1485,44 @@ pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     exact_conflict_ways(acc, banks)
 }
 
-/// [`shared_conflict_ways`] by sorting the distinct words and counting them per bank.
+/// [`shared_conflict_ways`] by collecting the distinct words of each bank (a chain per
+/// bank through the words seen so far) and counting them.
 fn exact_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     // Each lane touches at most two words (8-byte accesses; wider vectors are rare and are
     // charged by their first two words).
+    const NONE: u8 = u8::MAX;
     let mut words = [0u64; WARP_SIZE * 2];
+    let mut next = [NONE; WARP_SIZE * 2];
+    let mut head = [NONE; 64];
+    let mut per_bank = [0u8; 64];
     let mut n = 0;
+    let mut ways = 1u32;
+    let mut note = |word: u64| {
+        let b = (word % banks as u64) as usize % 64;
+        let mut i = head[b];
+        while i != NONE {
+            if words[i as usize] == word {
+                return;
+            }
+            i = next[i as usize];
+        }
+        words[n] = word;
+        next[n] = head[b];
+        head[b] = n as u8;
+        n += 1;
+        per_bank[b] += 1;
+        ways = ways.max(per_bank[b] as u32);
+    };
     let mut m = acc.mask;
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
         let first = acc.addrs[lane] / 4;
         let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
-        words[n] = first;
-        n += 1;
+        note(first);
         if last > first {
-            words[n] = first + 1;
-            n += 1;
+            note(first + 1);
         }
-    }
-    let words = &mut words[..n];
-    words.sort_unstable();
-    let mut per_bank = [0u8; 64];
-    let mut ways = 1u32;
-    let mut prev = u64::MAX;
-    for &word in words.iter() {
-        if word == prev {
-            continue;
-        }
-        prev = word;
-        let b = (word % banks as u64) as usize % 64;
-        per_bank[b] += 1;
-        ways = ways.max(per_bank[b] as u32);
     }
     ways
 }
@@ -1530,18 +1558,40 @@ mod tests {
         );
     }
 
+    /// The conflict count by definition: the most distinct words any bank delivers.
+    fn reference_ways(acc: &MemAccess, banks: u32) -> u32 {
+        let mut per_bank =
+            std::collections::BTreeMap::<u64, std::collections::BTreeSet<u64>>::new();
+        for lane in (0..WARP_SIZE).filter(|&l| acc.mask >> l & 1 != 0) {
+            let first = acc.addrs[lane] / 4;
+            let last = (acc.addrs[lane] + acc.bytes.max(1) as u64 - 1) / 4;
+            for word in first..=last.min(first + 1) {
+                per_bank
+                    .entry(word % banks as u64)
+                    .or_default()
+                    .insert(word);
+            }
+        }
+        per_bank.values().map(|w| w.len() as u32).max().unwrap_or(1)
+    }
+
     proptest::proptest! {
-        /// The conflict-free fast path never changes the count.
+        /// The fast paths and the exact count agree with the definition, on accesses spread
+        /// over a window narrow enough for the window fast path or wide enough for conflicts.
         #[test]
-        fn conflict_fast_path_is_exact(
-            addrs in proptest::collection::vec(0u64..512, WARP_SIZE),
+        fn conflict_count_matches_definition(
+            base in 0u64..512,
+            window in proptest::sample::select(vec![64u64, 128, 160, 512]),
+            offsets in proptest::collection::vec(0u64..512, WARP_SIZE),
             mask: u32,
             bytes in proptest::sample::select(vec![1u32, 4, 8, 16]),
-            banks in proptest::sample::select(vec![16u32, 32]),
+            banks in proptest::sample::select(vec![16u32, 32, 24]),
         ) {
-            let mut a = access(|l| addrs[l], bytes);
+            let mut a = access(|l| base + offsets[l] % window, bytes);
             a.mask = mask;
-            proptest::prop_assert_eq!(shared_conflict_ways(&a, banks), exact_conflict_ways(&a, banks));
+            let expected = reference_ways(&a, banks);
+            proptest::prop_assert_eq!(shared_conflict_ways(&a, banks), expected);
+            proptest::prop_assert_eq!(exact_conflict_ways(&a, banks), expected);
         }
     }
 }

@@ -1,0 +1,116 @@
+//! What the warp schedulers' scan reads for every path of an SM, kept in dense per-path
+//! arrays (path `p = 2 * warp + side`) rather than in the warp slots.
+//!
+//! Every cycle each scheduler walks its warps in priority order. Most paths are blocked, and
+//! the blocker found last time is cached with the cycle before which it holds: `u64::MAX`
+//! for most, which hold until an event on their own warp (a writeback, a memory completion,
+//! a fetch, a barrier release) clears them. With 15 SMs simulated in turn, each SM's state is
+//! cold in the host caches whenever its turn comes; reading one 64-byte warp slot per warp
+//! per scan cost more than the rest of the scan together, so the scan reads two dense
+//! arrays instead. Caching changes no result: a cached blocker is exactly what the blocker
+//! check would find again before it expires or an event on the warp clears it.
+
+/// Stall reasons ordered by how close the warp was to issuing (the highest is reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stall {
+    Fetch,
+    Barrier,
+    MemData,
+    AluData,
+    Pipe,
+    Lsu,
+}
+
+/// Paths of an SM: two per warp slot, at most 64 warp slots (`sm.max_warps`).
+const PATHS: usize = 128;
+
+pub(super) struct ScanState {
+    /// Per side: the warps (bit per slot) whose path on that side holds its cached blocker
+    /// until an event (`not_before == u64::MAX`), so a scan can pass the warp by a bit test.
+    parked: [u64; 2],
+    /// Per path: the cycle before which its cached blocker holds (`u64::MAX`: until an
+    /// event on its warp).
+    not_before: [u64; PATHS],
+    /// Per path: the cached blocker (stale once `not_before` has passed).
+    reason: [Stall; PATHS],
+    /// Per path: the cycle at which its instruction buffer's fetch completes (the buffer
+    /// itself is in the warp slot; the sleep computation reads only this).
+    fetch_ready_at: [u64; PATHS],
+}
+
+// Fixed-size arrays indexed by `p % PATHS` (a mask, no bounds check in the scan loop).
+impl ScanState {
+    pub fn new() -> ScanState {
+        ScanState {
+            parked: [0; 2],
+            not_before: [0; PATHS],
+            reason: [Stall::Fetch; PATHS],
+            fetch_ready_at: [0; PATHS],
+        }
+    }
+
+    /// Nothing cached (a new kernel).
+    pub fn reset(&mut self) {
+        *self = ScanState::new();
+    }
+
+    /// The cached blocker of path `p` if it still holds at `now`.
+    #[inline(always)]
+    pub fn cached(&self, p: usize, now: u64) -> Option<Stall> {
+        let p = p % PATHS;
+        if now < self.not_before[p] {
+            Some(self.reason[p])
+        } else {
+            None
+        }
+    }
+
+    /// The blocker found for path `p`, holding before cycle `until` (`u64::MAX`: until an
+    /// event on the warp).
+    #[inline(always)]
+    pub fn hold(&mut self, p: usize, why: Stall, until: u64) {
+        let p = p % PATHS;
+        self.reason[p] = why;
+        self.not_before[p] = until;
+        if until == u64::MAX {
+            self.parked[p % 2] |= 1 << (p / 2);
+        }
+    }
+
+    /// An event on warp `w`: both its paths are looked at again.
+    #[inline(always)]
+    pub fn clear_warp(&mut self, w: usize) {
+        let p = (2 * w) % PATHS;
+        self.parked[0] &= !(1 << (p / 2));
+        self.parked[1] &= !(1 << (p / 2));
+        self.not_before[p] = 0;
+        self.not_before[p + 1] = 0;
+    }
+
+    /// The warps a scan can pass without looking: every path it would consider is parked.
+    /// `sides` says which paths it considers: side 0 only, both, or (`None`) one chosen per
+    /// warp, which this mask cannot tell (no warp is passed).
+    #[inline(always)]
+    pub fn passable(&self, sides: Option<&[usize]>) -> u64 {
+        match sides {
+            Some(sides) => sides.iter().fold(u64::MAX, |m, &s| m & self.parked[s]),
+            None => 0,
+        }
+    }
+
+    /// The cached blocker of path `p`, current or not.
+    #[inline(always)]
+    pub fn reason(&self, p: usize) -> Stall {
+        self.reason[p % PATHS]
+    }
+
+    #[inline(always)]
+    pub fn fetch_ready_at(&self, p: usize) -> u64 {
+        self.fetch_ready_at[p % PATHS]
+    }
+
+    #[inline(always)]
+    pub fn set_fetch_ready_at(&mut self, p: usize, at: u64) {
+        self.fetch_ready_at[p % PATHS] = at;
+    }
+}
