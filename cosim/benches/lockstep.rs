@@ -34,22 +34,16 @@ fn cycles() -> u64 {
 /// machine the wall-clock rate mostly measures the other processes; the CPU-time rate is
 /// what one core does.
 fn thread_cpu_secs() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: a valid out-pointer; Linux x86-64/aarch64 timespec layout (two 64-bit fields).
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
     if rc != 0 {
         return f64::NAN;
     }
-    t.sec as f64 + t.nsec as f64 * 1e-9
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// A rate in cycles per second of wall-clock time and of this thread's CPU time.

@@ -56,8 +56,8 @@ impl Scheduler {
         self.by_age.is_empty()
     }
 
-    /// A new warp (ages only grow, so appending keeps `by_age` sorted).
-    pub fn add(&mut self, warp: usize, _age: u64) {
+    /// A new warp: the youngest, so appending keeps `by_age` in launch order.
+    pub fn add(&mut self, warp: usize) {
         self.by_age.push(warp);
         self.pending.push_back(warp);
         self.refill();
@@ -215,7 +215,7 @@ mod tests {
     fn gto_is_greedy_then_oldest() {
         let mut s = Scheduler::new(SchedulerPolicy::Gto, 8);
         for w in [4, 2, 6] {
-            s.add(w, 0);
+            s.add(w);
         }
         assert_eq!(order(&s), vec![4, 2, 6]);
         s.issued(6, false);
@@ -228,7 +228,7 @@ mod tests {
     fn lrr_rotates_after_the_issuer() {
         let mut s = Scheduler::new(SchedulerPolicy::Lrr, 8);
         for w in [0, 2, 4] {
-            s.add(w, 0);
+            s.add(w);
         }
         s.issued(2, false);
         assert_eq!(order(&s), vec![4, 0, 2]);
@@ -240,7 +240,7 @@ mod tests {
     fn two_level_never_fills_its_active_set_with_barrier_waiters() {
         let mut s = Scheduler::new(SchedulerPolicy::TwoLevel, 2);
         for w in [0, 1, 2, 3] {
-            s.add(w, 0);
+            s.add(w);
         }
         s.refresh_order();
         assert_eq!(s.order, vec![0, 1]);
@@ -265,7 +265,7 @@ mod tests {
     fn two_level_demotes_long_latency_warps() {
         let mut s = Scheduler::new(SchedulerPolicy::TwoLevel, 2);
         for w in [0, 1, 2, 3] {
-            s.add(w, 0);
+            s.add(w);
         }
         assert_eq!(order(&s), vec![0, 1]);
         s.issued(0, true);

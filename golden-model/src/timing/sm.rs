@@ -160,8 +160,6 @@ struct WarpSlot {
     /// Releases waiting in the SM's queue for a free scoreboard writeback port (the slot
     /// is not reused until 0 either).
     deferred: u32,
-    /// Launch order on this SM, for oldest-first policies.
-    age: u64,
 }
 
 /// Instructions fetched for one path: `count` sequential instructions starting at `pc`,
@@ -260,7 +258,6 @@ pub struct Sm {
     /// reason that scan found. Skipping the scan changes no result, only the cost.
     sleep_until: Vec<u64>,
     sleep_reason: Vec<Stall>,
-    next_age: u64,
     // resources in use
     used_warps: u32,
     used_threads: u32,
@@ -331,7 +328,6 @@ impl Sm {
             fetch_rr: 0,
             sleep_until: vec![0; nsched],
             sleep_reason: vec![Stall::Fetch; nsched],
-            next_age: 0,
             used_warps: 0,
             used_threads: 0,
             used_regs: 0,
@@ -450,7 +446,6 @@ impl Sm {
             self.warps.push(WarpSlot {
                 active: false,
                 cta_slot: 0,
-                age: 0,
                 view: StackView::default(),
                 ibuf: [IBuffer::default(); 2],
                 side: 0,
@@ -497,8 +492,6 @@ impl Sm {
             warp.active = true;
             warp.finished = false;
             warp.cta_slot = slot as u16;
-            warp.age = self.next_age;
-            self.next_age += 1;
             let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
             let stack = &mut self.stacks[ws];
             let launch = stack.launch(0, ws_state.valid_lanes as u64);
@@ -520,7 +513,7 @@ impl Sm {
             let words = self.sb_words;
             self.pending_mem[2 * ws * words..2 * (ws + 1) * words].fill(0);
             let sched = owner_scheduler(ws, self.schedulers.len());
-            self.schedulers[sched].add(ws, warp.age);
+            self.schedulers[sched].add(ws);
             self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
             self.scan.clear_warp(ws);
