@@ -3,6 +3,7 @@
 //! functional unit it uses.
 
 use crate::ptx::ir::{AddrBase, InstClass, Kernel, Opcode, Operand, RegId};
+use crate::units::dpe_scoreboard::RegMask;
 
 /// Maximum register slots an instruction reads (guard + up to 4 sources + address base +
 /// vector store elements).
@@ -16,6 +17,8 @@ pub struct DecodedInst {
     pub n_reads: u8,
     pub writes: [RegId; MAX_WRITES],
     pub n_writes: u8,
+    /// The registers read or written, as the scoreboard's hazard query takes them.
+    pub uses: RegMask,
     pub class: InstClass,
     pub is_barrier: bool,
 }
@@ -39,6 +42,7 @@ pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
                 n_reads: 0,
                 writes: [0; MAX_WRITES],
                 n_writes: 0,
+                uses: RegMask::default(),
                 class: inst.class,
                 is_barrier: inst.op == Opcode::BarSync,
             };
@@ -69,6 +73,7 @@ pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
                     }
                 }
             }
+            d.uses = RegMask::of(d.reads().iter().chain(d.writes()).map(|&r| r as u32));
             d
         })
         .collect()

@@ -23,6 +23,9 @@ pub struct Scheduler {
     /// The candidate order after the greedy warp (see [`Scheduler::greedy`]), highest
     /// priority first; rebuilt only when `dirty`.
     pub order: Vec<usize>,
+    /// The warps in `order` (a bit per slot) and each one's index there, rebuilt with it.
+    members: u64,
+    position: [u8; 64],
     dirty: bool,
 }
 
@@ -38,6 +41,8 @@ impl Scheduler {
             active_size: two_level_active.max(1) as usize,
             waiting: 0,
             order: Vec::new(),
+            members: 0,
+            position: [0; 64],
             dirty: true,
         }
     }
@@ -130,7 +135,29 @@ impl Scheduler {
             SchedulerPolicy::Gto => out.extend_from_slice(&self.by_age),
             _ => self.candidates(&mut out),
         }
+        self.members = 0;
+        for (i, &w) in out.iter().enumerate() {
+            self.members |= 1 << w;
+            self.position[w % 64] = i as u8;
+        }
         self.order = out;
+    }
+
+    /// The warps in `order` (refreshed), a bit per slot.
+    pub fn members(&self) -> u64 {
+        self.members
+    }
+
+    /// The indices in `order` (refreshed) of the warps in `warps`, a bit per index: its set
+    /// bits from the lowest up name those warps in `order`'s sequence.
+    pub fn positions(&self, mut warps: u64) -> u64 {
+        let mut at = 0u64;
+        while warps != 0 {
+            let w = warps.trailing_zeros() as usize;
+            warps &= warps - 1;
+            at |= 1 << self.position[w];
+        }
+        at
     }
 
     /// Fill `out` with this cycle's candidates, highest priority first.

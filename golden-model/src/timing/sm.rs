@@ -139,7 +139,8 @@ impl CtaFootprint {
 /// The timing state of one warp slot. The SM's state is cold in the host caches whenever
 /// its turn comes (the other SMs ran in between), so what the blocker check reads comes
 /// first and fits one 64-byte line: `barrier`, `view` and the instruction buffers (`repr(C)`
-/// keeps that order). The scan itself reads only [`ScanState`].
+/// keeps that order). The scan reads [`ScanState`], and the slot only under DPE (the
+/// selected side and its paths).
 #[repr(C, align(64))]
 struct WarpSlot {
     /// Barrier id the warp waits at, and the PC of its `bar.sync` (for fault reports).
@@ -210,7 +211,7 @@ struct Release {
 /// The per-SM timing model.
 pub struct Sm {
     pub id: u32,
-    /// Timing state of each warp slot, scanned by the schedulers every cycle (kept small).
+    /// Timing state of each warp slot, read by the blocker check and at issue (kept small).
     warps: Vec<WarpSlot>,
     /// Per path: the blockers the schedulers' scan cached, and fetch completion times.
     scan: ScanState,
@@ -823,10 +824,7 @@ impl Sm {
         // The scoreboard's hazard output for this path: its own pending bits or the other
         // side's shadow bits (§4.9). Cached until an event on the warp: only a release can
         // clear a hazard, and every release wakes the warp.
-        if self
-            .sb
-            .hazard_in(w as u32, side as u8, d.reads(), d.writes())
-        {
+        if self.sb.hazard_mask(w as u32, side as u8, &d.uses) {
             let why = if self.memory_hazard(w, side, d) {
                 Stall::MemData
             } else {
@@ -888,14 +886,16 @@ impl Sm {
         // Take the candidate order out to avoid borrowing the scheduler while checking warps.
         self.schedulers[s].refresh_order();
         let greedy = self.schedulers[s].greedy();
-        let order = std::mem::take(&mut self.schedulers[s].order);
-        let rest = order.iter().copied().filter(|&w| Some(w) != greedy);
-        // Warps whose every considered path waits for an event are passed by a bit test.
+        // Warps whose every considered path waits for an event are passed over: the scan
+        // visits the others, the greedy warp first, then in `order`'s sequence.
         let passable = self.scan.passable(self.fixed_candidate_sides(k));
-        'warps: for w in greedy.into_iter().chain(rest) {
-            if passable >> w & 1 != 0 {
-                continue;
-            }
+        let greedy_bit = greedy.map_or(0, |g| 1u64 << g);
+        let first = greedy.filter(|_| passable & greedy_bit == 0);
+        let rest =
+            self.schedulers[s].positions(self.schedulers[s].members() & !passable & !greedy_bit);
+        let order = std::mem::take(&mut self.schedulers[s].order);
+        let rest = set_bits(rest).map(|i| order[i]);
+        'warps: for w in first.into_iter().chain(rest) {
             let (sides, n) = self.candidate_sides(w, k);
             for &side in &sides[..n] {
                 let p = 2 * w + side;
@@ -1408,6 +1408,18 @@ fn owner_scheduler(w: usize, n: usize) -> usize {
     } else {
         w % n
     }
+}
+
+/// The indices of the set bits of `m`, lowest first.
+#[inline]
+fn set_bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
 }
 
 #[inline]

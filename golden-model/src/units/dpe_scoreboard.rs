@@ -162,6 +162,22 @@ impl ScoreboardInputs {
     }
 }
 
+/// A set of register indices below 256 (the largest NUM_REGS): bit `r % 64` of word `r / 64`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegMask(pub [u64; 4]);
+
+impl RegMask {
+    /// The set of `regs`; indices of 256 or more (out of range of every parameter set) are
+    /// left out, as the scoreboard ignores them.
+    pub fn of(regs: impl IntoIterator<Item = u32>) -> RegMask {
+        let mut m = RegMask::default();
+        for r in regs.into_iter().filter(|&r| r < 256) {
+            m.0[r as usize / 64] |= 1 << (r % 64);
+        }
+        m
+    }
+}
+
 /// The state of one `dpe_scoreboard` instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DpeScoreboard {
@@ -350,16 +366,15 @@ impl DpeScoreboard {
 
     /// Would an instruction of (warp, side) reading or writing `regs` hit a hazard:
     /// own pending bit or the other side's shadow bit ([L516]). Takes register lists of
-    /// any integer type (the GPU model's decoded `u16` slots) without copying them.
-    #[inline]
+    /// any integer type.
     pub fn hazard<R: Copy + Into<u32>>(&self, warp: u32, side: u8, regs: &[R]) -> bool {
-        self.hazard_in(warp, side, regs, &[])
+        self.hazard_mask(warp, side, &RegMask::of(regs.iter().map(|&r| r.into())))
     }
 
-    /// [`Self::hazard`] over the registers of two lists (an instruction's sources and its
-    /// destinations): one query.
+    /// [`Self::hazard`] of the registers in `regs` (the GPU model decodes each
+    /// instruction's set once): the scoreboard's hottest query, a few word operations.
     #[inline]
-    pub fn hazard_in<R: Copy + Into<u32>>(&self, warp: u32, side: u8, a: &[R], b: &[R]) -> bool {
+    pub fn hazard_mask(&self, warp: u32, side: u8, regs: &RegMask) -> bool {
         if warp >= self.params.num_warps {
             return false;
         }
@@ -367,27 +382,13 @@ impl DpeScoreboard {
         let words = self.row_words;
         let own = &self.pending[(warp as usize * 2 + side) * words..][..words];
         let other = &self.shadow[(warp as usize * 2 + (side ^ 1)) * words..][..words];
-        let (dual, num_regs) = (self.params.dual, self.params.num_regs);
-        #[inline(always)]
-        fn hit(own: &[u64], other: &[u64], dual: bool, num_regs: u32, reg: u32) -> bool {
-            if reg >= num_regs {
-                return false;
-            }
-            let (k, bit) = (reg as usize / 64, 1u64 << (reg % 64));
-            own[k] & bit != 0 || (dual && other[k] & bit != 0)
-        }
-        // Plain loops: this is the GPU model's hottest query.
-        for &reg in a {
-            if hit(own, other, dual, num_regs, reg.into()) {
-                return true;
-            }
-        }
-        for &reg in b {
-            if hit(own, other, dual, num_regs, reg.into()) {
-                return true;
-            }
-        }
-        false
+        // Row bits at or above NUM_REGS are never set, so a register out of range hits
+        // nothing (as in the RTL, where no row bit matches it).
+        let dual = self.params.dual;
+        own.iter()
+            .zip(other)
+            .zip(&regs.0)
+            .any(|((&p, &s), &q)| (p | if dual { s } else { 0 }) & q != 0)
     }
 
     /// No pending bit anywhere (so no shadow bit either, `S ⊆ P`).
