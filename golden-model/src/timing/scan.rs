@@ -21,6 +21,18 @@ pub(super) enum Stall {
     Lsu,
 }
 
+impl Stall {
+    /// Every reason, highest last.
+    const ALL: [Stall; 6] = [
+        Stall::Fetch,
+        Stall::Barrier,
+        Stall::MemData,
+        Stall::AluData,
+        Stall::Pipe,
+        Stall::Lsu,
+    ];
+}
+
 /// Paths of an SM: two per warp slot, at most 64 warp slots (`sm.max_warps`).
 const PATHS: usize = 128;
 
@@ -28,13 +40,15 @@ pub(super) struct ScanState {
     /// Per side: the warps (bit per slot) whose path on that side holds its cached blocker
     /// until an event (`not_before == u64::MAX`), so a scan can pass the warp by a bit test.
     parked: [u64; 2],
+    /// `parked` split by the cached blocker: per reason, per side.
+    parked_by: [[u64; 2]; Stall::ALL.len()],
     /// Per path: the cycle before which its cached blocker holds (`u64::MAX`: until an
     /// event on its warp).
     not_before: [u64; PATHS],
     /// Per path: the cached blocker (stale once `not_before` has passed).
     reason: [Stall; PATHS],
-    /// Per path: the cycle at which its instruction buffer's fetch completes (the buffer
-    /// itself is in the warp slot; the sleep computation reads only this).
+    /// Per path: the cycle at which its instruction buffer's last fetch completes (the
+    /// buffer itself is in the warp slot).
     fetch_ready_at: [u64; PATHS],
 }
 
@@ -43,6 +57,7 @@ impl ScanState {
     pub fn new() -> ScanState {
         ScanState {
             parked: [0; 2],
+            parked_by: [[0; 2]; Stall::ALL.len()],
             not_before: [0; PATHS],
             reason: [Stall::Fetch; PATHS],
             fetch_ready_at: [0; PATHS],
@@ -74,6 +89,7 @@ impl ScanState {
         self.not_before[p] = until;
         if until == u64::MAX {
             self.parked[p % 2] |= 1 << (p / 2);
+            self.parked_by[why as usize][p % 2] |= 1 << (p / 2);
         }
     }
 
@@ -81,8 +97,13 @@ impl ScanState {
     #[inline(always)]
     pub fn clear_warp(&mut self, w: usize) {
         let p = (2 * w) % PATHS;
-        self.parked[0] &= !(1 << (p / 2));
-        self.parked[1] &= !(1 << (p / 2));
+        let bit = 1u64 << (p / 2);
+        for side in 0..2 {
+            if self.parked[side] & bit != 0 {
+                self.parked[side] &= !bit;
+                self.parked_by[self.reason[p + side] as usize][side] &= !bit;
+            }
+        }
         self.not_before[p] = 0;
         self.not_before[p + 1] = 0;
     }
@@ -98,10 +119,14 @@ impl ScanState {
         }
     }
 
-    /// The cached blocker of path `p`, current or not.
-    #[inline(always)]
-    pub fn reason(&self, p: usize) -> Stall {
-        self.reason[p % PATHS]
+    /// The highest cached blocker of the paths on `sides` of `warps`, all of them parked.
+    #[inline]
+    pub fn worst_parked(&self, warps: u64, sides: &[usize]) -> Option<Stall> {
+        Stall::ALL.iter().rev().copied().find(|&why| {
+            sides
+                .iter()
+                .any(|&s| self.parked_by[why as usize][s] & warps != 0)
+        })
     }
 
     #[inline(always)]

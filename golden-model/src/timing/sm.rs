@@ -259,6 +259,9 @@ pub struct Sm {
     /// reason that scan found. Skipping the scan changes no result, only the cost.
     sleep_until: Vec<u64>,
     sleep_reason: Vec<Stall>,
+    /// Per scheduler: the completion cycles of its warps' instruction fetches in flight,
+    /// earliest first (for the sleep computation).
+    fetches_done_at: Vec<VecDeque<u64>>,
     // resources in use
     used_warps: u32,
     used_threads: u32,
@@ -329,6 +332,7 @@ impl Sm {
             fetch_rr: 0,
             sleep_until: vec![0; nsched],
             sleep_reason: vec![Stall::Fetch; nsched],
+            fetches_done_at: vec![VecDeque::new(); nsched],
             used_warps: 0,
             used_threads: 0,
             used_regs: 0,
@@ -459,6 +463,9 @@ impl Sm {
         for s in &mut self.schedulers {
             s.clear();
         }
+        for f in &mut self.fetches_done_at {
+            f.clear();
+        }
         self.need_fetch = 0;
         self.wake();
         self.stats = KernelStats::default();
@@ -499,8 +506,6 @@ impl Sm {
             warp.view = stack.view();
             self.states[ws] = ws_state;
             warp.ibuf = [IBuffer::default(); 2];
-            self.scan.set_fetch_ready_at(2 * ws, 0);
-            self.scan.set_fetch_ready_at(2 * ws + 1, 0);
             warp.side = 0;
             warp.barrier = None;
             warp.inflight = 0;
@@ -683,8 +688,6 @@ impl Sm {
                 let effect = stack.idle_tick();
                 warp.view = stack.view();
                 warp.ibuf = [IBuffer::default(); 2];
-                self.scan.set_fetch_ready_at(2 * w, 0);
-                self.scan.set_fetch_ready_at(2 * w + 1, 0);
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
             }
@@ -730,8 +733,15 @@ impl Sm {
                 count: k.cfg.sm.ibuffer_entries,
                 pc: warp.view.pc[side],
             };
-            self.scan
-                .set_fetch_ready_at(bit, now + k.cfg.sm.fetch_latency as u64);
+            let done_at = now + k.cfg.sm.fetch_latency as u64;
+            self.scan.set_fetch_ready_at(bit, done_at);
+            // Completion cycles of one scheduler's fetches arrive in order (a fixed latency
+            // from a growing cycle): a queue, pruned as it grows, holds its earliest pending.
+            let fetches = &mut self.fetches_done_at[owner_scheduler(w, self.schedulers.len())];
+            while fetches.front().is_some_and(|&at| at <= now) {
+                fetches.pop_front();
+            }
+            fetches.push_back(done_at);
             self.need_fetch &= !(1u128 << bit);
             // (bit + 1) modulo the 2n paths: bit < 2n, so one compare, no division.
             self.fetch_rr = if bit + 1 == 2 * n as usize {
@@ -778,9 +788,10 @@ impl Sm {
     }
 
     /// The earliest future cycle at which a timed condition (a functional unit or the LSU
-    /// becoming free, an instruction buffer becoming ready) changes for a scheduler whose
-    /// warps are `order`.
-    fn next_timed_change_in(&self, order: &[usize], now: u64) -> u64 {
+    /// becoming free, an instruction fetch of one of its warps completing) changes for
+    /// scheduler `s`. (A fetch whose buffer was flushed since may still be counted: waking
+    /// early only costs a scan that finds the same blockers.)
+    fn next_timed_change(&mut self, s: usize, now: u64) -> u64 {
         let mut t = u64::MAX;
         let mut consider = |x: u64| {
             if x > now && x < t {
@@ -796,10 +807,11 @@ impl Sm {
             consider(u);
         }
         consider(self.lsu_free);
-        for &w in order {
-            consider(self.scan.fetch_ready_at(2 * w));
-            consider(self.scan.fetch_ready_at(2 * w + 1));
+        let fetches = &mut self.fetches_done_at[s];
+        while fetches.front().is_some_and(|&at| at <= now) {
+            fetches.pop_front();
         }
+        consider(fetches.front().copied().unwrap_or(u64::MAX));
         t
     }
 
@@ -891,15 +903,19 @@ impl Sm {
         let passable = self.scan.passable(self.fixed_candidate_sides(k));
         let greedy_bit = greedy.map_or(0, |g| 1u64 << g);
         let first = greedy.filter(|_| passable & greedy_bit == 0);
-        let rest =
-            self.schedulers[s].positions(self.schedulers[s].members() & !passable & !greedy_bit);
+        let members = self.schedulers[s].members() | greedy_bit;
+        let rest = self.schedulers[s].positions(members & !passable & !greedy_bit);
         let order = std::mem::take(&mut self.schedulers[s].order);
         let rest = set_bits(rest).map(|i| order[i]);
+        // The stall counted if nothing issues: the blocker closest to issuing among every
+        // path considered, visited or passed over.
+        let mut worst = Stall::Fetch;
         'warps: for w in first.into_iter().chain(rest) {
             let (sides, n) = self.candidate_sides(w, k);
             for &side in &sides[..n] {
                 let p = 2 * w + side;
-                if self.scan.cached(p, now).is_some() {
+                if let Some(why) = self.scan.cached(p, now) {
+                    worst = worst.max(why);
                     continue;
                 }
                 match self.blocker(w, side, now, k) {
@@ -907,22 +923,24 @@ impl Sm {
                         chosen = Some((w, side));
                         break 'warps;
                     }
-                    Some((st, until)) => self.scan.hold(p, st, until),
+                    Some((st, until)) => {
+                        worst = worst.max(st);
+                        self.scan.hold(p, st, until);
+                    }
                 }
             }
         }
         let Some((w, side)) = chosen else {
-            // Every considered path now has a current cached blocker; the stall counted is
-            // the one closest to issuing.
-            let mut worst = Stall::Fetch;
-            for &w in &order {
-                let (sides, n) = self.candidate_sides(w, k);
-                for &side in &sides[..n] {
-                    worst = worst.max(self.scan.reason(2 * w + side));
-                }
+            if let Some(sides) = self.fixed_candidate_sides(k) {
+                let passed = members & passable;
+                worst = worst.max(
+                    self.scan
+                        .worst_parked(passed, sides)
+                        .unwrap_or(Stall::Fetch),
+                );
             }
             self.count_stall(worst);
-            self.sleep_until[s] = self.next_timed_change_in(&order, now);
+            self.sleep_until[s] = self.next_timed_change(s, now);
             self.sleep_reason[s] = worst;
             self.schedulers[s].order = order;
             return Ok(());
