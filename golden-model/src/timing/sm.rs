@@ -871,11 +871,10 @@ impl Sm {
         let mem = |s: usize| &self.pending_mem[(2 * w + s) * words..][..words];
         let (own_p, own_m) = (self.sb.pending_row(wu, su), mem(side));
         let (other_s, other_m) = (self.sb.shadow_row(wu, su ^ 1), mem(side ^ 1));
-        let loads = |r: u16| {
-            let (k, bit) = (r as usize / 64, 1u64 << (r % 64));
-            k < own_p.len() && (own_p[k] & own_m[k] | other_s[k] & other_m[k]) & bit != 0
-        };
-        d.reads().iter().any(|&r| loads(r)) || d.writes().iter().any(|&r| loads(r))
+        let loads = own_p.iter().zip(own_m).zip(other_s.iter().zip(other_m));
+        loads
+            .zip(&d.uses.0)
+            .any(|(((&p, &m), (&s, &sm)), &uses)| (p & m | s & sm) & uses != 0)
     }
 
     fn schedule(
@@ -1469,10 +1468,18 @@ pub fn shared_conflict_ways(acc: &MemAccess, banks: u32) -> u32 {
     // touched lies in a window of at most `banks` consecutive words, so no bank holds two.
     // The window runs to the last byte of the widest lane, a superset of the words charged.
     let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for (lane, &addr) in acc.addrs.iter().enumerate() {
-        if acc.mask >> lane & 1 != 0 {
+    if acc.mask == u32::MAX {
+        // Full warps, the usual case, without a test per lane.
+        for &addr in &acc.addrs {
             lo = lo.min(addr);
             hi = hi.max(addr);
+        }
+    } else {
+        for (lane, &addr) in acc.addrs.iter().enumerate() {
+            if acc.mask >> lane & 1 != 0 {
+                lo = lo.min(addr);
+                hi = hi.max(addr);
+            }
         }
     }
     let size = acc.bytes.max(1) as u64;
