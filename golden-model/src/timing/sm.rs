@@ -849,8 +849,13 @@ impl Sm {
             InstClass::Sfu | InstClass::Div => min_free(&self.sfu_free) <= now,
             InstClass::Dp => min_free(&self.dp_free) <= now,
             InstClass::Mem => {
-                if self.lsu_queue.len() >= LSU_QUEUE || self.lsu_free > now {
+                // A full queue can drain at any cycle; a busy LSU with room in its queue
+                // holds until `lsu_free`, which only ever moves later.
+                if self.lsu_queue.len() >= LSU_QUEUE {
                     return Some((Stall::Lsu, now + 1));
+                }
+                if self.lsu_free > now {
+                    return Some((Stall::Lsu, self.lsu_free));
                 }
                 true
             }
