@@ -315,6 +315,34 @@ pub fn mul32(a: f32, b: f32, r: Rnd) -> f32 {
     round_f32(a as f64 * b as f64, 0.0, r)
 }
 
+/// `canon32(fma32(a, b, c, Rnd::N))` of every lane's raw f32 bits. A host with FMA
+/// instructions runs the 32 lanes as a few vector instructions; otherwise each lane calls
+/// the library `fmaf` (the same correctly rounded result: IEEE 754 fusedMultiplyAdd).
+pub fn fma32_rn_lanes(a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports the `fma` target feature (checked just above).
+        return unsafe { fma32_rn_lanes_fma(a, b, c) };
+    }
+    fma32_rn_lanes_any(a, b, c)
+}
+
+#[inline(always)]
+fn fma32_rn_lanes_any(a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    for l in 0..32 {
+        out[l] = canon32(f32_of(a[l]).mul_add(f32_of(b[l]), f32_of(c[l])));
+    }
+    out
+}
+
+/// [`fma32_rn_lanes`] compiled with the `fma` feature, so `mul_add` is an instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn fma32_rn_lanes_fma(a: &[u64; 32], b: &[u64; 32], c: &[u64; 32]) -> [u64; 32] {
+    fma32_rn_lanes_any(a, b, c)
+}
+
 /// Fused multiply-add with a single rounding, any direction.
 #[inline]
 pub fn fma32(a: f32, b: f32, c: f32, r: Rnd) -> f32 {

@@ -831,15 +831,15 @@ impl<'a> Exec<'_, 'a> {
             ScalarType::F32 if plain => {
                 // The common case, decided once per instruction: round to nearest, no
                 // `.ftz`/`.sat`. The same helpers with those modifiers constant; the cheap
-                // operations run over all lanes (no mask walk), `fma`/`div` (host library
-                // calls) only over the executed lanes.
+                // operations (and `fma`, see `fma32_rn_lanes`) run over all lanes (no mask
+                // walk), `div` (a host library call) only over the executed lanes.
                 let i = fl::f32_of;
                 let o = fl::canon32;
                 match inst.op {
                     Add => all(|l| o(fl::add32(i(a[l]), i(b[l]), Rnd::N))),
                     Sub => all(|l| o(fl::add32(i(a[l]), -i(b[l]), Rnd::N))),
                     Mul => all(|l| o(fl::mul32(i(a[l]), i(b[l]), Rnd::N))),
-                    Fma | Mad => map3(m, a, b, c, |x, y, z| o(fl::fma32(i(x), i(y), i(z), Rnd::N))),
+                    Fma | Mad => fl::fma32_rn_lanes(a, b, c),
                     Div => map2(m, a, b, |x, y| o(fl::div32(i(x), i(y), Rnd::N))),
                     Abs => all(|l| (i(a[l]).to_bits() & 0x7fff_ffff) as u64),
                     Neg => all(|l| (i(a[l]).to_bits() ^ 0x8000_0000) as u64),
