@@ -886,6 +886,24 @@ mod tests {
     }
 
     proptest! {
+        /// The 32-lane fma (host FMA instructions where present) and its portable route
+        /// both give the exact route's result on every lane.
+        #[test]
+        fn fma32_rn_lanes_match_exact_route(
+            a in proptest::array::uniform32(f32_in_range()),
+            b in proptest::array::uniform32(f32_in_range()),
+            c in proptest::array::uniform32(f32_in_range()),
+        ) {
+            let raw = |x: [f32; 32]| x.map(|v| v.to_bits() as u64);
+            let (ra, rb, rc) = (raw(a), raw(b), raw(c));
+            let (fast, portable) = (fma32_rn_lanes(&ra, &rb, &rc), fma32_rn_lanes_any(&ra, &rb, &rc));
+            for l in 0..32 {
+                let want = canon32(fma32_rn_exact(a[l], b[l], c[l]));
+                prop_assert_eq!(fast[l], want, "lane {}", l);
+                prop_assert_eq!(portable[l], want, "lane {}", l);
+            }
+        }
+
         #[test]
         fn fma32_rn_matches_std(a: f32, b: f32, c: f32) {
             let x = fma32(a, b, c, Rnd::N);
