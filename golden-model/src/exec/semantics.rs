@@ -32,7 +32,7 @@ use super::*;
 use crate::error::{FaultKind, GuestFault};
 use crate::ptx::ir::{
     BoolOp, CmpOp, Instruction, MulMode, Opcode, Operand, ScalarType, SpecialReg, StateSpace,
-    SymbolId,
+    Symbol, SymbolId,
 };
 
 pub(super) type Lanes = [u64; WARP_SIZE];
@@ -478,31 +478,35 @@ impl<'a> Exec<'_, 'a> {
         Ok(out)
     }
 
-    /// Value of a symbol used as an operand (`mov.u64 %rd, sym`): its address in its space
-    /// (param/shared/local/const: space offset; global: device address).
-    pub fn symbol_value(&self, id: SymbolId) -> Res<u64> {
-        let sym = self
-            .env
+    /// The module symbol `id` (an id the front end assigned; out of range only for a
+    /// hand-built module).
+    fn symbol(&self, id: SymbolId) -> Res<&Symbol> {
+        self.env
             .module
             .symbols
             .get(id as usize)
-            .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
-        Ok(match sym.space {
+            .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))
+    }
+
+    /// The address of `sym` in its own space (param/shared/local/const: space offset;
+    /// global: device address).
+    fn symbol_address(&self, sym: &Symbol) -> u64 {
+        match sym.space {
             StateSpace::Global => self.env.launch.global_base.wrapping_add(sym.offset),
             _ => sym.offset,
-        })
+        }
+    }
+
+    /// Value of a symbol used as an operand (`mov.u64 %rd, sym`): its address in its space.
+    pub fn symbol_value(&self, id: SymbolId) -> Res<u64> {
+        Ok(self.symbol_address(self.symbol(id)?))
     }
 
     /// The base address (the same in every lane) of a memory operand `[sym+off]` for an
     /// access in `space` (generic: a generic address, through the shared/local windows).
     pub(super) fn symbol_base(&self, id: SymbolId, space: StateSpace) -> Res<u64> {
-        let sym = self
-            .env
-            .module
-            .symbols
-            .get(id as usize)
-            .ok_or_else(|| self.unsupported(format!("symbol id {id} out of range")))?;
-        let v = self.symbol_value(id)?;
+        let sym = self.symbol(id)?;
+        let v = self.symbol_address(sym);
         let v = match (space, sym.space) {
             (s, t) if s == t => v,
             (StateSpace::Generic, StateSpace::Global) => v,

@@ -738,9 +738,7 @@ impl Sm {
             // Completion cycles of one scheduler's fetches arrive in order (a fixed latency
             // from a growing cycle): a queue, pruned as it grows, holds its earliest pending.
             let fetches = &mut self.fetches_done_at[owner_scheduler(w, self.schedulers.len())];
-            while fetches.front().is_some_and(|&at| at <= now) {
-                fetches.pop_front();
-            }
+            drop_completed(fetches, now);
             fetches.push_back(done_at);
             self.need_fetch &= !(1u128 << bit);
             // (bit + 1) modulo the 2n paths: bit < 2n, so one compare, no division.
@@ -808,9 +806,7 @@ impl Sm {
         }
         consider(self.lsu_free);
         let fetches = &mut self.fetches_done_at[s];
-        while fetches.front().is_some_and(|&at| at <= now) {
-            fetches.pop_front();
-        }
+        drop_completed(fetches, now);
         consider(fetches.front().copied().unwrap_or(u64::MAX));
         t
     }
@@ -937,11 +933,7 @@ impl Sm {
         let Some((w, side)) = chosen else {
             if let Some(sides) = self.fixed_candidate_sides(k) {
                 let passed = members & passable;
-                worst = worst.max(
-                    self.scan
-                        .worst_parked(passed, sides)
-                        .unwrap_or(Stall::Fetch),
-                );
+                worst = worst.max(self.scan.worst_parked(passed, sides));
             }
             self.count_stall(worst);
             self.sleep_until[s] = self.next_timed_change(s, now);
@@ -1429,6 +1421,14 @@ fn owner_scheduler(w: usize, n: usize) -> usize {
         w & (n - 1)
     } else {
         w % n
+    }
+}
+
+/// Forget the fetch completions at or before `now` (the queue is in completion order).
+#[inline]
+fn drop_completed(fetches: &mut VecDeque<u64>, now: u64) {
+    while fetches.front().is_some_and(|&at| at <= now) {
+        fetches.pop_front();
     }
 }
 
