@@ -257,35 +257,33 @@ fn list_names_workloads_and_presets() {
     }
 }
 
-#[test]
-fn results_do_not_depend_on_thread_count() {
+/// Run `warpforge run` with `args` plus `--json`, and return everything it simulated: the
+/// JSON without host timings and memory, which differ run to run.
+fn simulated_stats(args: &[&str], tag: &str) -> serde_json::Value {
     let dir = std::env::temp_dir().join(format!("warpforge-det-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut docs = vec![];
-    for threads in ["1", "2"] {
-        let json = dir.join(format!("t{threads}.json"));
-        let o = warpforge(&[
-            "run",
-            "--size",
-            "tiny",
-            "--quiet",
-            "--threads",
-            threads,
-            "--json",
-            json.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", text(&o));
-        let mut v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        // Host timings and memory differ run to run; everything simulated must not.
-        v.as_object_mut().unwrap().remove("peak_rss_bytes");
-        for r in v["results"].as_array_mut().unwrap() {
-            for l in r["launches"].as_array_mut().unwrap() {
-                l.as_object_mut().unwrap().remove("wall_seconds");
-            }
+    let json = dir.join(format!("{tag}.json"));
+    let mut all = vec!["run", "--quiet", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = warpforge(&all);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("peak_rss_bytes");
+    for r in v["results"].as_array_mut().unwrap() {
+        for l in r["launches"].as_array_mut().unwrap() {
+            l.as_object_mut().unwrap().remove("wall_seconds");
         }
-        docs.push(v);
     }
+    v
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let docs: Vec<_> = ["1", "2"]
+        .iter()
+        .map(|t| simulated_stats(&["--size", "tiny", "--threads", t], &format!("t{t}")))
+        .collect();
     assert_eq!(docs[0], docs[1]);
     let cycles: u64 = docs[0]["results"]
         .as_array()
@@ -300,6 +298,59 @@ fn results_do_not_depend_on_thread_count() {
         })
         .sum();
     assert!(cycles > 0);
+}
+
+/// The schedulers' shortcuts (cached blockers, passed-over warps, sleeping schedulers) are
+/// pure speed: with them off every path is re-evaluated every cycle, and every statistic of
+/// every workload (cycles, stall breakdown, caches...) must come out the same, under each
+/// scheduler policy and reconvergence mechanism whose scan differs.
+#[test]
+fn scheduler_shortcuts_change_no_result() {
+    let configs: [&[&str]; 4] = [
+        &["--set", "sm.reconvergence=spe"],
+        &["--set", "sm.reconvergence=dpe"],
+        &[
+            "--set",
+            "sm.reconvergence=dpe",
+            "--set",
+            "sm.dpe_path_policy=constrained",
+        ],
+        &[
+            "--set",
+            "sm.scheduler=two_level",
+            "--set",
+            "sm.schedulers=3",
+        ],
+    ];
+    for (i, cfg) in configs.iter().enumerate() {
+        let run = |shortcuts: &str| {
+            let set = format!("sim.scan_shortcuts={shortcuts}");
+            let mut args = vec![
+                "--size",
+                "tiny",
+                "--no-compare",
+                "--no-cosim",
+                "--set",
+                &set,
+            ];
+            args.extend_from_slice(cfg);
+            simulated_stats(&args, &format!("shortcuts{i}{shortcuts}"))
+        };
+        let (on, off) = (run("true"), run("false"));
+        assert_eq!(on["results"].as_array().unwrap().len(), 14, "{cfg:?}");
+        for (a, b) in on["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(off["results"].as_array().unwrap())
+        {
+            assert_eq!(
+                a["launches"], b["launches"],
+                "{} under {cfg:?}",
+                a["workload"]
+            );
+        }
+    }
 }
 
 #[test]

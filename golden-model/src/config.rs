@@ -190,6 +190,10 @@ pub struct SimLimits {
     pub max_cycles: u64,
     /// Functional mode: maximum warp instructions per launch before a watchdog fault.
     pub max_warp_instructions: u64,
+    /// The warp schedulers' shortcuts: cached blockers, passing warps that wait for an
+    /// event, sleeping after a failed scan. They change no result (a test runs every
+    /// workload both ways); `false` re-evaluates every path every cycle, only slower.
+    pub scan_shortcuts: bool,
 }
 
 impl GpuConfig {

@@ -890,7 +890,8 @@ impl Sm {
             self.stats.stalls.idle += 1;
             return Ok(());
         }
-        if now < self.sleep_until[s] {
+        let shortcuts = k.cfg.sim.scan_shortcuts;
+        if shortcuts && now < self.sleep_until[s] {
             self.count_stall(self.sleep_reason[s]);
             return Ok(());
         }
@@ -900,7 +901,11 @@ impl Sm {
         let greedy = self.schedulers[s].greedy();
         // Warps whose every considered path waits for an event are passed over: the scan
         // visits the others, the greedy warp first, then in `order`'s sequence.
-        let passable = self.scan.passable(self.fixed_candidate_sides(k));
+        let passable = if shortcuts {
+            self.scan.passable(self.fixed_candidate_sides(k))
+        } else {
+            0
+        };
         let greedy_bit = greedy.map_or(0, |g| 1u64 << g);
         let first = greedy.filter(|_| passable & greedy_bit == 0);
         let members = self.schedulers[s].members() | greedy_bit;
@@ -914,7 +919,7 @@ impl Sm {
             let (sides, n) = self.candidate_sides(w, k);
             for &side in &sides[..n] {
                 let p = 2 * w + side;
-                if let Some(why) = self.scan.cached(p, now) {
+                if let Some(why) = self.scan.cached(p, now).filter(|_| shortcuts) {
                     worst = worst.max(why);
                     continue;
                 }
@@ -936,7 +941,9 @@ impl Sm {
                 worst = worst.max(self.scan.worst_parked(passed, sides));
             }
             self.count_stall(worst);
-            self.sleep_until[s] = self.next_timed_change(s, now);
+            if shortcuts {
+                self.sleep_until[s] = self.next_timed_change(s, now);
+            }
             self.sleep_reason[s] = worst;
             self.schedulers[s].order = order;
             return Ok(());
