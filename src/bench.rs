@@ -1,11 +1,16 @@
 //! `warpforge bench`: simulation speed and peak memory per workload.
 //!
-//! Each workload runs in its own child process (`warpforge run --threads 1`) so that its peak
-//! resident memory is its own; the child reports the simulated cycles, warp instructions and
-//! the host seconds spent inside kernel launches (input generation and the CPU reference
-//! check are not counted). Each workload runs `--repeat` times and the fastest run is
-//! reported: host noise only ever slows a run down; the simulated figures of every repeat
-//! must be identical.
+//! Each workload runs in its own child process (`warpforge run --threads 1 --no-compare
+//! --no-cosim`) so that its peak resident memory is its own; the child reports the simulated
+//! cycles, warp instructions and the host seconds spent inside kernel launches (input
+//! generation and the CPU reference check are not counted). Each workload runs `--repeat`
+//! times and the fastest run is reported: host noise only ever slows a run down; the
+//! simulated figures of every repeat must be identical.
+//!
+//! By default the figure is the simulator's own speed. `--record-traces` measures instead
+//! what a default `warpforge run` does: the same simulation while it records every unit
+//! instance's port traffic for co-simulation (which then runs after the timed launches and
+//! is not counted, but its memory is).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -31,6 +36,10 @@ pub struct BenchArgs {
     /// Runs per workload; the fastest is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// Measure the runs as a default `warpforge run` does them: recording the port traffic
+    /// of every unit instance for co-simulation (co-simulated afterwards, not timed).
+    #[arg(long)]
+    record_traces: bool,
 }
 
 /// What one child run reports.
@@ -59,8 +68,12 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs) -> Result<RunFigu
         &a.config,
     ])
     .args(["--size", &a.size.to_string()])
+    .arg("--no-compare")
     .arg("--json")
     .arg(&json);
+    if !a.record_traces {
+        cmd.arg("--no-cosim");
+    }
     for o in &a.overrides {
         cmd.args(["--set", o]);
     }
@@ -191,17 +204,27 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
         )
     );
     println!(
-        "\nmedian {:.0} simulated cycles/s ({} SMs, {} size); peak memory {:.1} MiB",
+        "\nmedian {:.0} simulated cycles/s ({} SMs, {} size, {}); peak memory {:.1} MiB",
         median,
         warpforge_model::config::GpuConfig::preset(&a.config, &a.overrides)?
             .sm
             .count,
         a.size,
+        mode_label(a.record_traces),
         peak
     );
     if let Some(p) = &a.json {
-        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "median_cycles_per_second": median, "peak_rss_mib": peak, "workloads": ms});
+        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "recording_traces": a.record_traces, "median_cycles_per_second": median, "peak_rss_mib": peak, "workloads": ms});
         std::fs::write(p, serde_json::to_string_pretty(&doc)?)?;
     }
     Ok(if ms.iter().all(|m| m.verified) { 0 } else { 1 })
+}
+
+/// What the timed runs include, for the summary line.
+fn mode_label(record_traces: bool) -> &'static str {
+    if record_traces {
+        "recording every unit's port traces"
+    } else {
+        "simulation only"
+    }
 }

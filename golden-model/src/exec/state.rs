@@ -77,26 +77,55 @@ impl WarpState {
         cta: &CtaState,
         warp_in_cta: u32,
     ) -> WarpState {
+        let mut w = WarpState::empty();
+        w.reinit(kernel, launch, cta, warp_in_cta);
+        w
+    }
+
+    /// A state holding no thread and no storage (a free warp slot).
+    pub fn empty() -> WarpState {
+        WarpState {
+            regs: Vec::new(),
+            local: Vec::new(),
+            local_bytes: 0,
+            tid: [[0; 3]; WARP_SIZE],
+            valid_lanes: 0,
+            warp_in_cta: 0,
+            global_warp_id: 0,
+        }
+    }
+
+    /// Make this the fresh state of warp `warp_in_cta` of `cta`: registers and local memory
+    /// zeroed (their storage is reused: the timing model reinitialises a warp slot for
+    /// every CTA it hosts, and allocating per warp showed in its profile).
+    pub fn reinit(
+        &mut self,
+        kernel: &Kernel,
+        launch: &LaunchInfo,
+        cta: &CtaState,
+        warp_in_cta: u32,
+    ) {
         let b = launch.block;
         let threads = launch.threads_per_cta();
-        let mut tid = [[0u32; 3]; WARP_SIZE];
         let mut valid_lanes = 0u32;
-        for (lane, t) in tid.iter_mut().enumerate() {
+        for (lane, t) in self.tid.iter_mut().enumerate() {
             let linear = warp_in_cta * WARP_SIZE as u32 + lane as u32;
-            if linear < threads {
+            *t = if linear < threads {
                 valid_lanes |= 1 << lane;
-                *t = [linear % b.x, (linear / b.x) % b.y, linear / (b.x * b.y)];
-            }
+                [linear % b.x, (linear / b.x) % b.y, linear / (b.x * b.y)]
+            } else {
+                [0; 3]
+            };
         }
-        WarpState {
-            regs: vec![0; kernel.num_regs as usize * WARP_SIZE],
-            local: vec![0; launch.local_bytes as usize * WARP_SIZE],
-            local_bytes: launch.local_bytes,
-            tid,
-            valid_lanes,
-            warp_in_cta,
-            global_warp_id: cta.linear_id * launch.warps_per_cta + warp_in_cta,
-        }
+        self.regs.clear();
+        self.regs.resize(kernel.num_regs as usize * WARP_SIZE, 0);
+        self.local.clear();
+        self.local
+            .resize(launch.local_bytes as usize * WARP_SIZE, 0);
+        self.local_bytes = launch.local_bytes;
+        self.valid_lanes = valid_lanes;
+        self.warp_in_cta = warp_in_cta;
+        self.global_warp_id = cta.linear_id * launch.warps_per_cta + warp_in_cta;
     }
 
     #[inline]

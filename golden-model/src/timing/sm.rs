@@ -436,17 +436,9 @@ impl Sm {
         self.warps.clear();
         self.scan.reset();
         self.stacks.clear();
-        self.states.clear();
+        // Warp states keep their storage from launch to launch (`WarpState::reinit`).
+        self.states.resize_with(max_warps, WarpState::empty);
         for _ in 0..max_warps {
-            self.states.push(WarpState {
-                regs: Vec::new(),
-                local: Vec::new(),
-                local_bytes: 0,
-                tid: [[0; 3]; WARP_SIZE],
-                valid_lanes: 0,
-                warp_in_cta: 0,
-                global_warp_id: 0,
-            });
             self.stacks.push(WarpStack::new(k.cfg));
             self.warps.push(WarpSlot {
                 active: false,
@@ -500,11 +492,11 @@ impl Sm {
             warp.active = true;
             warp.finished = false;
             warp.cta_slot = slot as u16;
-            let ws_state = WarpState::new(k.kernel, k.launch, &state, w);
+            let ws_state = &mut self.states[ws];
+            ws_state.reinit(k.kernel, k.launch, &state, w);
             let stack = &mut self.stacks[ws];
             let launch = stack.launch(0, ws_state.valid_lanes as u64);
             warp.view = stack.view();
-            self.states[ws] = ws_state;
             warp.ibuf = [IBuffer::default(); 2];
             warp.side = 0;
             warp.barrier = None;
