@@ -511,4 +511,51 @@ mod tests {
         assert!(err.contains("not a warpforge trace"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Any port values and cycle gaps (varints of every length) read back as recorded.
+        #[test]
+        fn events_round_trip(
+            events in proptest::collection::vec(
+                (1u64..u64::MAX / 4, proptest::collection::vec(proptest::num::u64::ANY, 16)),
+                1..20,
+            )
+        ) {
+            let p = SPE_DESC.params(&[("WARP_SIZE", 64u64)]).unwrap();
+            let mut rec = TraceRecorder::new(&SPE_DESC, p.clone());
+            let inst = rec.add_instance("sm0.warp0".into());
+            let mut expected = Vec::new();
+            let mut cycle = 0u64;
+            for (gap, values) in &events {
+                cycle = cycle.saturating_add(*gap);
+                let mut ports = Vec::new();
+                rec.record(inst, cycle, |p| {
+                    for (i, port) in p.iter_mut().enumerate().skip(1) {
+                        port.set_u64(values[i % values.len()]);
+                    }
+                    ports = p.to_vec();
+                });
+                expected.push((cycle, ports));
+            }
+            let dir = std::env::temp_dir()
+                .join(format!("wf-trace-prop-{}-{:?}", std::process::id(), std::thread::current().id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("t.wftrace");
+            rec.write(&path, "property test").unwrap();
+            let t = Trace::read(&path).unwrap();
+            std::fs::remove_dir_all(&dir).ok();
+            let mut ports = SPE_DESC.zero_ports(&p);
+            let mut ev = t.events(0);
+            for (cycle, want) in &expected {
+                proptest::prop_assert_eq!(ev.next_into(&mut ports).unwrap(), Some(*cycle));
+                for (i, (got, want)) in ports.iter().zip(want).enumerate() {
+                    if SPE_DESC.ports[i].role.is_input() {
+                        proptest::prop_assert_eq!(got.words(), want.words(), "port {}", i);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(ev.next_into(&mut ports).unwrap(), None);
+        }
+    }
 }
