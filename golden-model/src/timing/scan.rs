@@ -4,7 +4,8 @@
 //! Every cycle each scheduler walks its warps in priority order. Most paths are blocked, and
 //! the blocker found last time is cached with the cycle before which it holds: `u64::MAX`
 //! for most, which hold until an event on their own warp (a writeback, a memory completion,
-//! a fetch, a barrier release) clears them. With 15 SMs simulated in turn, each SM's state is
+//! a fetch, a barrier release) clears them, or, for a full LSU queue, until the queue
+//! drains (an event on every path parked by it). With 15 SMs simulated in turn, each SM's state is
 //! cold in the host caches whenever its turn comes; reading one 64-byte warp slot per warp
 //! per scan cost more than the rest of the scan together, so the scan reads two dense
 //! arrays instead. Caching changes no result: a cached blocker is exactly what the blocker
@@ -108,6 +109,22 @@ impl ScanState {
         }
         self.not_before[p] = 0;
         self.not_before[p + 1] = 0;
+    }
+
+    /// An event that concerns every path parked by `why` (the LSU queue had room again):
+    /// they are all looked at again.
+    #[inline]
+    pub fn unpark(&mut self, why: Stall) {
+        for side in 0..2 {
+            let warps = std::mem::take(&mut self.parked_by[why as usize][side]);
+            self.parked[side] &= !warps;
+            let mut m = warps;
+            while m != 0 {
+                let w = m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.not_before[(2 * w + side) % PATHS] = 0;
+            }
+        }
     }
 
     /// The warps a scan can pass without looking: every path it would consider is parked.

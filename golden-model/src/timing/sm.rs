@@ -705,6 +705,8 @@ impl Sm {
             if let Ok(info) = mem.issue(now, self.id as usize, *tok, access) {
                 self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
                 self.lsu_queue.pop_front();
+                // The queue has room: paths that found it full are looked at again.
+                self.scan.unpark(Stall::Lsu);
                 self.wake();
             }
         }
@@ -837,10 +839,11 @@ impl Sm {
             InstClass::Sfu | InstClass::Div => min_free(&self.sfu_free) <= now,
             InstClass::Dp => min_free(&self.dp_free) <= now,
             InstClass::Mem => {
-                // A full queue can drain at any cycle; a busy LSU with room in its queue
-                // holds until `lsu_free`, which only ever moves later.
+                // A full queue holds until it drains (`drive_lsu` unparks the paths it
+                // blocked); a busy LSU with room in its queue holds until `lsu_free`,
+                // which only ever moves later.
                 if self.lsu_queue.len() >= LSU_QUEUE {
-                    return Some((Stall::Lsu, now + 1));
+                    return Some((Stall::Lsu, u64::MAX));
                 }
                 if self.lsu_free > now {
                     return Some((Stall::Lsu, self.lsu_free));
