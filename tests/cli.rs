@@ -397,3 +397,57 @@ fn a_kernel_that_never_ends_is_stopped_where_it_spins() {
         );
     }
 }
+
+/// `warpforge bench` reports, per workload, the figures its runs simulated (the same as a
+/// plain `run`), and recording the port traces for co-simulation (`--record-traces`)
+/// changes no simulated figure, only the host time.
+#[test]
+fn bench_reports_what_the_runs_simulated() {
+    let dir = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = simulated_stats(&["--workload", "vecadd", "--size", "tiny"], "bench-ref");
+    let launches = plain["results"][0]["launches"].as_array().unwrap();
+    let sum = |k: &str| -> u64 { launches.iter().map(|l| l[k].as_u64().unwrap()).sum() };
+    let (cycles, insts) = (sum("cycles"), sum("warp_instructions"));
+    assert!(cycles > 0 && insts > 0);
+    for (tag, extra) in [("sim", None), ("rec", Some("--record-traces"))] {
+        let json = dir.join(format!("{tag}.json"));
+        let mut args = vec![
+            "bench",
+            "--workload",
+            "vecadd",
+            "--size",
+            "tiny",
+            "--repeat",
+            "2",
+        ];
+        args.extend(extra);
+        args.extend(["--json", json.to_str().unwrap()]);
+        let o = warpforge(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("median"), "{}", text(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["recording_traces"].as_bool(), Some(extra.is_some()));
+        let m = &v["workloads"][0];
+        assert_eq!(m["workload"], "vecadd");
+        assert_eq!(m["cycles"].as_u64(), Some(cycles), "{tag}");
+        assert_eq!(m["warp_instructions"].as_u64(), Some(insts), "{tag}");
+        assert_eq!(m["verified"].as_bool(), Some(true), "{tag}");
+        let (secs, rate) = (
+            m["sim_seconds"].as_f64().unwrap(),
+            m["cycles_per_second"].as_f64().unwrap(),
+        );
+        assert!(secs > 0.0, "{tag}: {m}");
+        assert!(
+            (rate * secs - cycles as f64).abs() <= 1e-6 * cycles as f64,
+            "{tag}: {m}"
+        );
+        assert_eq!(
+            v["median_cycles_per_second"].as_f64(),
+            Some(rate),
+            "one workload: its own rate"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
