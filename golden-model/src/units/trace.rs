@@ -518,7 +518,7 @@ mod tests {
         #[test]
         fn events_round_trip(
             events in proptest::collection::vec(
-                (1u64..u64::MAX / 4, proptest::collection::vec(proptest::num::u64::ANY, 16)),
+                (1u64..u64::MAX / 32, proptest::collection::vec(proptest::num::u64::ANY, 16)),
                 1..20,
             )
         ) {
@@ -528,7 +528,7 @@ mod tests {
             let mut expected = Vec::new();
             let mut cycle = 0u64;
             for (gap, values) in &events {
-                cycle = cycle.saturating_add(*gap);
+                cycle += gap; // at most 19 gaps below u64::MAX / 32: no overflow
                 let mut ports = Vec::new();
                 rec.record(inst, cycle, |p| {
                     for (i, port) in p.iter_mut().enumerate().skip(1) {
