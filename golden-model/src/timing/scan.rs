@@ -4,8 +4,8 @@
 //! Every cycle each scheduler walks its warps in priority order. Most paths are blocked, and
 //! the blocker found last time is cached with the cycle before which it holds: `u64::MAX`
 //! for most, which hold until an event on their own warp (a writeback, a memory completion,
-//! a fetch, a barrier release) clears them, or, for a full LSU queue, until the queue
-//! drains (an event on every path parked by it). With 15 SMs simulated in turn, each SM's state is
+//! a fetch, a barrier release) clears them, or, for a full LSU queue, until the queue drains
+//! (an event on every path parked by it). With 15 SMs simulated in turn, each SM's state is
 //! cold in the host caches whenever its turn comes; reading one 64-byte warp slot per warp
 //! per scan cost more than the rest of the scan together, so the scan reads two dense
 //! arrays instead. Caching changes no result: a cached blocker is exactly what the blocker
