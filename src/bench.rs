@@ -17,7 +17,8 @@ use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use warpforge_workloads::{self as workloads, Size};
+use warpforge_model::config::GpuConfig;
+use warpforge_workloads::Size;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -114,14 +115,12 @@ struct Measurement {
 }
 
 pub fn bench(a: &BenchArgs) -> Result<u8> {
-    let names: Vec<String> = if a.workload == "all" {
-        workloads::all()
-            .iter()
-            .map(|w| w.name().to_string())
-            .collect()
-    } else {
-        vec![a.workload.clone()]
-    };
+    // Bad names and configurations are reported once, here, not by every child run.
+    let names: Vec<&str> = crate::select_workloads(&a.workload)?
+        .iter()
+        .map(|w| w.name())
+        .collect();
+    let cfg = GpuConfig::preset(&a.config, &a.overrides)?;
     let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
     let tmp = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
@@ -148,7 +147,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             verified,
         } = best.expect("repeat >= 1");
         let m = Measurement {
-            workload: name.clone(),
+            workload: name.to_string(),
             cycles: cycles as u64,
             warp_instructions: insts as u64,
             sim_seconds: secs,
@@ -206,16 +205,15 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     println!(
         "\nmedian {:.0} simulated cycles/s ({} SMs, {} size, {}); peak memory {:.1} MiB",
         median,
-        warpforge_model::config::GpuConfig::preset(&a.config, &a.overrides)?
-            .sm
-            .count,
+        cfg.sm.count,
         a.size,
         mode_label(a.record_traces),
         peak
     );
     if let Some(p) = &a.json {
         let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "recording_traces": a.record_traces, "median_cycles_per_second": median, "peak_rss_mib": peak, "workloads": ms});
-        std::fs::write(p, serde_json::to_string_pretty(&doc)?)?;
+        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(if ms.iter().all(|m| m.verified) { 0 } else { 1 })
 }

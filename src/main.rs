@@ -222,18 +222,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
             vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
         } else {
-            let selected: Vec<&'static dyn workloads::Workload> = if a.workload == "all" {
-                workloads::all().to_vec()
-            } else {
-                vec![workloads::by_name(&a.workload).ok_or_else(|| {
-                    let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
-                    anyhow::anyhow!(
-                        "unknown workload `{}` (available: all, {})",
-                        a.workload,
-                        names.join(", ")
-                    )
-                })?]
-            };
+            let selected = select_workloads(&a.workload)?;
             run_workloads(&cfg, mode, &selected, a, &record)?
         };
     if let Some(path) = &a.trace {
@@ -350,6 +339,21 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         println!("\nall {} workload(s) verified", results.len());
     }
     Ok(code)
+}
+
+/// The workloads `--workload NAME` names: one, or every one for `all`.
+pub fn select_workloads(name: &str) -> Result<Vec<&'static dyn workloads::Workload>> {
+    if name == "all" {
+        return Ok(workloads::all().to_vec());
+    }
+    let w = workloads::by_name(name).ok_or_else(|| {
+        let names: Vec<&str> = workloads::all().iter().map(|w| w.name()).collect();
+        anyhow::anyhow!(
+            "unknown workload `{name}` (available: all, {})",
+            names.join(", ")
+        )
+    })?;
+    Ok(vec![w])
 }
 
 /// Every unit with RTL that the GPU model instantiates under `cfg` (traces recordable).

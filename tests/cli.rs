@@ -451,3 +451,46 @@ fn bench_reports_what_the_runs_simulated() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Bench mistakes are reported once, before any run, naming what is wrong.
+#[test]
+fn bench_mistakes_are_clear_errors() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["--workload", "nosuch"], "unknown workload `nosuch`"),
+        (&["--config", "nosuch"], "unknown preset `nosuch`"),
+        (&["--set", "bad.key=1"], "unknown key `bad.key`"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["bench", "--size", "tiny", "--repeat", "1"];
+        all.extend_from_slice(args);
+        let o = warpforge(&all);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(want), "{args:?}: {t}");
+        assert!(
+            !t.contains("failed to run"),
+            "{args:?} reached a child run: {t}"
+        );
+    }
+    let bad = std::env::temp_dir()
+        .join("warpforge-no-such-dir")
+        .join("b.json");
+    let bad = bad.to_str().unwrap();
+    let o = warpforge(&[
+        "bench",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--repeat",
+        "1",
+        "--json",
+        bad,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("cannot write {bad}")),
+        "{}",
+        text(&o)
+    );
+}
