@@ -50,6 +50,8 @@ struct RunFigures {
     /// Host seconds spent inside kernel launches.
     seconds: f64,
     peak_rss_bytes: f64,
+    /// Unit port events the run recorded for co-simulation (0 unless `--record-traces`).
+    recorded_trace_events: u64,
     verified: bool,
 }
 
@@ -98,6 +100,7 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs) -> Result<RunFigu
         warp_instructions: sum("warp_instructions"),
         seconds: sum("wall_seconds"),
         peak_rss_bytes: doc["peak_rss_bytes"].as_f64().unwrap_or(0.0),
+        recorded_trace_events: doc["recorded_trace_events"].as_u64().unwrap_or(0),
         verified: result["verified"].as_bool().unwrap_or(false) && result["error"].is_null(),
     })
 }
@@ -111,6 +114,8 @@ struct Measurement {
     cycles_per_second: f64,
     warp_instructions_per_second: f64,
     peak_rss_mib: f64,
+    /// Unit port events recorded per run (0 unless `--record-traces`).
+    recorded_trace_events: u64,
     verified: bool,
 }
 
@@ -144,6 +149,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             warp_instructions: insts,
             seconds: secs,
             peak_rss_bytes,
+            recorded_trace_events,
             verified,
         } = best.expect("repeat >= 1");
         let m = Measurement {
@@ -154,6 +160,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             cycles_per_second: cycles / secs.max(1e-9),
             warp_instructions_per_second: insts / secs.max(1e-9),
             peak_rss_mib: peak_rss_bytes / (1 << 20) as f64,
+            recorded_trace_events,
             verified,
         };
         eprintln!("{name}: {:.0} cycles/s", m.cycles_per_second);

@@ -228,6 +228,9 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     if let Some(path) = &a.trace {
         write_traces(&runs, path, a, &cfg)?;
     }
+    // Unit port events the runs recorded (the co-simulation's stimulus), for the JSON.
+    let events = |recs: &[TraceRecorder]| recs.iter().map(TraceRecorder::events).sum::<u64>();
+    let mut recorded_events: u64 = runs.iter().map(|(_, recs)| events(recs)).sum();
     // Unit traces of every run, for the co-simulation at the end.
     let mut traces: Vec<(String, TraceRecorder)> = vec![];
     // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
@@ -254,6 +257,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
         };
         for (r, recs) in others {
+            recorded_events += events(&recs);
             traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
         }
         Some(table)
@@ -330,6 +334,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             "seed": a.seed,
             "results": results,
             "reconvergence_comparison": comparison,
+            "recorded_trace_events": recorded_events,
             "peak_rss_bytes": peak_rss_bytes(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)

@@ -434,6 +434,9 @@ fn bench_reports_what_the_runs_simulated() {
         assert_eq!(m["cycles"].as_u64(), Some(cycles), "{tag}");
         assert_eq!(m["warp_instructions"].as_u64(), Some(insts), "{tag}");
         assert_eq!(m["verified"].as_bool(), Some(true), "{tag}");
+        // The recording happened exactly in the mode that measures it.
+        let events = m["recorded_trace_events"].as_u64().unwrap();
+        assert_eq!(events > 0, extra.is_some(), "{tag}: {m}");
         let (secs, rate) = (
             m["sim_seconds"].as_f64().unwrap(),
             m["cycles_per_second"].as_f64().unwrap(),
