@@ -398,6 +398,13 @@ fn a_kernel_that_never_ends_is_stopped_where_it_spins() {
     }
 }
 
+/// `warpforge bench --size tiny ARGS...`.
+fn bench_tiny(args: &[&str]) -> Output {
+    let mut all = vec!["bench", "--size", "tiny"];
+    all.extend_from_slice(args);
+    warpforge(&all)
+}
+
 /// `warpforge bench` reports, per workload, the figures its runs simulated (the same as a
 /// plain `run`), and recording the port traces for co-simulation (`--record-traces`)
 /// changes no simulated figure, only the host time.
@@ -412,18 +419,10 @@ fn bench_reports_what_the_runs_simulated() {
     assert!(cycles > 0 && insts > 0);
     for (tag, extra) in [("sim", None), ("rec", Some("--record-traces"))] {
         let json = dir.join(format!("{tag}.json"));
-        let mut args = vec![
-            "bench",
-            "--workload",
-            "vecadd",
-            "--size",
-            "tiny",
-            "--repeat",
-            "2",
-        ];
+        let mut args = vec!["--workload", "vecadd", "--repeat", "2"];
         args.extend(extra);
         args.extend(["--json", json.to_str().unwrap()]);
-        let o = warpforge(&args);
+        let o = bench_tiny(&args);
         assert!(o.status.success(), "{}", text(&o));
         assert!(text(&o).contains("median"), "{}", text(&o));
         let v: serde_json::Value =
@@ -464,9 +463,9 @@ fn bench_mistakes_are_clear_errors() {
         (&["--set", "bad.key=1"], "unknown key `bad.key`"),
     ];
     for (args, want) in cases {
-        let mut all = vec!["bench", "--size", "tiny", "--repeat", "1"];
+        let mut all = vec!["--repeat", "1"];
         all.extend_from_slice(args);
-        let o = warpforge(&all);
+        let o = bench_tiny(&all);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
         assert!(t.contains(want), "{args:?}: {t}");
@@ -479,17 +478,7 @@ fn bench_mistakes_are_clear_errors() {
         .join("warpforge-no-such-dir")
         .join("b.json");
     let bad = bad.to_str().unwrap();
-    let o = warpforge(&[
-        "bench",
-        "--workload",
-        "vecadd",
-        "--size",
-        "tiny",
-        "--repeat",
-        "1",
-        "--json",
-        bad,
-    ]);
+    let o = bench_tiny(&["--workload", "vecadd", "--repeat", "1", "--json", bad]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         text(&o).contains(&format!("cannot write {bad}")),
