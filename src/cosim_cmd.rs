@@ -13,12 +13,12 @@ use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use warpforge_cosim::kits::{directed_stimulus, random_stimulus};
 use warpforge_cosim::mutants::{self, MutantOptions};
-use warpforge_cosim::stack_stimulus::{random_stimulus, CfgStimulus};
 use warpforge_cosim::{BuildOptions, Cosim, CosimError, RtlSource, Summary};
-use warpforge_model::config::{GpuConfig, Reconvergence};
+use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
-use warpforge_model::units::contract::{Params, UnitDesc};
+use warpforge_model::units::contract::{GpuUse, Params, UnitDesc};
 use warpforge_model::units::trace::Trace;
 use warpforge_workloads::{self as workloads, Size};
 
@@ -281,13 +281,13 @@ fn random_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
     outcome(desc, params, format!("random seed {}", a.seed), started, r)
 }
 
-fn has_directed(desc: &UnitDesc) -> bool {
-    matches!(desc.name, "simt_stack_spe" | "simt_stack_dpe")
+fn has_directed(desc: &'static UnitDesc) -> bool {
+    warpforge_cosim::kits::kit(desc).is_some_and(|k| k.directed.is_some())
 }
 
 fn directed_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<CosimRow> {
     let cosim = build(a, desc, params)?;
-    let mut stim = CfgStimulus::directed(desc, params);
+    let mut stim = directed_stimulus(desc, params).expect("has_directed checked");
     let started = Instant::now();
     let r = cosim.run(&mut stim).map(|s| vec![s]);
     outcome(desc, params, "directed (spec §10)".into(), started, r)
@@ -335,20 +335,32 @@ fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
 }
 
 /// The GPU configuration that instantiates `unit`, or why none does.
-fn config_for(a: &CosimArgs, unit: &str) -> Result<std::result::Result<GpuConfig, String>> {
-    let mut cfg = GpuConfig::preset(&a.config, &[])?;
-    cfg.sm.reconvergence = match unit {
-        "simt_stack_spe" => Reconvergence::Spe,
-        "simt_stack_dpe" => Reconvergence::Dpe,
-        _ => cfg.sm.reconvergence,
+/// (The preset with the overrides the unit's registry entry names, see `UnitDesc::gpu`.)
+fn config_for(
+    a: &CosimArgs,
+    desc: &'static UnitDesc,
+) -> Result<std::result::Result<GpuConfig, String>> {
+    let cfg = GpuConfig::preset(&a.config, &[])?;
+    let set = match (desc.gpu)(&cfg) {
+        GpuUse::Instantiated { .. } => return Ok(Ok(cfg)),
+        GpuUse::NotUsed { set } => set,
+        GpuUse::Standalone => return Ok(Err("the GPU model has no place for it".into())),
     };
-    let mut probe = Gpu::new(cfg.clone(), Mode::Timing);
-    Ok(probe.record_unit(unit).map(|_| cfg))
+    let overrides: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let cfg = GpuConfig::preset(&a.config, &overrides)?;
+    Ok(match (desc.gpu)(&cfg) {
+        GpuUse::Instantiated { .. } => Ok(cfg),
+        _ => Err(format!(
+            "the {} preset does not instantiate it even with --set {}",
+            a.config,
+            set.join(" --set ")
+        )),
+    })
 }
 
 /// Record the unit's traffic while `workload` (or `all`) runs, and replay every instance.
 fn workload_runs(a: &CosimArgs, desc: &'static UnitDesc, workload: &str) -> Result<Vec<CosimRow>> {
-    let cfg = match config_for(a, desc.name)? {
+    let cfg = match config_for(a, desc)? {
         Ok(cfg) => cfg,
         Err(why) if workload == "all" => {
             eprintln!("note: no workload traces of {}: {why}", desc.name);

@@ -52,7 +52,7 @@ pub fn gen(a: &GenArgs) -> Result<u8> {
         jobs.push((gen::generate_by_name(unit, &a.params)?, a.out.clone()));
     } else {
         for desc in warpforge_model::units::ALL {
-            if gen::templates::find(desc.name).is_none() {
+            if gen::templates::find(desc).is_none() {
                 eprintln!("skipped {}: no RTL template yet", desc.name);
                 continue;
             }

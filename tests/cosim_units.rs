@@ -10,8 +10,8 @@
 //! Needs Verilator and g++ (`./scripts/install-tools.sh`); built models are cached in
 //! `~/.cache/warpforge`, so only the first run pays for the builds.
 
+use warpforge_cosim::kits::{self, random_stimulus};
 use warpforge_cosim::mutants::{self, MutantOptions};
-use warpforge_cosim::stack_stimulus::{random_stimulus, CfgStimulus};
 use warpforge_cosim::{BuildOptions, Cosim, RtlSource};
 use warpforge_model::config::{GpuConfig, Reconvergence};
 use warpforge_model::gpu::{Gpu, Mode};
@@ -57,15 +57,15 @@ fn every_unit_matches_its_rtl_on_random_stimulus_at_its_standard_parameter_sets(
 }
 
 #[test]
-fn both_stacks_match_their_rtl_on_the_directed_vectors() {
-    for desc in units()
-        .into_iter()
-        .filter(|u| u.name.starts_with("simt_stack"))
-    {
+fn every_unit_with_directed_vectors_matches_its_rtl_on_them() {
+    for desc in units() {
+        let Some(directed) = kits::kit(desc).and_then(|k| k.directed) else {
+            continue;
+        };
         for params in desc.standard_params() {
             let c = cosim(desc, &params);
             let s = c
-                .run(&mut CfgStimulus::directed(desc, &params))
+                .run(&mut directed(desc, &params))
                 .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
             assert!(s.cycles > 100, "{}: {} cycles", desc.name, s.cycles);
         }

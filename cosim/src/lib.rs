@@ -26,6 +26,7 @@
 
 pub mod build;
 mod hash;
+pub mod kits;
 pub mod lockstep;
 pub mod mutants;
 pub mod replay;

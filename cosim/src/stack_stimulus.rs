@@ -12,9 +12,10 @@
 use crate::lockstep::Stimulus;
 use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
+use warpforge_model::units::declare::PortGroup;
 use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, Stmt, WarpDriver};
-use warpforge_model::units::simt_stack::SpeInputs;
-use warpforge_model::units::simt_stack_dpe::DpeInputs;
+use warpforge_model::units::simt_stack::{SpeInputs, SPE_DESC};
+use warpforge_model::units::simt_stack_dpe::{DpeInputs, DPE_DESC};
 
 /// Which stack the stimulus drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +59,12 @@ pub struct CfgStimulus {
 impl CfgStimulus {
     /// A stimulus for `desc` (`simt_stack_spe` or `simt_stack_dpe`) running `cycles` cycles.
     pub fn new(desc: &'static UnitDesc, params: &Params, seed: u64, cycles: u64) -> CfgStimulus {
-        let kind = match desc.name {
-            "simt_stack_spe" => Kind::Spe,
-            "simt_stack_dpe" => Kind::Dpe,
-            other => panic!("CfgStimulus drives the stacks, not {other}"),
+        let kind = if std::ptr::eq(desc, &SPE_DESC) {
+            Kind::Spe
+        } else if std::ptr::eq(desc, &DPE_DESC) {
+            Kind::Dpe
+        } else {
+            panic!("CfgStimulus drives the stacks, not {}", desc.name)
         };
         let at = |name: &str| {
             desc.port_index(name)
@@ -179,7 +182,7 @@ impl CfgStimulus {
                 launch_mask: mask,
                 ..Default::default()
             }
-            .to_ports(ports),
+            .write_ports(ports),
             Kind::Dpe => DpeInputs {
                 launch_valid: true,
                 launch_pc: 0,
@@ -187,14 +190,14 @@ impl CfgStimulus {
                 launch_mask: mask,
                 ..Default::default()
             }
-            .to_ports(ports),
+            .write_ports(ports),
         }
     }
 
     fn idle(&self, ports: &mut [Bits]) {
         match self.kind {
-            Kind::Spe => SpeInputs::default().to_ports(ports),
-            Kind::Dpe => DpeInputs::default().to_ports(ports),
+            Kind::Spe => SpeInputs::default().write_ports(ports),
+            Kind::Dpe => DpeInputs::default().write_ports(ports),
         }
     }
 
@@ -213,8 +216,8 @@ impl CfgStimulus {
             ..Default::default()
         };
         match self.kind {
-            Kind::Spe => spe.to_ports(ports),
-            Kind::Dpe => DpeInputs::update_from(r.below(2) as u8, &spe).to_ports(ports),
+            Kind::Spe => spe.write_ports(ports),
+            Kind::Dpe => DpeInputs::update_from(r.below(2) as u8, &spe).write_ports(ports),
         }
     }
 }
@@ -307,8 +310,8 @@ impl Stimulus for CfgStimulus {
         let driver = self.driver.as_mut().expect("launched");
         let upd = driver.issue(pc, mask);
         match self.kind {
-            Kind::Spe => upd.spe_inputs().to_ports(ports),
-            Kind::Dpe => upd.dpe_inputs(side as u8).to_ports(ports),
+            Kind::Spe => upd.spe_inputs().write_ports(ports),
+            Kind::Dpe => upd.dpe_inputs(side as u8).write_ports(ports),
         }
         true
     }
@@ -325,26 +328,6 @@ impl Stimulus for CfgStimulus {
         self.next_program = 0;
         self.last_side = 1;
         self.reset_in = None;
-    }
-}
-
-/// The standard random stimulus of a unit: warps running random structured programs for
-/// the stacks, seeded random values on every input (with rare resets) for other units.
-pub fn random_stimulus(
-    desc: &'static UnitDesc,
-    params: &Params,
-    seed: u64,
-    cycles: u64,
-) -> Box<dyn Stimulus + Send> {
-    match desc.name {
-        "simt_stack_spe" | "simt_stack_dpe" => {
-            Box::new(CfgStimulus::new(desc, params, seed, cycles))
-        }
-        // Uniform random inputs; the default reset rate (one cycle in 1000) keeps the
-        // scoreboard's bit vectors from saturating, so hazards stay informative.
-        _ => Box::new(crate::stimulus::RandomStimulus::new(
-            desc, params, seed, cycles,
-        )),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::Stimulus;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::declare::PortGroup;
 use warpforge_model::units::trace::{InstanceReplay, Trace};
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform and crate version
@@ -293,7 +294,7 @@ impl Stimulus for SpeRandom {
             };
         }
         ports[0].set_u64(!rst as u64);
-        inp.to_ports(ports);
+        inp.write_ports(ports);
         true
     }
 

@@ -176,7 +176,7 @@ pub fn units_with_templates() -> Vec<&'static UnitDesc> {
     units::ALL
         .iter()
         .copied()
-        .filter(|u| templates::find(u.name).is_some())
+        .filter(|u| templates::find(u).is_some())
         .collect()
 }
 
@@ -216,11 +216,11 @@ pub fn parse_params<S: AsRef<str>>(
 
 /// Generate the Verilog, manifest and file list of `desc` at `params`.
 pub fn generate(desc: &'static UnitDesc, params: &Params) -> Result<GeneratedUnit, GenError> {
-    let reg = templates::find(desc.name).ok_or_else(|| GenError::NoTemplate {
+    let reg = templates::find(desc).ok_or_else(|| GenError::NoTemplate {
         unit: desc.name.to_string(),
         known: templates::REGISTRY
             .iter()
-            .map(|r| r.unit)
+            .map(|r| r.unit.name)
             .collect::<Vec<_>>()
             .join(", "),
     })?;

@@ -6,6 +6,7 @@
 //! [`ModuleCtx`].
 
 use askama::Template;
+use warpforge_model::units;
 use warpforge_model::units::contract::{clog2, eval_width, Params, Role, UnitDesc};
 
 /// Everything a template may read: the unit's description rendered for Verilog.
@@ -153,18 +154,18 @@ fn range(width: &str) -> String {
 
 /// A unit's template: renders the whole module from a [`ModuleCtx`].
 pub struct Registration {
-    /// The unit (module) name, as in `warpforge_model::units::ALL`.
-    pub unit: &'static str,
+    /// The unit, as in `warpforge_model::units::ALL`.
+    pub unit: &'static UnitDesc,
     /// The template file in `rtl-templates/`.
     pub file: &'static str,
     pub render: fn(&ModuleCtx) -> Result<String, askama::Error>,
 }
 
-/// The template registry: one line per unit, `"unit" => AskamaStruct("template file")`.
+/// The template registry: one line per unit, `UNIT_DESC => AskamaStruct("template file")`.
 /// Each line declares the askama struct of that template (it reads only `m`) and adds the
 /// unit to [`REGISTRY`].
 macro_rules! registry {
-    ($($unit:literal => $ty:ident($file:literal)),* $(,)?) => {
+    ($($unit:path => $ty:ident($file:literal)),* $(,)?) => {
         $(
             #[derive(Template)]
             #[template(path = $file, escape = "none")]
@@ -174,7 +175,7 @@ macro_rules! registry {
         )*
         /// Every unit that has a template.
         pub static REGISTRY: &[Registration] = &[$(Registration {
-            unit: $unit,
+            unit: &$unit,
             file: $file,
             render: |m| $ty { m }.render(),
         }),*];
@@ -182,14 +183,14 @@ macro_rules! registry {
 }
 
 registry! {
-    "simt_stack_spe" => SimtStackSpe("simt_stack_spe.v"),
-    "simt_stack_dpe" => SimtStackDpe("simt_stack_dpe.v"),
-    "dpe_scoreboard" => DpeScoreboard("dpe_scoreboard.v"),
+    units::simt_stack::SPE_DESC => SimtStackSpe("simt_stack_spe.v"),
+    units::simt_stack_dpe::DPE_DESC => SimtStackDpe("simt_stack_dpe.v"),
+    units::dpe_scoreboard::SCOREBOARD_DESC => DpeScoreboard("dpe_scoreboard.v"),
 }
 
 /// The template registration of `unit`, if it has one.
-pub fn find(unit: &str) -> Option<&'static Registration> {
-    REGISTRY.iter().find(|r| r.unit == unit)
+pub fn find(unit: &'static UnitDesc) -> Option<&'static Registration> {
+    REGISTRY.iter().find(|r| std::ptr::eq(r.unit, unit))
 }
 
 #[cfg(test)]

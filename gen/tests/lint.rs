@@ -321,6 +321,7 @@ static NO_TEMPLATE: warpforge_model::units::contract::UnitDesc =
         standard_sets: &[&[]],
         check: |_| Ok(()),
         build: |_| unimplemented!(),
+        gpu: |_| warpforge_model::units::contract::GpuUse::Standalone,
     };
 
 #[test]

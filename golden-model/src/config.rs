@@ -372,6 +372,11 @@ impl GpuConfig {
         if self.sim.max_cycles == 0 || self.sim.max_warp_instructions == 0 {
             return bad("sim.max_cycles/max_warp_instructions", "must be positive");
         }
+        // Every hardware unit the configuration instantiates must accept the parameters
+        // it derives from the configuration (the unit's registry entry names the key).
+        for unit in crate::units::ALL {
+            unit.gpu_params(self).map_err(SimError::Config)?;
+        }
         Ok(())
     }
 

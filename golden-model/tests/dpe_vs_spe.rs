@@ -132,8 +132,8 @@ fn run_dpe(
             let before = s.clone();
             let ev = s.tick(&DpeInputs::default());
             if live == (false, false) {
-                cov.auto_pop += ev.pop as u64;
-                if !ev.pop || s.depth() + 1 != before.depth() {
+                cov.auto_pop += ev.ev_pop as u64;
+                if !ev.ev_pop || s.depth() + 1 != before.depth() {
                     return Err("a TOS without live paths did not pop".into());
                 }
             } else {
@@ -168,14 +168,14 @@ fn run_dpe(
                 s.entries()
             ));
         }
-        if ev.sb_copy != (ev.push | ev.pop | ev.inplace) {
+        if ev.ev_sb_copy != (ev.ev_push | ev.ev_pop | ev.ev_inplace) {
             return Err(format!("ev_sb_copy inconsistent: {ev:?}"));
         }
-        cov.push_new_rpc += (ev.push && !ev.slot_inval) as u64;
-        cov.arrive_and_push += (ev.push && ev.slot_inval) as u64;
-        cov.inplace += ev.inplace as u64;
-        cov.slot_inval += (ev.slot_inval && !ev.push) as u64;
-        cov.pop += ev.pop as u64;
+        cov.push_new_rpc += (ev.ev_push && !ev.ev_slot_inval) as u64;
+        cov.arrive_and_push += (ev.ev_push && ev.ev_slot_inval) as u64;
+        cov.inplace += ev.ev_inplace as u64;
+        cov.slot_inval += (ev.ev_slot_inval && !ev.ev_push) as u64;
+        cov.pop += ev.ev_pop as u64;
         if upd.kind == UpdKind::Exit {
             cov.exits += upd.taken.count_ones() as u64;
         }

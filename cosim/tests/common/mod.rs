@@ -4,7 +4,7 @@
 
 use warpforge_cosim::{BuildOptions, RtlSource};
 use warpforge_model::units::contract::{
-    Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel,
+    Bits, GpuUse, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel,
 };
 
 const fn port(name: &'static str, role: Role, width: &'static str) -> PortSpec {
@@ -47,6 +47,7 @@ pub static COUNTER_DESC: UnitDesc = UnitDesc {
     standard_sets: &[&[]],
     check: |_| Ok(()),
     build: |p| Box::new(Counter::new(p)),
+    gpu: |_| GpuUse::Standalone,
 };
 
 pub const COUNTER_V: &str = r#"
@@ -175,6 +176,7 @@ pub static PTRS_DESC: UnitDesc = UnitDesc {
     standard_sets: &[&[]],
     check: |_| Ok(()),
     build: |p| Box::new(Ptrs::new(p)),
+    gpu: |_| GpuUse::Standalone,
 };
 
 pub const PTRS_V: &str = r#"// Queue pointers for the mutant tests.

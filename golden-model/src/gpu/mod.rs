@@ -6,7 +6,6 @@ pub mod launch;
 
 use crate::address_map::ALLOC_ALIGN;
 use crate::config::GpuConfig;
-use crate::config::Reconvergence;
 use crate::error::SimError;
 use crate::exec::GlobalMemory;
 use crate::host::{DevPtr, Dim3, Host, KernelArg, ModuleId};
@@ -14,6 +13,8 @@ use crate::memory::MemoryHierarchy;
 use crate::ptx::{self, ir::Module, ir::StateSpace};
 use crate::stats::{KernelStats, MemFigures};
 use crate::timing::{self, decode::decode_kernel, sm::CtaFootprint, sm::KernelCtx, sm::Sm};
+use crate::units::contract::GpuUse;
+use crate::units::host::UnitActivity;
 use crate::units::trace::TraceRecorder;
 use std::time::Instant;
 
@@ -84,40 +85,41 @@ impl Gpu {
     /// Record the port traffic of every instance of hardware unit `unit` from now on
     /// (timing mode only), for co-simulation against its RTL.
     pub fn record_unit(&mut self, unit: &str) -> Result<(), String> {
-        crate::units::find(unit)?;
+        let desc = crate::units::find(unit)?;
         if self.mode != Mode::Timing {
             return Err("unit traces are recorded by the timing model (drop --functional)".into());
         }
-        let stack_unit = match self.cfg.sm.reconvergence {
-            Reconvergence::Spe => "simt_stack_spe",
-            Reconvergence::Dpe => "simt_stack_dpe",
-        };
-        match unit {
-            u if u == stack_unit => {
-                for sm in &mut self.sms {
-                    sm.record_stacks(&self.cfg)?;
-                }
-                Ok(())
+        match (desc.gpu)(&self.cfg) {
+            GpuUse::Instantiated { .. } => {}
+            GpuUse::NotUsed { set } => {
+                return Err(format!(
+                    "{unit} is not instantiated by the GPU model under this configuration: it needs --set {}",
+                    set.join(" --set ")
+                ))
             }
-            "simt_stack_spe" => Err(
-                "simt_stack_spe is used with sm.reconvergence = \"spe\" (--set sm.reconvergence=spe)"
-                    .into(),
-            ),
-            "simt_stack_dpe" => Err(
-                "simt_stack_dpe is used with sm.reconvergence = \"dpe\" (--set sm.reconvergence=dpe)"
-                    .into(),
-            ),
-            // One per SM, DUAL=1 under DPE and DUAL=0 under SPE (A19).
-            "dpe_scoreboard" => {
-                for sm in &mut self.sms {
-                    sm.record_scoreboard(&self.cfg)?;
-                }
-                Ok(())
+            GpuUse::Standalone => {
+                return Err(format!("{unit} has no place in the GPU model (co-simulate it alone)"))
             }
-            _ => Err(format!(
-                "unit {unit} is not instantiated by the GPU model's current configuration"
-            )),
         }
+        for sm in &mut self.sms {
+            sm.record_unit(desc, &self.cfg)?;
+        }
+        Ok(())
+    }
+
+    /// The activity counters of every unit the GPU model instantiates, summed over every
+    /// instance of every SM (one entry per unit kind), since the GPU was built.
+    pub fn unit_activity(&self) -> Vec<UnitActivity> {
+        let mut all: Vec<UnitActivity> = Vec::new();
+        for sm in &self.sms {
+            for a in sm.unit_activity() {
+                match all.iter_mut().find(|b| b.unit == a.unit) {
+                    Some(b) => b.absorb(&a),
+                    None => all.push(a),
+                }
+            }
+        }
+        all
     }
 
     /// The recorded traffic of every instance, all SMs together, one recorder per unit

@@ -1,33 +1,22 @@
-//! A warp's reconvergence stack as the SM sees it: `simt_stack_spe` (one path) or
-//! `simt_stack_dpe` (two schedulable paths, L = side 0 and R = side 1). Both are the unit
-//! models themselves; this only gives the SM one interface over either.
+//! Every warp's reconvergence stack of an SM as the SM sees it: `simt_stack_spe` (one path)
+//! or `simt_stack_dpe` (two schedulable paths, L = side 0 and R = side 1). Both are the unit
+//! models themselves, held by the generic unit host (which records their port traffic and
+//! counts their events); this only gives the SM one interface over either, instance = warp
+//! slot.
 
-use crate::config::{GpuConfig, Reconvergence};
-use crate::exec::{Flow, WARP_SIZE};
-use crate::units::contract::Bits;
+use crate::config::GpuConfig;
+use crate::exec::Flow;
+use crate::ptx::ir::END_PC;
+use crate::units::declare::UnitParams;
+use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
 use crate::units::simt_stack_dpe::{DpeInputs, DpeParams, SimtStackDpe, DPE_DESC};
 use crate::units::trace::TraceRecorder;
 
-pub enum WarpStack {
-    Spe(SimtStackSpe),
-    Dpe(SimtStackDpe),
-}
-
-/// The unit inputs of one cycle (for traces).
-#[derive(Clone, Copy)]
-pub enum StackInputs {
-    Spe(SpeInputs),
-    Dpe(DpeInputs),
-}
-
-impl StackInputs {
-    pub fn to_ports(&self, ports: &mut [Bits]) {
-        match self {
-            StackInputs::Spe(i) => i.to_ports(ports),
-            StackInputs::Dpe(i) => i.to_ports(ports),
-        }
-    }
+/// The stacks of every warp slot of one SM.
+pub enum WarpStacks {
+    Spe(UnitHost<SimtStackSpe>),
+    Dpe(UnitHost<SimtStackDpe>),
 }
 
 /// The registered outputs of a warp's stack that the SM reads every cycle: per side, the
@@ -72,110 +61,84 @@ pub struct StackEffect {
     pub sb_copy: bool,
 }
 
-impl WarpStack {
-    pub fn new(cfg: &GpuConfig) -> WarpStack {
-        let depth = cfg.sm.stack_depth;
-        match cfg.sm.reconvergence {
-            Reconvergence::Spe => WarpStack::Spe(SimtStackSpe::new(SpeParams {
-                warp_size: WARP_SIZE as u32,
-                depth,
-                pc_w: 32,
-            })),
-            Reconvergence::Dpe => WarpStack::Dpe(SimtStackDpe::new(DpeParams {
-                warp_size: WARP_SIZE as u32,
-                depth,
-                pc_w: 32,
-            })),
+impl WarpStacks {
+    /// One stack per warp slot, with the parameters the unit registry derives from `cfg`
+    /// (validated with the configuration, so this cannot fail for a validated one).
+    pub fn new(cfg: &GpuConfig) -> Result<WarpStacks, String> {
+        let warps = cfg.sm.max_warps as usize;
+        if let Some(p) = SPE_DESC.gpu_params(cfg)? {
+            return Ok(WarpStacks::Spe(UnitHost::new(
+                SpeParams::from_params(&p),
+                warps,
+            )?));
+        }
+        match DPE_DESC.gpu_params(cfg)? {
+            Some(p) => Ok(WarpStacks::Dpe(UnitHost::new(
+                DpeParams::from_params(&p),
+                warps,
+            )?)),
+            None => Err("the configuration instantiates no reconvergence stack".into()),
         }
     }
 
-    /// A recorder for this stack kind's port traffic (one instance per warp slot).
-    pub fn recorder(cfg: &GpuConfig) -> Result<TraceRecorder, String> {
-        let desc = match cfg.sm.reconvergence {
-            Reconvergence::Spe => &SPE_DESC,
-            Reconvergence::Dpe => &DPE_DESC,
-        };
-        let params = desc.params(&[
-            ("WARP_SIZE", WARP_SIZE as u64),
-            ("DEPTH", cfg.sm.stack_depth as u64),
-            ("PC_W", 32),
-        ])?;
-        Ok(TraceRecorder::new(desc, params))
-    }
-
-    /// Schedulable paths per warp (1 or 2).
-    #[inline]
-    pub fn sides(&self) -> usize {
+    /// The stack unit these are.
+    pub fn desc(&self) -> &'static crate::units::contract::UnitDesc {
         match self {
-            WarpStack::Spe(_) => 1,
-            WarpStack::Dpe(_) => 2,
+            WarpStacks::Spe(_) => &SPE_DESC,
+            WarpStacks::Dpe(_) => &DPE_DESC,
         }
     }
 
-    #[inline]
-    pub fn path_valid(&self, side: usize) -> bool {
+    /// Record every stack's port traffic from now on (instance `sm<id>.warp<w>`).
+    pub fn record(&mut self, sm: u32) -> Result<(), String> {
+        let name = |w| format!("sm{sm}.warp{w}");
         match self {
-            WarpStack::Spe(s) => side == 0 && s.tos_valid(),
-            WarpStack::Dpe(s) => s.path_valid(side as u8),
+            WarpStacks::Spe(h) => {
+                let mut rec = TraceRecorder::new(&SPE_DESC, h.params().to_params()?);
+                (0..h.len()).for_each(|w| _ = rec.add_instance(name(w)));
+                h.record(rec);
+            }
+            WarpStacks::Dpe(h) => {
+                let mut rec = TraceRecorder::new(&DPE_DESC, h.params().to_params()?);
+                (0..h.len()).for_each(|w| _ = rec.add_instance(name(w)));
+                h.record(rec);
+            }
+        }
+        Ok(())
+    }
+
+    /// The recorded traffic (recording stops).
+    pub fn take_trace(&mut self) -> Option<TraceRecorder> {
+        match self {
+            WarpStacks::Spe(h) => h.take_trace(),
+            WarpStacks::Dpe(h) => h.take_trace(),
         }
     }
 
-    #[inline]
-    pub fn path_pc(&self, side: usize) -> u32 {
+    /// Every stack's activity, summed.
+    pub fn activity(&self) -> UnitActivity {
         match self {
-            WarpStack::Spe(s) => s.tos_pc(),
-            WarpStack::Dpe(s) => s.path_pc(side as u8),
+            WarpStacks::Spe(h) => h.activity(),
+            WarpStacks::Dpe(h) => h.activity(),
         }
     }
 
+    /// PC of warp `w`'s path on `side` (the TOS PC under SPE).
     #[inline]
-    pub fn path_mask(&self, side: usize) -> u64 {
+    pub fn path_pc(&self, w: usize, side: usize) -> u32 {
         match self {
-            WarpStack::Spe(s) => s.tos_mask(),
-            WarpStack::Dpe(s) => s.path_mask(side as u8),
-        }
-    }
-
-    /// Some path of the TOS can issue.
-    #[inline]
-    pub fn any_path(&self) -> bool {
-        match self {
-            WarpStack::Spe(s) => s.tos_valid(),
-            WarpStack::Dpe(s) => s.num_paths() > 0,
-        }
-    }
-
-    /// Schedulable paths at the TOS (Avg_Path [L700]).
-    #[inline]
-    pub fn num_paths(&self) -> u32 {
-        match self {
-            WarpStack::Spe(s) => s.tos_valid() as u32,
-            WarpStack::Dpe(s) => s.num_paths(),
-        }
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        match self {
-            WarpStack::Spe(s) => s.is_empty(),
-            WarpStack::Dpe(s) => s.is_empty(),
-        }
-    }
-
-    #[inline]
-    pub fn depth(&self) -> u32 {
-        match self {
-            WarpStack::Spe(s) => s.depth(),
-            WarpStack::Dpe(s) => s.depth(),
+            WarpStacks::Spe(h) => h.instance(w).tos_pc(),
+            WarpStacks::Dpe(h) => h.instance(w).path_pc(side as u8),
         }
     }
 
     /// The registered outputs the SM reads (see [`StackView`]). Warps of the GPU model have
     /// 32 lanes, so the masks fit `u32`.
     #[inline]
-    pub fn view(&self) -> StackView {
+    pub fn view(&self, w: usize) -> StackView {
         match self {
-            WarpStack::Spe(s) => {
+            WarpStacks::Spe(h) => {
+                let s = h.instance(w);
                 // `path_pc` of either side is the TOS PC under SPE; side 1 never has a path.
                 StackView {
                     pc: [s.tos_pc(); 2],
@@ -184,82 +147,85 @@ impl WarpStack {
                     error: s.err_overflow() || s.err_pc(),
                 }
             }
-            WarpStack::Dpe(s) => StackView {
-                pc: [s.path_pc(0), s.path_pc(1)],
-                mask: [s.path_mask(0) as u32, s.path_mask(1) as u32],
-                depth: s.depth(),
-                error: s.err_overflow() || s.err_pc() || s.err_side(),
-            },
+            WarpStacks::Dpe(h) => {
+                let s = h.instance(w);
+                StackView {
+                    pc: [s.path_pc(0), s.path_pc(1)],
+                    mask: [s.path_mask(0) as u32, s.path_mask(1) as u32],
+                    depth: s.depth(),
+                    error: s.err_overflow() || s.err_pc() || s.err_side(),
+                }
+            }
         }
     }
 
-    /// Launch a warp at `pc` with `mask`; returns the inputs applied.
-    pub fn launch(&mut self, pc: u32, mask: u64) -> StackInputs {
+    /// Launch warp `w` at `pc` with `mask` (one clock edge of its stack at `cycle`).
+    pub fn launch(&mut self, w: usize, cycle: u64, pc: u32, mask: u64) {
         match self {
-            WarpStack::Spe(s) => {
-                let inp = SpeInputs::launch(pc, mask);
-                s.tick(&inp);
-                StackInputs::Spe(inp)
-            }
-            WarpStack::Dpe(s) => {
+            WarpStacks::Spe(h) => _ = h.tick(w, cycle, &SpeInputs::launch(pc, mask)),
+            WarpStacks::Dpe(h) => {
                 let inp = DpeInputs {
                     launch_valid: true,
                     launch_pc: pc,
-                    launch_rpc: crate::ptx::ir::END_PC,
+                    launch_rpc: END_PC,
                     launch_mask: mask,
                     ..Default::default()
                 };
-                s.tick(&inp);
-                StackInputs::Dpe(inp)
+                h.tick(w, cycle, &inp);
             }
         }
     }
 
-    /// The instruction at `pc` issued from `side` with control-flow outcome `flow`: one
-    /// clock edge of the unit with the inputs of [`WarpStack::issue_inputs`]. (The inputs
-    /// are built again, cheaply, only when a trace records them: the hot loop does not move
-    /// an input record around.)
+    /// Warp `w` issued the instruction at `pc` from `side` with control-flow outcome
+    /// `flow`: one clock edge of its stack at `cycle`.
     #[inline]
-    pub fn issue(&mut self, side: usize, pc: u32, flow: &Flow) -> StackEffect {
+    pub fn issue(
+        &mut self,
+        w: usize,
+        cycle: u64,
+        side: usize,
+        pc: u32,
+        flow: &Flow,
+    ) -> StackEffect {
         let spe = stack_update(pc, flow);
         match self {
-            WarpStack::Spe(s) => {
-                s.tick(&spe);
+            WarpStacks::Spe(h) => {
+                h.tick(w, cycle, &spe);
                 StackEffect::default()
             }
-            WarpStack::Dpe(s) => StackEffect {
-                sb_copy: s.tick(&DpeInputs::update_from(side as u8, &spe)).sb_copy,
+            WarpStacks::Dpe(h) => StackEffect {
+                sb_copy: h
+                    .tick(w, cycle, &DpeInputs::update_from(side as u8, &spe))
+                    .ev_sb_copy,
             },
         }
     }
 
-    /// The unit inputs of [`WarpStack::issue`] (for traces).
-    pub fn issue_inputs(&self, side: usize, pc: u32, flow: &Flow) -> StackInputs {
-        let spe = stack_update(pc, flow);
+    /// A cycle of warp `w`'s stack without an update (pops a TOS left without live
+    /// threads). Idle inputs are not recorded: a trace leaves them implicit.
+    pub fn idle_tick(&mut self, w: usize) -> StackEffect {
         match self {
-            WarpStack::Spe(_) => StackInputs::Spe(spe),
-            WarpStack::Dpe(_) => StackInputs::Dpe(DpeInputs::update_from(side as u8, &spe)),
-        }
-    }
-
-    /// A cycle without an update (pops a TOS left without live threads).
-    pub fn idle_tick(&mut self) -> StackEffect {
-        match self {
-            WarpStack::Spe(s) => {
-                s.tick(&SpeInputs::default());
+            WarpStacks::Spe(h) => {
+                h.tick(w, 0, &SpeInputs::default());
                 StackEffect::default()
             }
-            WarpStack::Dpe(s) => StackEffect {
-                sb_copy: s.tick(&DpeInputs::default()).sb_copy,
+            WarpStacks::Dpe(h) => StackEffect {
+                sb_copy: h.tick(w, 0, &DpeInputs::default()).ev_sb_copy,
             },
         }
     }
 
-    /// The unit's sticky error, if any, as a sentence for the fault report.
-    pub fn error(&self) -> Option<String> {
+    /// Warp `w`'s stack's sticky error, if any, as a sentence for the fault report.
+    pub fn error(&self, w: usize) -> Option<String> {
         let (overflow, pc, side, depth) = match self {
-            WarpStack::Spe(s) => (s.err_overflow(), s.err_pc(), false, s.params().depth),
-            WarpStack::Dpe(s) => (s.err_overflow(), s.err_pc(), s.err_side(), s.params().depth),
+            WarpStacks::Spe(h) => {
+                let s = h.instance(w);
+                (s.err_overflow(), s.err_pc(), false, s.params().depth)
+            }
+            WarpStacks::Dpe(h) => {
+                let s = h.instance(w);
+                (s.err_overflow(), s.err_pc(), s.err_side(), s.params().depth)
+            }
         };
         if overflow {
             Some(format!(

@@ -18,7 +18,7 @@
 //! t+1, and a control transfer flushes the instruction buffer.
 
 use super::decode::DecodedInst;
-use super::reconv::{StackInputs, StackView, WarpStack};
+use super::reconv::{StackView, WarpStacks};
 use super::scan::{ScanState, Stall};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
@@ -32,7 +32,12 @@ use crate::exec::{
 use crate::memory::MemoryHierarchy;
 use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::KernelStats;
-use crate::units::dpe_scoreboard::{DpeScoreboard, ScoreboardParams, ScoreboardPorts, MAX_PORTS};
+use crate::units::contract::UnitDesc;
+use crate::units::declare::{PortGroup, UnitParams};
+use crate::units::dpe_scoreboard::{
+    DpeScoreboard, ScoreboardParams, ScoreboardPortIn, ScoreboardPorts, MAX_PORTS, SCOREBOARD_DESC,
+};
+use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::trace::TraceRecorder;
 use std::collections::VecDeque;
 
@@ -215,15 +220,15 @@ pub struct Sm {
     warps: Vec<WarpSlot>,
     /// Per path: the blockers the schedulers' scan cached, and fetch completion times.
     scan: ScanState,
-    /// Each warp slot's reconvergence stack (the unit model), touched only when it is
-    /// clocked; the schedulers read its outputs from `WarpSlot::view`.
-    stacks: Vec<WarpStack>,
+    /// Each warp slot's reconvergence stack (the unit model, instance = warp slot), touched
+    /// only when it is clocked; the schedulers read its outputs from `WarpSlot::view`.
+    stacks: WarpStacks,
     /// Architectural state (registers, local memory) of each warp slot, touched at issue.
     states: Vec<WarpState>,
     ctas: Vec<Option<CtaSlot>>,
     schedulers: Vec<Scheduler>,
-    /// The scoreboard (the `dpe_scoreboard` unit model).
-    sb: DpeScoreboard,
+    /// The scoreboard (the `dpe_scoreboard` unit model, one instance).
+    sb: UnitHost<DpeScoreboard>,
     /// Warps have two schedulable paths (`simt_stack_dpe`) rather than one.
     dual_paths: bool,
     /// Releases that found every writeback port of their cycle taken, oldest first.
@@ -269,11 +274,9 @@ pub struct Sm {
     used_shared: u32,
     used_ctas: u32,
     pub stats: KernelStats,
-    /// Port traffic of every warp's stack, when recording (instance = warp slot).
-    stack_trace: Option<TraceRecorder>,
-    /// Port traffic of the scoreboard, when recording (one instance), and the port layout
-    /// of its parameters.
-    sb_trace: Option<(TraceRecorder, ScoreboardPorts)>,
+    /// The port layout of the scoreboard's trace, when recording (its `NUM_REGS` is the
+    /// largest of every launch recorded, see [`Sm::begin_kernel`]).
+    sb_layout: ScoreboardPorts,
 }
 
 const LSU_QUEUE: usize = 2;
@@ -299,13 +302,14 @@ impl Sm {
             id,
             warps: Vec::new(),
             scan: ScanState::new(),
-            stacks: Vec::new(),
+            // The configuration was validated, which checks every unit's parameters.
+            stacks: WarpStacks::new(cfg).expect("validated configuration"),
             states: Vec::new(),
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
             schedulers: (0..nsched)
                 .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
                 .collect(),
-            sb: DpeScoreboard::new(scoreboard_params_for(cfg, 8)),
+            sb: UnitHost::new(scoreboard_params_for(cfg, 8), 1).expect("validated configuration"),
             dual_paths: cfg.sm.reconvergence == crate::config::Reconvergence::Dpe,
             deferred: VecDeque::new(),
             pending_mem: Vec::new(),
@@ -339,40 +343,44 @@ impl Sm {
             used_shared: 0,
             used_ctas: 0,
             stats: KernelStats::default(),
-            stack_trace: None,
-            sb_trace: None,
+            sb_layout: ScoreboardPorts::of(&scoreboard_params_for(cfg, 8)),
         }
     }
 
-    /// Start recording the port traffic of every warp slot's SIMT stack.
-    pub fn record_stacks(&mut self, cfg: &GpuConfig) -> Result<(), String> {
-        let mut rec = WarpStack::recorder(cfg)?;
-        for w in 0..cfg.sm.max_warps {
-            rec.add_instance(format!("sm{}.warp{w}", self.id));
+    /// Start recording the port traffic of every instance of `unit` in this SM (a unit the
+    /// configuration instantiates, see [`crate::units::contract::UnitDesc::gpu`]).
+    pub fn record_unit(&mut self, unit: &'static UnitDesc, cfg: &GpuConfig) -> Result<(), String> {
+        if std::ptr::eq(unit, self.stacks.desc()) {
+            self.stacks.record(self.id)
+        } else if std::ptr::eq(unit, &SCOREBOARD_DESC) {
+            self.record_scoreboard(cfg)
+        } else {
+            Err(format!("unit {} has no instance in the SM", unit.name))
         }
-        self.stack_trace = Some(rec);
-        Ok(())
     }
 
     /// Start recording the scoreboard's port traffic (instance `sm<id>`). The trace's
     /// `NUM_REGS` starts at the minimum and widens to the largest any launch uses from then
     /// on (see [`Sm::begin_kernel`]).
-    pub fn record_scoreboard(&mut self, cfg: &GpuConfig) -> Result<(), String> {
+    fn record_scoreboard(&mut self, cfg: &GpuConfig) -> Result<(), String> {
         let p = scoreboard_params_for(cfg, 8);
-        let mut rec = TraceRecorder::new(
-            &crate::units::dpe_scoreboard::SCOREBOARD_DESC,
-            p.to_params()?,
-        );
+        let mut rec = TraceRecorder::new(&SCOREBOARD_DESC, p.to_params()?);
         rec.add_instance(format!("sm{}", self.id));
-        self.sb_trace = Some((rec, ScoreboardPorts::of(&p)));
+        self.sb_layout = ScoreboardPorts::of(&p);
+        self.sb.record(rec);
         Ok(())
     }
 
     /// The recorded traffic of every unit being recorded: stacks, then the scoreboard
     /// (recording stops).
     pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
-        let sb = self.sb_trace.take().map(|(rec, _)| rec);
-        self.stack_trace.take().into_iter().chain(sb).collect()
+        let sb = self.sb.take_trace();
+        self.stacks.take_trace().into_iter().chain(sb).collect()
+    }
+
+    /// The activity counters of every unit instance of this SM, one entry per unit kind.
+    pub fn unit_activity(&self) -> Vec<UnitActivity> {
+        vec![self.stacks.activity(), self.sb.activity()]
     }
 
     /// Act on what a stack update did beyond the stack itself: the scoreboard copy of the
@@ -380,7 +388,7 @@ impl Sm {
     #[inline]
     fn stack_effect(&mut self, w: usize, effect: super::reconv::StackEffect) {
         if effect.sb_copy {
-            self.sb.copy(w as u32);
+            self.sb.instance_mut(0).copy(w as u32);
         }
     }
 
@@ -394,20 +402,15 @@ impl Sm {
     /// trace shows a copy at the same cycle as the stack event that raised it.
     #[inline]
     fn sb_edge(&mut self, cycle: u64) {
-        if let Some((rec, layout)) = self.sb_trace.as_mut() {
-            if !self.sb.staged().is_idle() {
-                let sb = &self.sb;
-                rec.record(0, cycle, |ports| sb.staged_to_ports(layout, ports));
-            }
-        }
-        self.sb.tick();
-    }
-
-    #[inline]
-    fn record_stack(&mut self, w: usize, now: u64, inp: &StackInputs) {
-        if let Some(rec) = self.stack_trace.as_mut() {
-            rec.record(w, now, |ports| inp.to_ports(ports));
-        }
+        let active = !self.sb.instance(0).staged().is_idle();
+        let layout = &self.sb_layout;
+        self.sb.edge_with(
+            0,
+            cycle,
+            active,
+            |sb, ports| sb.staged_to_ports(layout, ports),
+            |sb| sb.tick(),
+        );
     }
 
     /// Prepare for a new kernel launch: size per-warp structures for its register count.
@@ -415,11 +418,14 @@ impl Sm {
         let max_warps = k.cfg.sm.max_warps as usize;
         // Empty after a launch that ran to its end; a launch that faulted may leave some.
         self.deferred.clear();
-        self.sb = DpeScoreboard::new(k.sb);
+        self.sb
+            .reconfigure(k.sb)
+            .expect("scoreboard parameters checked at launch");
         self.dual_paths = k.cfg.sm.reconvergence == crate::config::Reconvergence::Dpe;
         self.sb_words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.sb_words];
-        if let Some((rec, layout)) = self.sb_trace.as_mut() {
+        if let Some(rec) = self.sb.trace_mut() {
+            let layout = &mut self.sb_layout;
             // One trace holds every launch at one parameter set: when this kernel has more
             // register slots than any recorded before, the events so far are re-encoded with
             // the wider register fields (a launch with fewer registers behaves identically
@@ -428,18 +434,20 @@ impl Sm {
             if k.sb.num_regs > have.num_regs {
                 let params = k.sb.to_params().expect("checked at launch");
                 let (old, new) = (*layout, ScoreboardPorts::of(&k.sb));
-                rec.reencode(params, |from, to| new.write(&old.read(from), to))
-                    .expect("re-encoding the SM's own trace");
+                rec.reencode(params, |from, to| {
+                    let mut raw = ScoreboardPortIn::default();
+                    new.write(&old.read(&ScoreboardPortIn::read_ports(from)), &mut raw);
+                    raw.write_ports(to)
+                })
+                .expect("re-encoding the SM's own trace");
                 *layout = new;
             }
         }
         self.warps.clear();
         self.scan.reset();
-        self.stacks.clear();
         // Warp states keep their storage from launch to launch (`WarpState::reinit`).
         self.states.resize_with(max_warps, WarpState::empty);
         for _ in 0..max_warps {
-            self.stacks.push(WarpStack::new(k.cfg));
             self.warps.push(WarpSlot {
                 active: false,
                 cta_slot: 0,
@@ -494,9 +502,8 @@ impl Sm {
             warp.cta_slot = slot as u16;
             let ws_state = &mut self.states[ws];
             ws_state.reinit(k.kernel, k.launch, &state, w);
-            let stack = &mut self.stacks[ws];
-            let launch = stack.launch(0, ws_state.valid_lanes as u64);
-            warp.view = stack.view();
+            self.stacks.launch(ws, now, 0, ws_state.valid_lanes as u64);
+            warp.view = self.stacks.view(ws);
             warp.ibuf = [IBuffer::default(); 2];
             warp.side = 0;
             warp.barrier = None;
@@ -505,6 +512,7 @@ impl Sm {
             // A free slot has nothing in flight, so its scoreboard rows are clear.
             debug_assert!((0..2).all(|s| self
                 .sb
+                .instance(0)
                 .pending_row(ws as u32, s)
                 .iter()
                 .all(|&b| b == 0)));
@@ -512,7 +520,6 @@ impl Sm {
             self.pending_mem[2 * ws * words..2 * (ws + 1) * words].fill(0);
             let sched = owner_scheduler(ws, self.schedulers.len());
             self.schedulers[sched].add(ws);
-            self.record_stack(ws, now, &launch);
             warp_slots.push(ws);
             self.scan.clear_warp(ws);
             self.update_fetch_bit(ws);
@@ -549,7 +556,7 @@ impl Sm {
                     st.global_warp_id,
                     cta,
                     st.tid[lane],
-                    self.stacks[i].path_pc(0).max(self.stacks[i].path_pc(1)),
+                    self.stacks.path_pc(i, 0).max(self.stacks.path_pc(i, 1)),
                 ));
             }
         }
@@ -597,7 +604,7 @@ impl Sm {
     fn writebacks(&mut self, now: u64) {
         // Releases left over from earlier cycles take the free writeback ports first.
         while let Some(&r) = self.deferred.front() {
-            if !self.sb.release_port_free() {
+            if !self.sb.instance(0).release_port_free() {
                 break;
             }
             self.deferred.pop_front();
@@ -630,7 +637,7 @@ impl Sm {
     /// staged (the edge of this cycle applies it before the schedulers look).
     #[inline]
     fn release(&mut self, w: usize, side: u8, reg: u16) {
-        if !self.sb.release(w as u32, side, reg as u32) {
+        if !self.sb.instance_mut(0).release(w as u32, side, reg as u32) {
             self.defer_release(w, side, reg);
             return;
         }
@@ -654,7 +661,11 @@ impl Sm {
     /// the scoreboard).
     #[inline]
     fn mem_word(&self, w: usize, side: usize, reg: u16) -> usize {
-        let side = if self.sb.params().dual { side & 1 } else { 0 };
+        let side = if self.sb.instance(0).params().dual {
+            side & 1
+        } else {
+            0
+        };
         (2 * w + side) * self.sb_words + reg as usize / 64
     }
 
@@ -676,9 +687,8 @@ impl Sm {
             let w = self.autopop[i];
             let warp = &mut self.warps[w];
             if !warp.view.is_empty() && !warp.view.any_path() {
-                let stack = &mut self.stacks[w];
-                let effect = stack.idle_tick();
-                warp.view = stack.view();
+                let effect = self.stacks.idle_tick(w);
+                warp.view = self.stacks.view(w);
                 warp.ibuf = [IBuffer::default(); 2];
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
@@ -826,7 +836,11 @@ impl Sm {
         // The scoreboard's hazard output for this path: its own pending bits or the other
         // side's shadow bits (§4.9). Cached until an event on the warp: only a release can
         // clear a hazard, and every release wakes the warp.
-        if self.sb.hazard_mask(w as u32, side as u8, &d.uses) {
+        if self
+            .sb
+            .instance(0)
+            .hazard_mask(w as u32, side as u8, &d.uses)
+        {
             let why = if self.memory_hazard(w, side, d) {
                 Stall::MemData
             } else {
@@ -860,13 +874,17 @@ impl Sm {
     /// Whether a register that blocks path (w, side) waits on a memory load (for the stall
     /// breakdown): its own pending write, or the other side's shadowed one, is a load.
     fn memory_hazard(&self, w: usize, side: usize, d: &DecodedInst) -> bool {
-        let side = if self.sb.params().dual { side & 1 } else { 0 };
+        let side = if self.sb.instance(0).params().dual {
+            side & 1
+        } else {
+            0
+        };
         let (wu, su) = (w as u32, side as u8);
         // Own pending loads, and the other side's shadowed pending loads (`S ⊆ P`).
         let words = self.sb_words;
         let mem = |s: usize| &self.pending_mem[(2 * w + s) * words..][..words];
-        let (own_p, own_m) = (self.sb.pending_row(wu, su), mem(side));
-        let (other_s, other_m) = (self.sb.shadow_row(wu, su ^ 1), mem(side ^ 1));
+        let (own_p, own_m) = (self.sb.instance(0).pending_row(wu, su), mem(side));
+        let (other_s, other_m) = (self.sb.instance(0).shadow_row(wu, su ^ 1), mem(side ^ 1));
         let loads = own_p.iter().zip(own_m).zip(other_s.iter().zip(other_m));
         loads
             .zip(&d.uses.0)
@@ -1047,15 +1065,10 @@ impl Sm {
         }
         let effect = {
             let warp = &mut self.warps[w];
-            let stack = &mut self.stacks[w];
-            if let Some(rec) = self.stack_trace.as_mut() {
-                let inp = stack.issue_inputs(side, pc, &flow);
-                rec.record(w, now, |ports| inp.to_ports(ports));
-            }
-            let effect = stack.issue(side, pc, &flow);
-            warp.view = stack.view();
+            let effect = self.stacks.issue(w, now, side, pc, &flow);
+            warp.view = self.stacks.view(w);
             if warp.view.error {
-                let detail = self.stacks[w].error().unwrap_or_default();
+                let detail = self.stacks.error(w).unwrap_or_default();
                 return Err(Box::new(self.fault(
                     FaultKind::ReconvergenceStack,
                     w,
@@ -1211,7 +1224,7 @@ impl Sm {
         k: &KernelCtx,
         pc: u32,
     ) -> Result<(), Box<GuestFault>> {
-        if !self.sb.reserve(w as u32, side, r as u32) {
+        if !self.sb.instance_mut(0).reserve(w as u32, side, r as u32) {
             return Err(self.reserve_refused(w, r, k, pc));
         }
         if memory {
@@ -1232,7 +1245,7 @@ impl Sm {
             format!(
                 "the scoreboard refused the reserve of register slot {r}: all {} reserve ports \
                  of this cycle are taken",
-                self.sb.params().nrsv
+                self.sb.instance(0).params().nrsv
             ),
         ))
     }

@@ -458,6 +458,25 @@ pub struct UnitDesc {
     /// Cross-parameter rules beyond each parameter's range.
     pub check: fn(&Params) -> Result<(), String>,
     pub build: fn(&Params) -> Box<dyn UnitModel>,
+    /// How the GPU model instantiates the unit under a configuration.
+    pub gpu: fn(&crate::config::GpuConfig) -> GpuUse,
+}
+
+/// How the GPU model uses a unit under one configuration (a unit's registry entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuUse {
+    /// Instantiated: `instances` says where (e.g. "every warp slot of every SM"); each
+    /// parameter's value with the configuration key it comes from (`""`: fixed by the
+    /// model; a value a launch may widen says so in the key's text).
+    Instantiated {
+        instances: &'static str,
+        params: Vec<(&'static str, u64, &'static str)>,
+    },
+    /// Not instantiated; the configuration overrides (`KEY=VALUE`, as `--set` takes them)
+    /// that would instantiate it.
+    NotUsed { set: &'static [&'static str] },
+    /// The GPU model has no place for the unit (it is co-simulated on its own).
+    Standalone,
 }
 
 impl fmt::Debug for UnitDesc {
@@ -492,6 +511,38 @@ impl UnitDesc {
         }
         (self.check)(&p).map_err(|e| format!("{}: {e}", self.name))?;
         Ok(p)
+    }
+
+    /// The parameters the GPU model instantiates this unit with under `cfg` (`Ok(None)`:
+    /// not instantiated), validated: a value out of range is an error naming the
+    /// configuration key it comes from.
+    pub fn gpu_params(
+        &'static self,
+        cfg: &crate::config::GpuConfig,
+    ) -> Result<Option<Params>, String> {
+        let GpuUse::Instantiated { params, .. } = (self.gpu)(cfg) else {
+            return Ok(None);
+        };
+        for &(name, value, key) in &params {
+            let spec = self
+                .params
+                .iter()
+                .find(|p| p.name == name)
+                .unwrap_or_else(|| panic!("unit {}: GPU use names no parameter {name}", self.name));
+            if value < spec.min || value > spec.max {
+                let from = if key.is_empty() {
+                    "the GPU model's fixed value".to_string()
+                } else {
+                    format!("`{key}`")
+                };
+                return Err(format!(
+                    "{from} = {value} gives unit {} parameter {name}={value}, out of its range {}..={} ({})",
+                    self.name, spec.min, spec.max, spec.doc
+                ));
+            }
+        }
+        let values: Vec<(&str, u64)> = params.iter().map(|&(n, v, _)| (n, v)).collect();
+        self.params(&values).map(Some)
     }
 
     /// The standard parameter sets, validated.

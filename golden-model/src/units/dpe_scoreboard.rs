@@ -40,54 +40,13 @@
 //!
 //! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
 
-use super::contract::{Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
+use super::contract::{Bits, GpuUse};
+use super::declare::{PortGroup, Unit};
 
 /// The most reserve, release or query ports a unit can have.
 pub const MAX_PORTS: usize = 8;
 /// Source registers per query (plus one destination).
 pub const QUERY_SRCS: usize = 3;
-
-/// Parameters of the unit (same names as the Verilog parameters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScoreboardParams {
-    pub num_warps: u32,
-    pub num_regs: u32,
-    /// Reserve ports.
-    pub nrsv: u32,
-    /// Release (writeback) ports.
-    pub nwb: u32,
-    /// Query ports.
-    pub q: u32,
-    /// Dual-path mode (`DUAL=1`); `false` is the SPE scoreboard.
-    pub dual: bool,
-}
-
-impl ScoreboardParams {
-    /// From the generic parameter set of [`SCOREBOARD_DESC`].
-    pub fn from_params(p: &Params) -> ScoreboardParams {
-        ScoreboardParams {
-            num_warps: p.get("NUM_WARPS") as u32,
-            num_regs: p.get("NUM_REGS") as u32,
-            nrsv: p.get("NRSV") as u32,
-            nwb: p.get("NWB") as u32,
-            q: p.get("Q") as u32,
-            dual: p.get("DUAL") != 0,
-        }
-    }
-}
-
-impl Default for ScoreboardParams {
-    fn default() -> Self {
-        ScoreboardParams {
-            num_warps: 48,
-            num_regs: 64,
-            nrsv: 2,
-            nwb: 2,
-            q: 2,
-            dual: true,
-        }
-    }
-}
 
 /// One register of one (warp, side): the operand of a reserve or release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -429,220 +388,88 @@ impl DpeScoreboard {
 
 // ---- the unit description and the generic by-name path (design.md §3) ----
 
-/// Parameters of `dpe_scoreboard` (spec §9.1, §9.5).
-pub const SCOREBOARD_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "NUM_WARPS",
-        default: 48,
-        min: 2,
-        max: 64,
-        doc: "warps per SM",
-    },
-    ParamSpec {
-        name: "NUM_REGS",
-        default: 64,
-        min: 8,
-        max: 256,
-        doc: "architectural registers per thread",
-    },
-    ParamSpec {
-        name: "NRSV",
-        default: 2,
-        min: 1,
-        max: MAX_PORTS as u64,
-        doc: "reserve ports (one per issuing scheduler)",
-    },
-    ParamSpec {
-        name: "NWB",
-        default: 2,
-        min: 1,
-        max: MAX_PORTS as u64,
-        doc: "release (writeback) ports",
-    },
-    ParamSpec {
-        name: "Q",
-        default: 2,
-        min: 1,
-        max: MAX_PORTS as u64,
-        doc: "hazard query ports",
-    },
-    ParamSpec {
-        name: "DUAL",
-        default: 1,
-        min: 0,
-        max: 1,
-        doc: "1: dual-path (L/R + shadow); 0: SPE scoreboard, side 0 only",
-    },
-];
-
-const fn port(name: &'static str, role: Role, width: &'static str, doc: &'static str) -> PortSpec {
-    PortSpec {
-        name,
-        role,
-        width,
-        doc,
+crate::declare_unit! {
+    /// The single description of `dpe_scoreboard`. Port arrays are flattened LSB first:
+    /// field `i` of `rsv_warp` is bits `[i*W, (i+1)*W)` with `W = $clog2(NUM_WARPS)`;
+    /// source `j` of query `i` is field `i*3 + j` of `q_src` / bit `i*3 + j` of
+    /// `q_src_valid`. Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
+    pub static SCOREBOARD_DESC: DpeScoreboard = unit "dpe_scoreboard" {
+        summary: "per-SM scoreboard with L/R pending and shadow bits (SPE mode with DUAL=0)",
+        spec: "specs/reconvergence-dpe.md §4.9, §9.5, A5-A7, A17-A19",
+        standard_sets: &[
+            &[],
+            &[("NUM_WARPS", 4), ("NUM_REGS", 8), ("NRSV", 1), ("NWB", 1), ("Q", 1)],
+            &[("NUM_WARPS", 8), ("NUM_REGS", 100), ("NWB", 3), ("DUAL", 0)],
+            &[("NUM_WARPS", 64), ("NUM_REGS", 256), ("NWB", 4), ("Q", 4)],
+        ],
+        check: |_| Ok(()),
+        // NUM_REGS starts at the minimum and a launch widens it to its kernel's registers.
+        gpu: |cfg| {
+            let p = crate::timing::sm::scoreboard_params_for(cfg, 8);
+            GpuUse::Instantiated {
+                instances: "one per SM",
+                params: vec![
+                    ("NUM_WARPS", p.num_warps as u64, "sm.max_warps"),
+                    ("NUM_REGS", p.num_regs as u64, "the launched kernel's registers"),
+                    ("NRSV", p.nrsv as u64, ""),
+                    ("NWB", p.nwb as u64, ""),
+                    ("Q", p.q as u64, "sm.schedulers"),
+                    ("DUAL", p.dual as u64, "sm.reconvergence"),
+                ],
+            }
+        },
+        ports: sb_port,
+    }
+    /// Parameters of `dpe_scoreboard` (spec §9.5; same names as the Verilog parameters).
+    params ScoreboardParams {
+        num_warps: u32 = NUM_WARPS(48, 2..=64) "warps per SM",
+        num_regs: u32 = NUM_REGS(64, 8..=256) "architectural registers per thread",
+        /// Reserve ports.
+        nrsv: u32 = NRSV(2, 1..=MAX_PORTS as u64) "reserve ports (one per issuing scheduler)",
+        /// Release (writeback) ports.
+        nwb: u32 = NWB(2, 1..=MAX_PORTS as u64) "release (writeback) ports",
+        /// Query ports.
+        q: u32 = Q(2, 1..=MAX_PORTS as u64) "hazard query ports",
+        /// Dual-path mode (`DUAL=1`); `false` is the SPE scoreboard.
+        dual: bool = DUAL(1, 0..=1) "1: dual-path (L/R + shadow); 0: SPE scoreboard, side 0 only",
+    }
+    /// The input ports' values as they are (port arrays packed); [`ScoreboardPorts`] decodes
+    /// them into the operations the model applies.
+    #[derive(Debug, Clone, PartialEq, Eq, Default)]
+    inputs ScoreboardPortIn {
+        rsv_valid: u8 ["NRSV"] "per reserve port: reserve a destination at issue",
+        rsv_warp: u64 ["NRSV*$clog2(NUM_WARPS)"] "per reserve port: warp",
+        rsv_side: u8 ["NRSV"] "per reserve port: issuing side (0 L, 1 R)",
+        rsv_reg: u64 ["NRSV*$clog2(NUM_REGS)"] "per reserve port: destination register",
+        rel_valid: u8 ["NWB"] "per release port: a writeback clears a pending register",
+        rel_warp: u64 ["NWB*$clog2(NUM_WARPS)"] "per release port: warp",
+        rel_side: u8 ["NWB"] "per release port: side carried down the pipeline",
+        rel_reg: u64 ["NWB*$clog2(NUM_REGS)"] "per release port: register",
+        cpy_valid: u64 ["NUM_WARPS"] "bit w: warp w's stack raised ev_sb_copy (copy P into S, both sides)",
+        q_warp: u64 ["Q*$clog2(NUM_WARPS)"] "per query port: warp",
+        q_side: u8 ["Q"] "per query port: side",
+        q_src: Bits ["Q*3*$clog2(NUM_REGS)"] "per query port: 3 source registers",
+        q_src_valid: u32 ["Q*3"] "per query port: which sources are read",
+        q_dst: u64 ["Q*$clog2(NUM_REGS)"] "per query port: destination register",
+        q_dst_valid: u8 ["Q"] "per query port: the destination is written",
+    }
+    /// The scoreboard has no registered outputs besides its state.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    registered ScoreboardRegs {}
+    /// Combinational outputs of one cycle.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    combinational ScoreboardEvents {
+        q_hazard: u8 ["Q"] "per query port: P[w][s][r] | S[w][!s][r] for a queried r",
+    }
+    debug {
+        dbg_P ["NUM_WARPS*2*NUM_REGS"] "pending bits, bit (warp*2+side)*NUM_REGS+reg",
+        dbg_S ["NUM_WARPS*2*NUM_REGS"] "shadow bits, bit (warp*2+side)*NUM_REGS+reg",
     }
 }
 
-/// Ports of `dpe_scoreboard` (spec §9.5). Port arrays are flattened LSB first: field `i`
-/// of `rsv_warp` is bits `[i*W, (i+1)*W)` with `W = $clog2(NUM_WARPS)`; source `j` of query
-/// `i` is field `i*3 + j` of `q_src` / bit `i*3 + j` of `q_src_valid`.
-pub const SCOREBOARD_PORTS: &[PortSpec] = &[
-    port("rst_n", Role::Input, "1", "synchronous active-low reset"),
-    port(
-        "rsv_valid",
-        Role::Input,
-        "NRSV",
-        "per reserve port: reserve a destination at issue",
-    ),
-    port(
-        "rsv_warp",
-        Role::Input,
-        "NRSV*$clog2(NUM_WARPS)",
-        "per reserve port: warp",
-    ),
-    port(
-        "rsv_side",
-        Role::Input,
-        "NRSV",
-        "per reserve port: issuing side (0 L, 1 R)",
-    ),
-    port(
-        "rsv_reg",
-        Role::Input,
-        "NRSV*$clog2(NUM_REGS)",
-        "per reserve port: destination register",
-    ),
-    port(
-        "rel_valid",
-        Role::Input,
-        "NWB",
-        "per release port: a writeback clears a pending register",
-    ),
-    port(
-        "rel_warp",
-        Role::Input,
-        "NWB*$clog2(NUM_WARPS)",
-        "per release port: warp",
-    ),
-    port(
-        "rel_side",
-        Role::Input,
-        "NWB",
-        "per release port: side carried down the pipeline",
-    ),
-    port(
-        "rel_reg",
-        Role::Input,
-        "NWB*$clog2(NUM_REGS)",
-        "per release port: register",
-    ),
-    port(
-        "cpy_valid",
-        Role::Input,
-        "NUM_WARPS",
-        "bit w: warp w's stack raised ev_sb_copy (copy P into S, both sides)",
-    ),
-    port(
-        "q_warp",
-        Role::Input,
-        "Q*$clog2(NUM_WARPS)",
-        "per query port: warp",
-    ),
-    port("q_side", Role::Input, "Q", "per query port: side"),
-    port(
-        "q_src",
-        Role::Input,
-        "Q*3*$clog2(NUM_REGS)",
-        "per query port: 3 source registers",
-    ),
-    port(
-        "q_src_valid",
-        Role::Input,
-        "Q*3",
-        "per query port: which sources are read",
-    ),
-    port(
-        "q_dst",
-        Role::Input,
-        "Q*$clog2(NUM_REGS)",
-        "per query port: destination register",
-    ),
-    port(
-        "q_dst_valid",
-        Role::Input,
-        "Q",
-        "per query port: the destination is written",
-    ),
-    port(
-        "q_hazard",
-        Role::Combinational,
-        "Q",
-        "per query port: P[w][s][r] | S[w][!s][r] for a queried r",
-    ),
-    port(
-        "dbg_P",
-        Role::Debug,
-        "NUM_WARPS*2*NUM_REGS",
-        "pending bits, bit (warp*2+side)*NUM_REGS+reg",
-    ),
-    port(
-        "dbg_S",
-        Role::Debug,
-        "NUM_WARPS*2*NUM_REGS",
-        "shadow bits, bit (warp*2+side)*NUM_REGS+reg",
-    ),
-];
-
-/// The single description of `dpe_scoreboard`.
-pub static SCOREBOARD_DESC: UnitDesc = UnitDesc {
-    name: "dpe_scoreboard",
-    summary: "per-SM scoreboard with L/R pending and shadow bits (SPE mode with DUAL=0)",
-    spec: "specs/reconvergence-dpe.md §4.9, §9.5, A5-A7, A17-A19",
-    params: SCOREBOARD_PARAMS,
-    ports: SCOREBOARD_PORTS,
-    standard_sets: &[
-        &[],
-        &[
-            ("NUM_WARPS", 4),
-            ("NUM_REGS", 8),
-            ("NRSV", 1),
-            ("NWB", 1),
-            ("Q", 1),
-        ],
-        &[("NUM_WARPS", 8), ("NUM_REGS", 100), ("NWB", 3), ("DUAL", 0)],
-        &[("NUM_WARPS", 64), ("NUM_REGS", 256), ("NWB", 4), ("Q", 4)],
-    ],
-    check: |_| Ok(()),
-    build: |p| Box::new(ScoreboardUnit::new(p)),
-};
-
-/// Port positions of `dpe_scoreboard` in [`SCOREBOARD_PORTS`] order.
-mod sb_port {
-    pub const RST_N: usize = 0;
-    pub const RSV_VALID: usize = 1;
-    pub const RSV_WARP: usize = 2;
-    pub const RSV_SIDE: usize = 3;
-    pub const RSV_REG: usize = 4;
-    pub const REL_VALID: usize = 5;
-    pub const REL_WARP: usize = 6;
-    pub const REL_SIDE: usize = 7;
-    pub const REL_REG: usize = 8;
-    pub const CPY_VALID: usize = 9;
-    pub const Q_WARP: usize = 10;
-    pub const Q_SIDE: usize = 11;
-    pub const Q_SRC: usize = 12;
-    pub const Q_SRC_VALID: usize = 13;
-    pub const Q_DST: usize = 14;
-    pub const Q_DST_VALID: usize = 15;
-    pub const Q_HAZARD: usize = 16;
-    pub const DBG_P: usize = 17;
-    pub const DBG_S: usize = 18;
-}
-
 /// How [`ScoreboardInputs`] sit in the input ports of one parameter set: the single place
-/// where the scoreboard's port encoding lives (the generic adapter reads with it, traces
-/// are written with it).
+/// where the scoreboard's port-array encoding lives (the unit's by-name path reads with it,
+/// traces are written with it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScoreboardPorts {
     nrsv: u32,
@@ -651,6 +478,11 @@ pub struct ScoreboardPorts {
     /// `$clog2(NUM_WARPS)`, `$clog2(NUM_REGS)`.
     warp_w: u32,
     reg_w: u32,
+}
+
+/// Field `i` of a port array of `width`-bit fields held in `v`.
+fn field(v: u64, i: u32, width: u32) -> u64 {
+    v.checked_shr(i * width).unwrap_or(0) & super::contract::low_mask(width)
 }
 
 impl ScoreboardPorts {
@@ -664,71 +496,98 @@ impl ScoreboardPorts {
         }
     }
 
-    /// The `valid, warp, side, reg` port positions of the reserve and release groups.
-    const RSV: [usize; 4] = [
-        sb_port::RSV_VALID,
-        sb_port::RSV_WARP,
-        sb_port::RSV_SIDE,
-        sb_port::RSV_REG,
-    ];
-    const REL: [usize; 4] = [
-        sb_port::REL_VALID,
-        sb_port::REL_WARP,
-        sb_port::REL_SIDE,
-        sb_port::REL_REG,
-    ];
-
     /// The reserve, release and copy inputs held in `ports` (valid ports only, in port
-    /// order; query ports and `rst_n` are not read).
-    pub fn read(&self, ports: &[Bits]) -> ScoreboardInputs {
+    /// order; the query ports are not read).
+    pub fn read(&self, ports: &ScoreboardPortIn) -> ScoreboardInputs {
         let mut inp = ScoreboardInputs::IDLE;
-        for (stage, group, n) in [
-            (&mut inp.rsv, Self::RSV, self.nrsv),
-            (&mut inp.rel, Self::REL, self.nwb),
+        for (stage, [valid, warp, side, reg], n) in [
+            (
+                &mut inp.rsv,
+                [
+                    ports.rsv_valid as u64,
+                    ports.rsv_warp,
+                    ports.rsv_side as u64,
+                    ports.rsv_reg,
+                ],
+                self.nrsv,
+            ),
+            (
+                &mut inp.rel,
+                [
+                    ports.rel_valid as u64,
+                    ports.rel_warp,
+                    ports.rel_side as u64,
+                    ports.rel_reg,
+                ],
+                self.nwb,
+            ),
         ] {
-            let [valid, warp, side, reg] = group;
             for i in 0..n {
-                if ports[valid].bit(i) {
+                if field(valid, i, 1) != 0 {
                     let _ = stage.push(
                         MAX_PORTS,
                         RegRef {
-                            warp: ports[warp].field(i * self.warp_w, self.warp_w) as u32,
-                            side: ports[side].bit(i) as u8,
-                            reg: ports[reg].field(i * self.reg_w, self.reg_w) as u32,
+                            warp: field(warp, i, self.warp_w) as u32,
+                            side: field(side, i, 1) as u8,
+                            reg: field(reg, i, self.reg_w) as u32,
                         },
                     );
                 }
             }
         }
-        inp.cpy = ports[sb_port::CPY_VALID].to_u64();
+        inp.cpy = ports.cpy_valid;
         inp
     }
 
     /// Write `inp` into the reserve, release and copy input ports (the staged operations on
-    /// ports 0, 1, ...; `rst_n` and the query ports are left as they are). The inverse of
+    /// ports 0, 1, ...; the query ports are left as they are). The inverse of
     /// [`Self::read`] for inputs that fit these parameters.
-    pub fn write(&self, inp: &ScoreboardInputs, ports: &mut [Bits]) {
-        for (stage, group, n) in [
-            (&inp.rsv, Self::RSV, self.nrsv),
-            (&inp.rel, Self::REL, self.nwb),
-        ] {
-            let [valid, warp, side, reg] = group;
-            let mut v = 0u64;
+    pub fn write(&self, inp: &ScoreboardInputs, ports: &mut ScoreboardPortIn) {
+        let pack = |stage: &PortStage, n: u32| {
+            let (mut valid, mut warp, mut side, mut reg) = (0u64, 0u64, 0u64, 0u64);
             for (i, op) in stage.staged().iter().take(n as usize).enumerate() {
                 let i = i as u32;
-                v |= 1 << i;
-                ports[warp].set_field(i * self.warp_w, self.warp_w, op.warp as u64);
-                ports[side].set_bit(i, op.side & 1 == 1);
-                ports[reg].set_field(i * self.reg_w, self.reg_w, op.reg as u64);
+                valid |= 1 << i;
+                warp |=
+                    (op.warp as u64 & super::contract::low_mask(self.warp_w)) << (i * self.warp_w);
+                side |= ((op.side & 1) as u64) << i;
+                reg |= (op.reg as u64 & super::contract::low_mask(self.reg_w)) << (i * self.reg_w);
             }
-            ports[valid].set_u64(v);
-        }
-        let warps = if self.num_warps >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.num_warps) - 1
+            (valid, warp, side, reg)
         };
-        ports[sb_port::CPY_VALID].set_u64(inp.cpy & warps);
+        let (v, w, s, r) = pack(&inp.rsv, self.nrsv);
+        (
+            ports.rsv_valid,
+            ports.rsv_warp,
+            ports.rsv_side,
+            ports.rsv_reg,
+        ) = (v as u8, w, s as u8, r);
+        let (v, w, s, r) = pack(&inp.rel, self.nwb);
+        (
+            ports.rel_valid,
+            ports.rel_warp,
+            ports.rel_side,
+            ports.rel_reg,
+        ) = (v as u8, w, s as u8, r);
+        ports.cpy_valid = inp.cpy & super::contract::low_mask(self.num_warps);
+    }
+
+    /// The registers queried by query port `i`, and how many there are.
+    fn query(&self, ports: &ScoreboardPortIn, i: u32) -> ([u32; QUERY_SRCS + 1], usize) {
+        let mut regs = [0u32; QUERY_SRCS + 1];
+        let mut n = 0;
+        for j in 0..QUERY_SRCS as u32 {
+            let k = i * QUERY_SRCS as u32 + j;
+            if field(ports.q_src_valid as u64, k, 1) != 0 {
+                regs[n] = ports.q_src.field(k * self.reg_w, self.reg_w) as u32;
+                n += 1;
+            }
+        }
+        if field(ports.q_dst_valid as u64, i, 1) != 0 {
+            regs[n] = field(ports.q_dst, i, self.reg_w) as u32;
+            n += 1;
+        }
+        (regs, n)
     }
 }
 
@@ -737,109 +596,67 @@ impl DpeScoreboard {
     /// trace recorder's `fill`): [`ScoreboardPorts::of`] this unit's parameters, or those of
     /// a trace with a wider `NUM_REGS` that also holds larger launches.
     pub fn staged_to_ports(&self, layout: &ScoreboardPorts, ports: &mut [Bits]) {
-        layout.write(&self.stage, ports);
+        let mut raw = ScoreboardPortIn::default();
+        layout.write(&self.stage, &mut raw);
+        raw.write_ports(ports);
     }
 }
 
-impl ScoreboardParams {
-    /// As a generic parameter set of [`SCOREBOARD_DESC`] (validated against its ranges).
-    pub fn to_params(&self) -> Result<Params, String> {
-        SCOREBOARD_DESC.params(&[
-            ("NUM_WARPS", self.num_warps as u64),
-            ("NUM_REGS", self.num_regs as u64),
-            ("NRSV", self.nrsv as u64),
-            ("NWB", self.nwb as u64),
-            ("Q", self.q as u64),
-            ("DUAL", self.dual as u64),
-        ])
+impl Unit for DpeScoreboard {
+    fn new(params: ScoreboardParams) -> DpeScoreboard {
+        DpeScoreboard::new(params)
     }
-}
-
-/// `dpe_scoreboard` behind the generic interface: converts ports and calls the typed model.
-pub struct ScoreboardUnit {
-    params: Params,
-    sb: DpeScoreboard,
-    layout: ScoreboardPorts,
-}
-
-impl ScoreboardUnit {
-    pub fn new(params: &Params) -> ScoreboardUnit {
-        let p = ScoreboardParams::from_params(params);
-        ScoreboardUnit {
-            params: params.clone(),
-            sb: DpeScoreboard::new(p),
-            layout: ScoreboardPorts::of(&p),
-        }
+    fn reset(&mut self) {
+        DpeScoreboard::reset(self)
     }
-    pub fn scoreboard(&self) -> &DpeScoreboard {
-        &self.sb
+    fn registered(&self) -> ScoreboardRegs {
+        ScoreboardRegs {}
     }
-
-    /// Field `i` of a port array of `width`-bit fields.
-    fn field(port: &Bits, i: u32, width: u32) -> u64 {
-        port.field(i * width, width)
-    }
-}
-
-impl UnitModel for ScoreboardUnit {
-    fn desc(&self) -> &'static UnitDesc {
-        &SCOREBOARD_DESC
-    }
-    fn params(&self) -> &Params {
-        &self.params
-    }
-    fn outputs(&self, ports: &mut [Bits]) {
-        use sb_port::*;
-        let p = self.sb.params();
-        let in_reset = ports[RST_N].to_u64() == 0;
-        let mut hazards = 0u64;
-        for i in 0..p.q {
-            let mut regs = [0u32; QUERY_SRCS + 1];
-            let mut n = 0;
-            for j in 0..QUERY_SRCS as u32 {
-                let k = i * QUERY_SRCS as u32 + j;
-                if ports[Q_SRC_VALID].bit(k) {
-                    regs[n] = Self::field(&ports[Q_SRC], k, self.layout.reg_w) as u32;
-                    n += 1;
-                }
-            }
-            if ports[Q_DST_VALID].bit(i) {
-                regs[n] = Self::field(&ports[Q_DST], i, self.layout.reg_w) as u32;
-                n += 1;
-            }
-            let warp = Self::field(&ports[Q_WARP], i, self.layout.warp_w) as u32;
-            let side = ports[Q_SIDE].bit(i) as u8;
-            if !in_reset && self.sb.hazard(warp, side, &regs[..n]) {
+    fn events(&self, inp: &ScoreboardPortIn) -> ScoreboardEvents {
+        let layout = ScoreboardPorts::of(&self.params);
+        let mut hazards = 0u8;
+        for i in 0..self.params.q {
+            let (regs, n) = layout.query(inp, i);
+            let warp = field(inp.q_warp, i, layout.warp_w) as u32;
+            let side = field(inp.q_side as u64, i, 1) as u8;
+            if self.hazard(warp, side, &regs[..n]) {
                 hazards |= 1 << i;
             }
         }
-        ports[Q_HAZARD].set_u64(hazards);
-        for (port, bits) in [(DBG_P, &self.sb.pending), (DBG_S, &self.sb.shadow)] {
+        ScoreboardEvents { q_hazard: hazards }
+    }
+    /// Stages the reserve, release and copy ports and applies them (never more staged
+    /// operations than ports, so staging always succeeds).
+    fn tick(&mut self, inp: &ScoreboardPortIn) -> ScoreboardEvents {
+        let ev = Unit::events(self, inp);
+        let layout = ScoreboardPorts::of(&self.params);
+        self.stage_inputs(&layout.read(inp));
+        DpeScoreboard::tick(self);
+        ev
+    }
+    fn debug_state(&self, ports: &mut [Bits]) {
+        let p = self.params;
+        for (port, bits) in [
+            (sb_port::dbg_P, &self.pending),
+            (sb_port::dbg_S, &self.shadow),
+        ] {
             let dbg = &mut ports[port];
             for row in 0..p.num_warps as usize * 2 {
-                for k in 0..self.sb.row_words {
+                for k in 0..self.row_words {
                     let lsb = (row as u32) * p.num_regs + 64 * k as u32;
                     let width = (p.num_regs - 64 * k as u32).min(64);
-                    dbg.set_field(lsb, width, bits[row * self.sb.row_words + k]);
+                    dbg.set_field(lsb, width, bits[row * self.row_words + k]);
                 }
             }
         }
-    }
-    fn tick(&mut self, ports: &[Bits]) {
-        use sb_port::*;
-        if ports[RST_N].to_u64() == 0 {
-            self.sb.reset();
-            return;
-        }
-        // Never more staged operations than ports, so staging always succeeds.
-        self.sb.stage_inputs(&self.layout.read(ports));
-        self.sb.tick();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::contract::{Role, UnitModel};
+    use crate::units::declare::{Adapter, UnitParams};
 
     const L: u8 = 0;
     const R: u8 = 1;
@@ -1140,9 +957,9 @@ mod tests {
             let cycles = (4_000_000 / bits).clamp(1000, 4000);
             let (mut seen_pending, mut seen_shadow) = (false, false);
             for cycle in 0..cycles {
-                let rst_n = cycle % 997 != 996;
-                ports[RST_N].set_u64(rst_n as u64);
-                for (port, w) in widths.iter().enumerate().take(Q_DST_VALID + 1).skip(1) {
+                let running = cycle % 997 != 996;
+                ports[rst_n].set_u64(running as u64);
+                for (port, w) in widths.iter().enumerate().take(q_dst_valid + 1).skip(1) {
                     let mut b = Bits::zero(*w);
                     for k in 0..w.div_ceil(64) {
                         b.set_field(64 * k, 64, rnd());
@@ -1151,13 +968,13 @@ mod tests {
                 }
                 // Keep warps and registers mostly small (and in range) so state builds up.
                 for (port, n, fw) in [
-                    (RSV_WARP, sp.nrsv, ww),
-                    (REL_WARP, sp.nwb, ww),
-                    (Q_WARP, sp.q, ww),
-                    (RSV_REG, sp.nrsv, rw),
-                    (REL_REG, sp.nwb, rw),
-                    (Q_SRC, sp.q * 3, rw),
-                    (Q_DST, sp.q, rw),
+                    (rsv_warp, sp.nrsv, ww),
+                    (rel_warp, sp.nwb, ww),
+                    (q_warp, sp.q, ww),
+                    (rsv_reg, sp.nrsv, rw),
+                    (rel_reg, sp.nwb, rw),
+                    (q_src, sp.q * 3, rw),
+                    (q_dst, sp.q, rw),
                 ] {
                     for i in 0..n {
                         let v = rnd();
@@ -1166,32 +983,32 @@ mod tests {
                     }
                 }
                 let sparse = rnd() & rnd() & rnd();
-                ports[CPY_VALID].set_u64(sparse);
+                ports[cpy_valid].set_u64(sparse);
                 unit.outputs(&mut ports);
                 // Compare outputs of state(t).
                 for i in 0..sp.q {
                     let mut regs = vec![];
                     for j in 0..3 {
-                        if ports[Q_SRC_VALID].bit(i * 3 + j) {
-                            regs.push(ports[Q_SRC].field((i * 3 + j) * rw, rw));
+                        if ports[q_src_valid].bit(i * 3 + j) {
+                            regs.push(ports[q_src].field((i * 3 + j) * rw, rw));
                         }
                     }
-                    if ports[Q_DST_VALID].bit(i) {
-                        regs.push(ports[Q_DST].field(i * rw, rw));
+                    if ports[q_dst_valid].bit(i) {
+                        regs.push(ports[q_dst].field(i * rw, rw));
                     }
-                    let warp = ports[Q_WARP].field(i * ww, ww);
-                    let side = ports[Q_SIDE].bit(i) as u64;
-                    let want = rst_n && reference.hazard(warp, side, &regs);
-                    assert_eq!(ports[Q_HAZARD].bit(i), want, "{params} cycle {cycle} q{i}");
+                    let warp = ports[q_warp].field(i * ww, ww);
+                    let side = ports[q_side].bit(i) as u64;
+                    let want = running && reference.hazard(warp, side, &regs);
+                    assert_eq!(ports[q_hazard].bit(i), want, "{params} cycle {cycle} q{i}");
                 }
                 for (k, (&pb, &sb)) in reference.pend.iter().zip(&reference.shad).enumerate() {
                     assert_eq!(
-                        ports[DBG_P].bit(k as u32),
+                        ports[dbg_P].bit(k as u32),
                         pb,
                         "{params} cycle {cycle} P{k}"
                     );
                     assert_eq!(
-                        ports[DBG_S].bit(k as u32),
+                        ports[dbg_S].bit(k as u32),
                         sb,
                         "{params} cycle {cycle} S{k}"
                     );
@@ -1212,10 +1029,10 @@ mod tests {
                         })
                         .collect()
                 };
-                let (rsv, rel) = (ops(RSV_VALID, sp.nrsv), ops(REL_VALID, sp.nwb));
+                let (rsv, rel) = (ops(rsv_valid, sp.nrsv), ops(rel_valid, sp.nwb));
                 unit.tick(&ports);
-                if rst_n {
-                    reference.step(&rsv, &rel, ports[CPY_VALID].to_u64());
+                if running {
+                    reference.step(&rsv, &rel, ports[cpy_valid].to_u64());
                 } else {
                     reference.pend.iter_mut().for_each(|b| *b = false);
                     reference.shad.iter_mut().for_each(|b| *b = false);
@@ -1258,17 +1075,21 @@ mod tests {
             let params = p.to_params().unwrap();
             let mut ports = SCOREBOARD_DESC.zero_ports(&params);
             s.staged_to_ports(&layout, &mut ports);
-            assert_eq!(layout.read(&ports), *s.staged(), "{params}");
+            assert_eq!(
+                layout.read(&ScoreboardPortIn::read_ports(&ports)),
+                *s.staged(),
+                "{params}"
+            );
             // The generic unit applies exactly what the typed one does.
-            let mut unit = ScoreboardUnit::new(&params);
-            ports[sb_port::RST_N].set_u64(1);
+            let mut unit = Adapter::<DpeScoreboard>::new(&params);
+            ports[sb_port::rst_n].set_u64(1);
             unit.tick(&ports);
             let mut typed = s.clone();
             typed.tick();
             for w in 0..48 {
                 for side in [L, R] {
                     for r in 0..24 {
-                        let u = unit.scoreboard();
+                        let u = unit.unit();
                         assert_eq!(u.is_pending(w, side, r), typed.is_pending(w, side, r));
                         assert_eq!(u.is_shadow(w, side, r), typed.is_shadow(w, side, r));
                     }
@@ -1286,39 +1107,39 @@ mod tests {
     fn port_positions_match_the_port_list() {
         use sb_port::*;
         let positions = [
-            (RST_N, "rst_n"),
-            (RSV_VALID, "rsv_valid"),
-            (RSV_WARP, "rsv_warp"),
-            (RSV_SIDE, "rsv_side"),
-            (RSV_REG, "rsv_reg"),
-            (REL_VALID, "rel_valid"),
-            (REL_WARP, "rel_warp"),
-            (REL_SIDE, "rel_side"),
-            (REL_REG, "rel_reg"),
-            (CPY_VALID, "cpy_valid"),
-            (Q_WARP, "q_warp"),
-            (Q_SIDE, "q_side"),
-            (Q_SRC, "q_src"),
-            (Q_SRC_VALID, "q_src_valid"),
-            (Q_DST, "q_dst"),
-            (Q_DST_VALID, "q_dst_valid"),
-            (Q_HAZARD, "q_hazard"),
-            (DBG_P, "dbg_P"),
-            (DBG_S, "dbg_S"),
+            (rst_n, "rst_n"),
+            (rsv_valid, "rsv_valid"),
+            (rsv_warp, "rsv_warp"),
+            (rsv_side, "rsv_side"),
+            (rsv_reg, "rsv_reg"),
+            (rel_valid, "rel_valid"),
+            (rel_warp, "rel_warp"),
+            (rel_side, "rel_side"),
+            (rel_reg, "rel_reg"),
+            (cpy_valid, "cpy_valid"),
+            (q_warp, "q_warp"),
+            (q_side, "q_side"),
+            (q_src, "q_src"),
+            (q_src_valid, "q_src_valid"),
+            (q_dst, "q_dst"),
+            (q_dst_valid, "q_dst_valid"),
+            (q_hazard, "q_hazard"),
+            (dbg_P, "dbg_P"),
+            (dbg_S, "dbg_S"),
         ];
         for (pos, name) in positions {
             assert_eq!(SCOREBOARD_DESC.port_index(name), Some(pos), "{name}");
         }
-        assert_eq!(SCOREBOARD_PORTS.len(), positions.len());
-        assert!(SCOREBOARD_PORTS[..=Q_DST_VALID]
+        assert_eq!(SCOREBOARD_DESC.ports.len(), positions.len());
+        assert!(SCOREBOARD_DESC.ports[..=q_dst_valid]
             .iter()
             .all(|p| p.role == Role::Input));
         let p = SCOREBOARD_DESC.params::<&str>(&[]).unwrap();
         let w = SCOREBOARD_DESC.widths(&p);
-        assert_eq!(w[RSV_WARP], 2 * 6);
-        assert_eq!(w[Q_SRC], 2 * 3 * 6);
-        assert_eq!(w[CPY_VALID], 48);
-        assert_eq!(w[DBG_P], 48 * 2 * 64);
+        assert_eq!(w[rsv_warp], 2 * 6);
+        assert_eq!(w[q_src], 2 * 3 * 6);
+        assert_eq!(w[cpy_valid], 48);
+        assert_eq!(w[dbg_P], 48 * 2 * 64);
         assert!(SCOREBOARD_DESC.params(&[("NUM_WARPS", 1u64)]).is_err());
     }
 }

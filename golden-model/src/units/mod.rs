@@ -3,7 +3,9 @@
 //! Each unit is one model file with its [`contract::UnitDesc`]; adding a unit means adding
 //! its description to [`ALL`].
 pub mod contract;
+pub mod declare;
 pub mod dpe_scoreboard;
+pub mod host;
 pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;

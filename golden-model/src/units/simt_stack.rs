@@ -25,7 +25,8 @@
 //!   in the next cycle without an update, one entry per cycle.
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp).
 
-use super::contract::{Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
+use super::contract::{Bits, GpuUse};
+use super::declare::Unit;
 use crate::ptx::ir::END_PC;
 
 /// `upd_kind` encoding (§9.2).
@@ -53,66 +54,12 @@ impl UpdKind {
     }
 }
 
-/// Parameters of the unit (same names as the Verilog parameters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SpeParams {
-    pub warp_size: u32,
-    pub depth: u32,
-    pub pc_w: u32,
-}
-
-impl SpeParams {
-    /// From the generic parameter set of [`SPE_DESC`].
-    pub fn from_params(p: &Params) -> SpeParams {
-        SpeParams {
-            warp_size: p.get("WARP_SIZE") as u32,
-            depth: p.get("DEPTH") as u32,
-            pc_w: p.get("PC_W") as u32,
-        }
-    }
-}
-
-impl Default for SpeParams {
-    fn default() -> Self {
-        SpeParams {
-            warp_size: 32,
-            depth: 16,
-            pc_w: 32,
-        }
-    }
-}
-
 /// One stack entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StackEntry {
     pub pc: u32,
     pub rpc: u32,
     pub mask: u64,
-}
-
-/// Inputs of one cycle (the unit's input ports, minus clock/reset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SpeInputs {
-    pub launch_valid: bool,
-    pub launch_pc: u32,
-    pub launch_rpc: u32,
-    pub launch_mask: u64,
-    pub upd_valid: bool,
-    pub upd_pc: u32,
-    pub upd_kind: u8,
-    pub upd_taken: u64,
-    pub upd_target: u32,
-    pub upd_next: u32,
-    pub upd_rpc: u32,
-}
-
-/// Combinational event outputs of one cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SpeEvents {
-    pub push2: bool,
-    pub push1: bool,
-    pub pop: bool,
-    pub div: bool,
 }
 
 /// The state of one `simt_stack_spe` instance.
@@ -366,17 +313,17 @@ impl SimtStackSpe {
     fn events_of(action: Action) -> SpeEvents {
         match action {
             Action::AutoPop | Action::Pop { .. } => SpeEvents {
-                pop: true,
+                ev_pop: true,
                 ..Default::default()
             },
             Action::Diverge { n, .. } => SpeEvents {
-                push2: n == 2,
-                push1: n == 1,
-                div: true,
-                pop: false,
+                ev_push2: n == 2,
+                ev_push1: n == 1,
+                ev_div: true,
+                ev_pop: false,
             },
             Action::Overflow { div } => SpeEvents {
-                div,
+                ev_div: div,
                 ..Default::default()
             },
             _ => SpeEvents::default(),
@@ -435,214 +382,77 @@ impl SimtStackSpe {
     }
 }
 
-// ---- the unit description and the generic by-name path (design.md §3) ----
+// ---- the unit's single declaration (design.md §3) ----
 
-/// Parameters of `simt_stack_spe` (spec §9.1).
-pub const SPE_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "WARP_SIZE",
-        default: 32,
-        min: 8,
-        max: 64,
-        doc: "threads per warp: lanes and mask width",
-    },
-    ParamSpec {
-        name: "DEPTH",
-        default: 16,
-        min: 2,
-        max: 64,
-        doc: "stack entries (A11)",
-    },
-    ParamSpec {
-        name: "PC_W",
-        default: 32,
-        min: 8,
-        max: 32,
-        doc: "PC width in bits",
-    },
-];
-
-const fn port(name: &'static str, role: Role, width: &'static str, doc: &'static str) -> PortSpec {
-    PortSpec {
-        name,
-        role,
-        width,
-        doc,
+crate::declare_unit! {
+    /// The single description of `simt_stack_spe`.
+    pub static SPE_DESC: SimtStackSpe = unit "simt_stack_spe" {
+        summary: "per-warp single-path PDOM reconvergence stack",
+        spec: "specs/reconvergence-dpe.md §2, §9.2, §9.4",
+        standard_sets: &[
+            &[],
+            &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
+            &[("WARP_SIZE", 64), ("DEPTH", 8)],
+        ],
+        check: |_| Ok(()),
+        gpu: |cfg| match cfg.sm.reconvergence {
+            crate::config::Reconvergence::Spe => GpuUse::Instantiated {
+                instances: "every warp slot of every SM",
+                params: vec![
+                    ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
+                    ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
+                    ("PC_W", 32, ""),
+                ],
+            },
+            _ => GpuUse::NotUsed { set: &["sm.reconvergence=spe"] },
+        },
+        ports: spe_port,
     }
-}
-
-/// Ports of `simt_stack_spe` (spec §9.2, plus `dbg_done` for A12 v2).
-pub const SPE_PORTS: &[PortSpec] = &[
-    port("rst_n", Role::Input, "1", "synchronous active-low reset"),
-    port(
-        "launch_valid",
-        Role::Input,
-        "1",
-        "load the initial entry (clears the stack first)",
-    ),
-    port("launch_pc", Role::Input, "PC_W", "first PC of the warp"),
-    port(
-        "launch_rpc",
-        Role::Input,
-        "PC_W",
-        "RPC of the bottom entry (END_PC)",
-    ),
-    port(
-        "launch_mask",
-        Role::Input,
-        "WARP_SIZE",
-        "initial active threads",
-    ),
-    port(
-        "upd_valid",
-        Role::Input,
-        "1",
-        "the warp issued an instruction this cycle",
-    ),
-    port(
-        "upd_pc",
-        Role::Input,
-        "PC_W",
-        "PC of the issued instruction (must equal tos_pc)",
-    ),
-    port(
-        "upd_kind",
-        Role::Input,
-        "2",
-        "0 sequential, 1 branch, 2 jump, 3 exit",
-    ),
-    port(
-        "upd_taken",
-        Role::Input,
-        "WARP_SIZE",
-        "per-lane branch outcome / exiting lanes",
-    ),
-    port("upd_target", Role::Input, "PC_W", "taken target"),
-    port("upd_next", Role::Input, "PC_W", "fall-through PC"),
-    port("upd_rpc", Role::Input, "PC_W", "the branch's IPDOM"),
-    port(
-        "tos_valid",
-        Role::Registered,
-        "1",
-        "the TOS has live threads (schedulable)",
-    ),
-    port(
-        "tos_pc",
-        Role::Registered,
-        "PC_W",
-        "PC of the TOS (0 when empty)",
-    ),
-    port(
-        "tos_rpc",
-        Role::Registered,
-        "PC_W",
-        "RPC of the TOS (0 when empty)",
-    ),
-    port(
-        "tos_mask",
-        Role::Registered,
-        "WARP_SIZE",
-        "live threads of the TOS",
-    ),
-    port(
-        "depth",
-        Role::Registered,
-        "$clog2(DEPTH+1)",
-        "number of entries",
-    ),
-    port(
-        "ev_push2",
-        Role::Combinational,
-        "1",
-        "two entries pushed this cycle",
-    ),
-    port(
-        "ev_push1",
-        Role::Combinational,
-        "1",
-        "one entry pushed this cycle",
-    ),
-    port(
-        "ev_pop",
-        Role::Combinational,
-        "1",
-        "the TOS pops this cycle",
-    ),
-    port(
-        "ev_div",
-        Role::Combinational,
-        "1",
-        "a divergent branch this cycle",
-    ),
-    port(
-        "err_overflow",
-        Role::Registered,
-        "1",
-        "sticky: a push did not fit",
-    ),
-    port(
-        "err_pc",
-        Role::Registered,
-        "1",
-        "sticky: upd_pc differed from tos_pc",
-    ),
-    port(
-        "dbg_stack",
-        Role::Debug,
-        "DEPTH*(2*PC_W+WARP_SIZE)",
-        "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0",
-    ),
-    port(
-        "dbg_done",
-        Role::Debug,
-        "WARP_SIZE",
-        "threads that have exited (A12 v2)",
-    ),
-];
-
-/// The single description of `simt_stack_spe`.
-pub static SPE_DESC: UnitDesc = UnitDesc {
-    name: "simt_stack_spe",
-    summary: "per-warp single-path PDOM reconvergence stack",
-    spec: "specs/reconvergence-dpe.md §2, §9.2, §9.4",
-    params: SPE_PARAMS,
-    ports: SPE_PORTS,
-    standard_sets: &[
-        &[],
-        &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
-        &[("WARP_SIZE", 64), ("DEPTH", 8)],
-    ],
-    check: |_| Ok(()),
-    build: |p| Box::new(SpeUnit::new(p)),
-};
-
-/// Port positions of `simt_stack_spe` in [`SPE_PORTS`] order.
-mod spe_port {
-    pub const RST_N: usize = 0;
-    pub const LAUNCH_VALID: usize = 1;
-    pub const LAUNCH_PC: usize = 2;
-    pub const LAUNCH_RPC: usize = 3;
-    pub const LAUNCH_MASK: usize = 4;
-    pub const UPD_VALID: usize = 5;
-    pub const UPD_PC: usize = 6;
-    pub const UPD_KIND: usize = 7;
-    pub const UPD_TAKEN: usize = 8;
-    pub const UPD_TARGET: usize = 9;
-    pub const UPD_NEXT: usize = 10;
-    pub const UPD_RPC: usize = 11;
-    pub const TOS_VALID: usize = 12;
-    pub const TOS_PC: usize = 13;
-    pub const TOS_RPC: usize = 14;
-    pub const TOS_MASK: usize = 15;
-    pub const DEPTH: usize = 16;
-    pub const EV_PUSH2: usize = 17;
-    pub const EV_PUSH1: usize = 18;
-    pub const EV_POP: usize = 19;
-    pub const EV_DIV: usize = 20;
-    pub const ERR_OVERFLOW: usize = 21;
-    pub const ERR_PC: usize = 22;
-    pub const DBG_STACK: usize = 23;
-    pub const DBG_DONE: usize = 24;
+    /// Parameters of `simt_stack_spe` (spec §9.1; same names as the Verilog parameters).
+    params SpeParams {
+        warp_size: u32 = WARP_SIZE(32, 8..=64) "threads per warp: lanes and mask width",
+        depth: u32 = DEPTH(16, 2..=64) "stack entries (A11)",
+        pc_w: u32 = PC_W(32, 8..=32) "PC width in bits",
+    }
+    /// Inputs of one cycle (spec §9.2; the clock and `rst_n` are not fields).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    inputs SpeInputs {
+        launch_valid: bool ["1"] "load the initial entry (clears the stack first)",
+        launch_pc: u32 ["PC_W"] "first PC of the warp",
+        launch_rpc: u32 ["PC_W"] "RPC of the bottom entry (END_PC)",
+        launch_mask: u64 ["WARP_SIZE"] "initial active threads",
+        upd_valid: bool ["1"] "the warp issued an instruction this cycle",
+        upd_pc: u32 ["PC_W"] "PC of the issued instruction (must equal tos_pc)",
+        upd_kind: u8 ["2"] "0 sequential, 1 branch, 2 jump, 3 exit",
+        upd_taken: u64 ["WARP_SIZE"] "per-lane branch outcome / exiting lanes",
+        upd_target: u32 ["PC_W"] "taken target",
+        upd_next: u32 ["PC_W"] "fall-through PC",
+        upd_rpc: u32 ["PC_W"] "the branch's IPDOM",
+    }
+    /// Registered outputs (functions of the state alone).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    registered SpeRegs {
+        tos_valid: bool ["1"] "the TOS has live threads (schedulable)",
+        tos_pc: u32 ["PC_W"] "PC of the TOS (0 when empty)",
+        tos_rpc: u32 ["PC_W"] "RPC of the TOS (0 when empty)",
+        tos_mask: u64 ["WARP_SIZE"] "live threads of the TOS",
+        depth: u32 ["$clog2(DEPTH+1)"] "number of entries",
+        err_overflow: bool ["1"] "sticky: a push did not fit",
+        err_pc: bool ["1"] "sticky: upd_pc differed from tos_pc",
+    }
+    /// Combinational event outputs of one cycle.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    combinational SpeEvents {
+        ev_push2: bool ["1"] "two entries pushed this cycle",
+        ev_push1: bool ["1"] "one entry pushed this cycle",
+        ev_pop: bool ["1"] "the TOS pops this cycle",
+        ev_div: bool ["1"] "a divergent branch this cycle",
+    }
+    debug {
+        dbg_stack ["DEPTH*(2*PC_W+WARP_SIZE)"]
+            "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0",
+        dbg_done ["WARP_SIZE"] "threads that have exited (A12 v2)",
+    }
 }
 
 impl SpeInputs {
@@ -656,115 +466,51 @@ impl SpeInputs {
             ..Default::default()
         }
     }
+}
 
-    /// The typed inputs from generic port values.
-    pub fn from_ports(ports: &[Bits]) -> SpeInputs {
-        use spe_port::*;
-        SpeInputs {
-            launch_valid: ports[LAUNCH_VALID].to_u64() != 0,
-            launch_pc: ports[LAUNCH_PC].to_u64() as u32,
-            launch_rpc: ports[LAUNCH_RPC].to_u64() as u32,
-            launch_mask: ports[LAUNCH_MASK].to_u64(),
-            upd_valid: ports[UPD_VALID].to_u64() != 0,
-            upd_pc: ports[UPD_PC].to_u64() as u32,
-            upd_kind: ports[UPD_KIND].to_u64() as u8,
-            upd_taken: ports[UPD_TAKEN].to_u64(),
-            upd_target: ports[UPD_TARGET].to_u64() as u32,
-            upd_next: ports[UPD_NEXT].to_u64() as u32,
-            upd_rpc: ports[UPD_RPC].to_u64() as u32,
+impl Unit for SimtStackSpe {
+    fn new(params: SpeParams) -> SimtStackSpe {
+        SimtStackSpe::new(params)
+    }
+    fn reset(&mut self) {
+        SimtStackSpe::reset(self)
+    }
+    fn registered(&self) -> SpeRegs {
+        SpeRegs {
+            tos_valid: self.tos_valid(),
+            tos_pc: self.tos_pc(),
+            tos_rpc: self.tos_rpc(),
+            tos_mask: self.tos_mask(),
+            depth: self.depth(),
+            err_overflow: self.err_overflow,
+            err_pc: self.err_pc,
         }
     }
-
-    /// Write these inputs into generic port values (`rst_n` is left as it is).
-    pub fn to_ports(&self, ports: &mut [Bits]) {
-        use spe_port::*;
-        ports[LAUNCH_VALID].set_u64(self.launch_valid as u64);
-        ports[LAUNCH_PC].set_u64(self.launch_pc as u64);
-        ports[LAUNCH_RPC].set_u64(self.launch_rpc as u64);
-        ports[LAUNCH_MASK].set_u64(self.launch_mask);
-        ports[UPD_VALID].set_u64(self.upd_valid as u64);
-        ports[UPD_PC].set_u64(self.upd_pc as u64);
-        ports[UPD_KIND].set_u64(self.upd_kind as u64);
-        ports[UPD_TAKEN].set_u64(self.upd_taken);
-        ports[UPD_TARGET].set_u64(self.upd_target as u64);
-        ports[UPD_NEXT].set_u64(self.upd_next as u64);
-        ports[UPD_RPC].set_u64(self.upd_rpc as u64);
+    fn events(&self, inp: &SpeInputs) -> SpeEvents {
+        SimtStackSpe::events(self, inp)
     }
-}
-
-/// `simt_stack_spe` behind the generic interface: converts ports and calls the typed model.
-pub struct SpeUnit {
-    params: Params,
-    stack: SimtStackSpe,
-}
-
-impl SpeUnit {
-    pub fn new(params: &Params) -> SpeUnit {
-        SpeUnit {
-            params: params.clone(),
-            stack: SimtStackSpe::new(SpeParams::from_params(params)),
-        }
+    fn tick(&mut self, inp: &SpeInputs) -> SpeEvents {
+        SimtStackSpe::tick(self, inp)
     }
-    pub fn stack(&self) -> &SimtStackSpe {
-        &self.stack
-    }
-}
-
-impl UnitModel for SpeUnit {
-    fn desc(&self) -> &'static UnitDesc {
-        &SPE_DESC
-    }
-    fn params(&self) -> &Params {
-        &self.params
-    }
-    fn outputs(&self, ports: &mut [Bits]) {
-        use spe_port::*;
-        let s = &self.stack;
-        ports[TOS_VALID].set_u64(s.tos_valid() as u64);
-        ports[TOS_PC].set_u64(s.tos_pc() as u64);
-        ports[TOS_RPC].set_u64(s.tos_rpc() as u64);
-        ports[TOS_MASK].set_u64(s.tos_mask());
-        ports[DEPTH].set_u64(s.depth() as u64);
-        ports[ERR_OVERFLOW].set_u64(s.err_overflow() as u64);
-        ports[ERR_PC].set_u64(s.err_pc() as u64);
-        // dbg_stack: entry i at bits [i*ENTRY_W +: ENTRY_W] as {pc, rpc, mask}, written
-        // a word at a time; the entries at and above depth read 0.
-        let (pc_w, ws) = (s.params.pc_w, s.params.warp_size);
-        let mut dbg = ports[DBG_STACK].field_writer();
-        for e in s.entries() {
+    /// `dbg_stack`: entry i at bits `[i*ENTRY_W +: ENTRY_W]` as {pc, rpc, mask}, written a
+    /// word at a time; the entries at and above depth read 0.
+    fn debug_state(&self, ports: &mut [Bits]) {
+        let (pc_w, ws) = (self.params.pc_w, self.params.warp_size);
+        let mut dbg = ports[spe_port::dbg_stack].field_writer();
+        for e in self.entries() {
             dbg.push(e.mask, ws);
             dbg.push(e.rpc as u64, pc_w);
             dbg.push(e.pc as u64, pc_w);
         }
         dbg.finish();
-        ports[DBG_DONE].set_u64(s.done_mask());
-        self.comb_outputs(ports);
-    }
-    /// The events only: the registered and debug ports depend on the state alone.
-    fn comb_outputs(&self, ports: &mut [Bits]) {
-        use spe_port::*;
-        let ev = if ports[RST_N].to_u64() == 0 {
-            SpeEvents::default()
-        } else {
-            self.stack.events(&SpeInputs::from_ports(ports))
-        };
-        ports[EV_PUSH2].set_u64(ev.push2 as u64);
-        ports[EV_PUSH1].set_u64(ev.push1 as u64);
-        ports[EV_POP].set_u64(ev.pop as u64);
-        ports[EV_DIV].set_u64(ev.div as u64);
-    }
-    fn tick(&mut self, ports: &[Bits]) {
-        if ports[spe_port::RST_N].to_u64() == 0 {
-            self.stack.reset();
-        } else {
-            self.stack.tick(&SpeInputs::from_ports(ports));
-        }
+        ports[spe_port::dbg_done].set_u64(self.done);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::declare::{PortGroup, UnitParams};
 
     fn upd(pc: u32, kind: UpdKind, taken: u64, target: u32, rpc: u32) -> SpeInputs {
         SpeInputs {
@@ -841,70 +587,21 @@ mod tests {
     }
 
     #[test]
-    fn port_positions_match_the_port_list() {
-        use spe_port::*;
-        let at = |name| SPE_DESC.port_index(name).unwrap();
+    fn port_positions_are_generated_in_declaration_order() {
+        assert_eq!(spe_port::COUNT, SPE_DESC.ports.len());
+        for (i, p) in SPE_DESC.ports.iter().enumerate() {
+            assert_eq!(SPE_DESC.port_index(p.name), Some(i));
+        }
         assert_eq!(
-            [
-                RST_N,
-                LAUNCH_VALID,
-                LAUNCH_PC,
-                LAUNCH_RPC,
-                LAUNCH_MASK,
-                UPD_VALID,
-                UPD_PC
-            ],
-            [
-                at("rst_n"),
-                at("launch_valid"),
-                at("launch_pc"),
-                at("launch_rpc"),
-                at("launch_mask"),
-                at("upd_valid"),
-                at("upd_pc")
-            ]
+            (spe_port::rst_n, spe_port::launch_valid, spe_port::upd_rpc),
+            (0, 1, 11)
         );
-        assert_eq!(
-            [UPD_KIND, UPD_TAKEN, UPD_TARGET, UPD_NEXT, UPD_RPC, TOS_VALID, TOS_PC, TOS_RPC],
-            [
-                at("upd_kind"),
-                at("upd_taken"),
-                at("upd_target"),
-                at("upd_next"),
-                at("upd_rpc"),
-                at("tos_valid"),
-                at("tos_pc"),
-                at("tos_rpc")
-            ]
-        );
-        assert_eq!(
-            [
-                TOS_MASK,
-                DEPTH,
-                EV_PUSH2,
-                EV_PUSH1,
-                EV_POP,
-                EV_DIV,
-                ERR_OVERFLOW,
-                ERR_PC
-            ],
-            [
-                at("tos_mask"),
-                at("depth"),
-                at("ev_push2"),
-                at("ev_push1"),
-                at("ev_pop"),
-                at("ev_div"),
-                at("err_overflow"),
-                at("err_pc")
-            ]
-        );
-        assert_eq!([DBG_STACK, DBG_DONE], [at("dbg_stack"), at("dbg_done")]);
-        assert_eq!(SPE_PORTS.len(), 25);
         let p = SPE_DESC.params::<&str>(&[]).unwrap();
         let w = SPE_DESC.widths(&p);
-        assert_eq!(w[DBG_STACK], 16 * 96);
-        assert_eq!(w[DEPTH], 5);
+        assert_eq!(w[spe_port::dbg_stack], 16 * 96);
+        assert_eq!(w[spe_port::depth], 5);
+        assert_eq!(SpeParams::default(), SpeParams::from_params(&p));
+        assert_eq!(SpeParams::default().to_params().unwrap(), p);
     }
 
     #[test]
@@ -915,7 +612,7 @@ mod tests {
         let mut unit = (SPE_DESC.build)(&p);
         let mut ports = SPE_DESC.zero_ports(&p);
         let mut typed = SimtStackSpe::new(SpeParams::from_params(&p));
-        ports[spe_port::RST_N].set_u64(1);
+        ports[spe_port::rst_n].set_u64(1);
         let steps = [
             SpeInputs {
                 launch_valid: true,
@@ -928,19 +625,19 @@ mod tests {
             upd(1, UpdKind::Seq, 0, 0, 0),
         ];
         for inp in steps {
-            inp.to_ports(&mut ports);
+            inp.write_ports(&mut ports);
             unit.outputs(&mut ports);
             let ev = typed.events(&inp);
-            assert_eq!(ports[spe_port::EV_DIV].to_u64() != 0, ev.div);
+            assert_eq!(ports[spe_port::ev_div].to_u64() != 0, ev.ev_div);
             unit.tick(&ports);
             typed.tick(&inp);
         }
         unit.outputs(&mut ports);
-        assert_eq!(ports[spe_port::DEPTH].to_u64(), typed.depth() as u64);
-        assert_eq!(ports[spe_port::TOS_PC].to_u64(), typed.tos_pc() as u64);
+        assert_eq!(ports[spe_port::depth].to_u64(), typed.depth() as u64);
+        assert_eq!(ports[spe_port::tos_pc].to_u64(), typed.tos_pc() as u64);
         // dbg_stack entry 1 (the taken path) is {pc=6, rpc=9, mask=0x0f}; PC_W=32, WARP_SIZE=8.
         let entry_w = 2 * 32 + 8;
-        let dbg = &ports[spe_port::DBG_STACK];
+        let dbg = &ports[spe_port::dbg_stack];
         assert_eq!(dbg.field(entry_w, 8), 0x0f);
         assert_eq!(dbg.field(entry_w + 8, 32), 9);
         assert_eq!(dbg.field(entry_w + 40, 32), 6);
@@ -950,11 +647,11 @@ mod tests {
             "entries above depth read zero"
         );
         // reset through rst_n
-        ports[spe_port::RST_N].set_u64(0);
+        ports[spe_port::rst_n].set_u64(0);
         unit.tick(&ports);
-        ports[spe_port::RST_N].set_u64(1);
+        ports[spe_port::rst_n].set_u64(1);
         unit.outputs(&mut ports);
-        assert_eq!(ports[spe_port::DEPTH].to_u64(), 0);
+        assert_eq!(ports[spe_port::depth].to_u64(), 0);
     }
 
     #[test]
@@ -964,7 +661,7 @@ mod tests {
         s.tick(&upd(0, UpdKind::Seq, 0, 0, 0));
         s.tick(&upd(1, UpdKind::Seq, 0, 0, 0));
         let ev = s.tick(&upd(2, UpdKind::Branch, 0b1100, 6, 16));
-        assert!(ev.div && ev.push2);
+        assert!(ev.ev_div && ev.ev_push2);
         // (b): TOS.PC <- G; push C; push B
         assert_eq!(
             snapshot(&s),
@@ -973,7 +670,7 @@ mod tests {
         s.tick(&upd(3, UpdKind::Seq, 0, 0, 0));
         s.tick(&upd(4, UpdKind::Seq, 0, 0, 0));
         let ev = s.tick(&upd(5, UpdKind::Jump, 0, 16, 0));
-        assert!(ev.pop);
+        assert!(ev.ev_pop);
         assert_eq!(snapshot(&s), vec![(16, END_PC, 0b1111), (6, 16, 0b1100)]);
         s.tick(&upd(6, UpdKind::Seq, 0, 0, 0));
         s.tick(&upd(7, UpdKind::Seq, 0, 0, 0));
@@ -1006,11 +703,11 @@ mod tests {
         // 0: @p bra 3 (rpc 3); 1,2: body; 3: exit
         let mut s = stack4();
         let ev = s.tick(&upd(0, UpdKind::Branch, 0b0011, 3, 3));
-        assert!(ev.push1 && ev.div);
+        assert!(ev.ev_push1 && ev.ev_div);
         assert_eq!(snapshot(&s), vec![(3, END_PC, 0b1111), (1, 3, 0b1100)]);
         s.tick(&upd(1, UpdKind::Seq, 0, 0, 0));
         let ev = s.tick(&upd(2, UpdKind::Seq, 0, 0, 0));
-        assert!(ev.pop);
+        assert!(ev.ev_pop);
         assert_eq!(snapshot(&s), vec![(3, END_PC, 0b1111)]);
     }
 
@@ -1077,7 +774,7 @@ mod tests {
         assert_eq!(snapshot(&s), vec![(20, END_PC, 0b1111), (1, 20, 0b1100)]);
         // nested branch with IPDOM 20 == TOS RPC: reuse TOS for taken, push fall-through
         let ev = s.tick(&upd(1, UpdKind::Branch, 0b1000, 5, 20));
-        assert!(ev.push1);
+        assert!(ev.ev_push1);
         assert_eq!(
             snapshot(&s),
             vec![(20, END_PC, 0b1111), (5, 20, 0b1000), (2, 20, 0b0100)]
@@ -1092,7 +789,7 @@ mod tests {
         // IPDOM == END == TOS RPC: reuse for taken group, push fall-through on top
         assert_eq!(snapshot(&s), vec![(2, END_PC, 0b1100), (1, END_PC, 0b0011)]);
         let ev = s.tick(&upd(1, UpdKind::Exit, 0b0011, 0, 0));
-        assert!(ev.pop);
+        assert!(ev.ev_pop);
         assert_eq!(s.done_mask(), 0b0011);
         assert_eq!((s.tos_pc(), s.tos_mask()), (2, 0b1100));
         s.tick(&upd(2, UpdKind::Seq, 0, 0, 0));
@@ -1127,7 +824,7 @@ mod tests {
         assert_eq!(s.depth(), 1);
         assert!(!s.tos_valid());
         let ev = s.tick(&SpeInputs::default());
-        assert!(ev.pop);
+        assert!(ev.ev_pop);
         assert!(s.is_empty());
     }
 

@@ -58,7 +58,8 @@
 //! - PCs are `PC_W` bits: the typed path truncates every PC input to `PC_W` exactly as the
 //!   ports do, so both paths behave the same on any value.
 
-use super::contract::{low_mask, Bits, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel};
+use super::contract::{low_mask, Bits, GpuUse};
+use super::declare::Unit;
 use super::simt_stack::{SpeInputs, UpdKind};
 use crate::ptx::ir::END_PC;
 
@@ -67,24 +68,7 @@ pub const SIDE_L: u8 = 0;
 /// `upd_side` of the right slot (the taken side of a divergence, A2).
 pub const SIDE_R: u8 = 1;
 
-/// Parameters of the unit (same names as the Verilog parameters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DpeParams {
-    pub warp_size: u32,
-    pub depth: u32,
-    pub pc_w: u32,
-}
-
 impl DpeParams {
-    /// From the generic parameter set of [`DPE_DESC`].
-    pub fn from_params(p: &Params) -> DpeParams {
-        DpeParams {
-            warp_size: p.get("WARP_SIZE") as u32,
-            depth: p.get("DEPTH") as u32,
-            pc_w: p.get("PC_W") as u32,
-        }
-    }
-
     /// Bits of one slot in `dbg_stack`: `{mask, pc, valid}` (valid is the LSB).
     pub fn slot_width(&self) -> u32 {
         1 + self.pc_w + self.warp_size
@@ -93,16 +77,6 @@ impl DpeParams {
     /// Bits of one entry in `dbg_stack`: `{rpc, R slot, L slot}` (L is the LSB part).
     pub fn entry_width(&self) -> u32 {
         2 * self.slot_width() + self.pc_w
-    }
-}
-
-impl Default for DpeParams {
-    fn default() -> Self {
-        DpeParams {
-            warp_size: 32,
-            depth: 8,
-            pc_w: 32,
-        }
     }
 }
 
@@ -145,41 +119,6 @@ impl DpeEntry {
     pub fn r(&self) -> &DpeSlot {
         &self.slots[SIDE_R as usize]
     }
-}
-
-/// Inputs of one cycle (the unit's input ports, minus clock/reset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct DpeInputs {
-    pub launch_valid: bool,
-    pub launch_pc: u32,
-    pub launch_rpc: u32,
-    pub launch_mask: u64,
-    pub upd_valid: bool,
-    /// Which slot issued: [`SIDE_L`] or [`SIDE_R`] (only bit 0 is used).
-    pub upd_side: u8,
-    pub upd_pc: u32,
-    pub upd_kind: u8,
-    pub upd_taken: u64,
-    pub upd_target: u32,
-    pub upd_next: u32,
-    pub upd_rpc: u32,
-}
-
-/// Combinational event outputs of one cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct DpeEvents {
-    /// One entry pushed (at most one per cycle [L508]).
-    pub push: bool,
-    /// The TOS popped (both paths reached the RPC or exited, or an auto-pop).
-    pub pop: bool,
-    /// In-place divergence (A4): both TOS slots overwritten, no push.
-    pub inplace: bool,
-    /// A divergent branch (also when the push overflowed).
-    pub div: bool,
-    /// The issuing slot was invalidated in an entry that stays on the stack.
-    pub slot_inval: bool,
-    /// `push | pop | inplace`: the scoreboard copies pending into shadow bits (A5).
-    pub sb_copy: bool,
 }
 
 /// The state of one `simt_stack_dpe` instance.
@@ -492,25 +431,25 @@ impl SimtStackDpe {
     fn events_of(action: Action) -> DpeEvents {
         let mut ev = DpeEvents::default();
         match action {
-            Action::AutoPop | Action::Pop { .. } => ev.pop = true,
-            Action::Invalidate { .. } => ev.slot_inval = true,
+            Action::AutoPop | Action::Pop { .. } => ev.ev_pop = true,
+            Action::Invalidate { .. } => ev.ev_slot_inval = true,
             Action::Push { parent_slot, .. } => {
-                ev.push = true;
-                ev.div = true;
-                ev.slot_inval = !parent_slot.valid;
+                ev.ev_push = true;
+                ev.ev_div = true;
+                ev.ev_slot_inval = !parent_slot.valid;
             }
             Action::InPlace { .. } => {
-                ev.inplace = true;
-                ev.div = true;
+                ev.ev_inplace = true;
+                ev.ev_div = true;
             }
-            Action::Overflow => ev.div = true,
+            Action::Overflow => ev.ev_div = true,
             Action::None
             | Action::Launch
             | Action::ErrPc
             | Action::ErrSide
             | Action::Continue { .. } => {}
         }
-        ev.sb_copy = ev.push | ev.pop | ev.inplace;
+        ev.ev_sb_copy = ev.ev_push | ev.ev_pop | ev.ev_inplace;
         ev
     }
 
@@ -571,279 +510,100 @@ impl SimtStackDpe {
     }
 }
 
-// ---- the unit description and the generic by-name path (design.md §3) ----
+// ---- the unit's single declaration (design.md §3) ----
 
-/// Parameters of `simt_stack_dpe` (spec §9.1).
-pub const DPE_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "WARP_SIZE",
-        default: 32,
-        min: 8,
-        max: 64,
-        doc: "threads per warp: lanes and mask width",
-    },
-    ParamSpec {
-        name: "DEPTH",
-        default: 8,
-        min: 2,
-        max: 64,
-        doc: "stack entries (A11)",
-    },
-    ParamSpec {
-        name: "PC_W",
-        default: 32,
-        min: 8,
-        max: 32,
-        doc: "PC width in bits",
-    },
-];
-
-const fn port(name: &'static str, role: Role, width: &'static str, doc: &'static str) -> PortSpec {
-    PortSpec {
-        name,
-        role,
-        width,
-        doc,
+crate::declare_unit! {
+    /// The single description of `simt_stack_dpe`.
+    ///
+    /// `dbg_stack` packs entry `i` at bits `[i*EW, (i+1)*EW)` with
+    /// `EW = 3*PC_W + 2*WARP_SIZE + 2`; inside an entry, LSB first:
+    /// `l_valid` (1), `l_pc` (PC_W), `l_mask` (WARP_SIZE), `r_valid` (1), `r_pc` (PC_W),
+    /// `r_mask` (WARP_SIZE), `rpc` (PC_W) — in Verilog
+    /// `{rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}`. Masks are the stored masks (not
+    /// ANDed with the done mask); invalid slots are stored as zeros (A3); entries at and above
+    /// `depth` read 0.
+    pub static DPE_DESC: SimtStackDpe = unit "simt_stack_dpe" {
+        summary: "per-warp dual-path-execution reconvergence stack",
+        spec: "specs/reconvergence-dpe.md §4, §9.3, §9.4",
+        standard_sets: &[
+            &[],
+            &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
+            &[("WARP_SIZE", 64), ("DEPTH", 6)],
+        ],
+        check: |_| Ok(()),
+        gpu: |cfg| match cfg.sm.reconvergence {
+            crate::config::Reconvergence::Dpe => GpuUse::Instantiated {
+                instances: "every warp slot of every SM",
+                params: vec![
+                    ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
+                    ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
+                    ("PC_W", 32, ""),
+                ],
+            },
+            _ => GpuUse::NotUsed { set: &["sm.reconvergence=dpe"] },
+        },
+        ports: dpe_port,
     }
-}
-
-/// Ports of `simt_stack_dpe` (spec §9.3, plus `err_side` and `dbg_done` for A12 v2).
-///
-/// `dbg_stack` packs entry `i` at bits `[i*EW, (i+1)*EW)` with
-/// `EW = 3*PC_W + 2*WARP_SIZE + 2`; inside an entry, LSB first:
-/// `l_valid` (1), `l_pc` (PC_W), `l_mask` (WARP_SIZE), `r_valid` (1), `r_pc` (PC_W),
-/// `r_mask` (WARP_SIZE), `rpc` (PC_W) — in Verilog
-/// `{rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}`. Masks are the stored masks (not
-/// ANDed with the done mask); invalid slots are stored as zeros (A3); entries at and above
-/// `depth` read 0.
-pub const DPE_PORTS: &[PortSpec] = &[
-    port("rst_n", Role::Input, "1", "synchronous active-low reset"),
-    port(
-        "launch_valid",
-        Role::Input,
-        "1",
-        "load the initial entry (clears the stack first)",
-    ),
-    port("launch_pc", Role::Input, "PC_W", "first PC of the warp"),
-    port(
-        "launch_rpc",
-        Role::Input,
-        "PC_W",
-        "RPC of the bottom entry (END_PC)",
-    ),
-    port(
-        "launch_mask",
-        Role::Input,
-        "WARP_SIZE",
-        "initial active threads (slot L)",
-    ),
-    port(
-        "upd_valid",
-        Role::Input,
-        "1",
-        "the warp issued an instruction this cycle",
-    ),
-    port(
-        "upd_side",
-        Role::Input,
-        "1",
-        "which TOS slot issued: 0 L, 1 R (must be live, else err_side)",
-    ),
-    port(
-        "upd_pc",
-        Role::Input,
-        "PC_W",
-        "PC of the issued instruction (must equal that slot's pc)",
-    ),
-    port(
-        "upd_kind",
-        Role::Input,
-        "2",
-        "0 sequential, 1 branch, 2 jump, 3 exit",
-    ),
-    port(
-        "upd_taken",
-        Role::Input,
-        "WARP_SIZE",
-        "per-lane branch outcome / exiting lanes",
-    ),
-    port("upd_target", Role::Input, "PC_W", "taken target"),
-    port("upd_next", Role::Input, "PC_W", "fall-through PC"),
-    port("upd_rpc", Role::Input, "PC_W", "the branch's IPDOM"),
-    port(
-        "l_valid",
-        Role::Registered,
-        "1",
-        "TOS slot L has live threads (schedulable)",
-    ),
-    port(
-        "l_pc",
-        Role::Registered,
-        "PC_W",
-        "PC of TOS slot L (0 unless l_valid)",
-    ),
-    port(
-        "l_mask",
-        Role::Registered,
-        "WARP_SIZE",
-        "live threads of TOS slot L",
-    ),
-    port(
-        "r_valid",
-        Role::Registered,
-        "1",
-        "TOS slot R has live threads (schedulable)",
-    ),
-    port(
-        "r_pc",
-        Role::Registered,
-        "PC_W",
-        "PC of TOS slot R (0 unless r_valid)",
-    ),
-    port(
-        "r_mask",
-        Role::Registered,
-        "WARP_SIZE",
-        "live threads of TOS slot R",
-    ),
-    port(
-        "tos_rpc",
-        Role::Registered,
-        "PC_W",
-        "RPC of the TOS (0 when empty)",
-    ),
-    port(
-        "depth",
-        Role::Registered,
-        "$clog2(DEPTH+1)",
-        "number of entries",
-    ),
-    port(
-        "num_paths",
-        Role::Registered,
-        "2",
-        "l_valid + r_valid (Avg_Path statistic)",
-    ),
-    port(
-        "ev_push",
-        Role::Combinational,
-        "1",
-        "one entry pushed this cycle",
-    ),
-    port(
-        "ev_pop",
-        Role::Combinational,
-        "1",
-        "the TOS pops this cycle",
-    ),
-    port(
-        "ev_inplace",
-        Role::Combinational,
-        "1",
-        "in-place divergence: TOS slots overwritten, no push (A4)",
-    ),
-    port(
-        "ev_div",
-        Role::Combinational,
-        "1",
-        "a divergent branch this cycle",
-    ),
-    port(
-        "ev_slot_inval",
-        Role::Combinational,
-        "1",
-        "the issuing slot is invalidated in an entry that stays",
-    ),
-    port(
-        "ev_sb_copy",
-        Role::Combinational,
-        "1",
-        "ev_push | ev_pop | ev_inplace: scoreboard shadow copy (A5)",
-    ),
-    port(
-        "err_overflow",
-        Role::Registered,
-        "1",
-        "sticky: a push did not fit",
-    ),
-    port(
-        "err_pc",
-        Role::Registered,
-        "1",
-        "sticky: upd_pc differed from the slot's pc, or update on an empty stack",
-    ),
-    port(
-        "err_side",
-        Role::Registered,
-        "1",
-        "sticky: upd_side named a slot that is not live",
-    ),
-    port(
-        "dbg_stack",
-        Role::Debug,
-        "DEPTH*(3*PC_W+2*WARP_SIZE+2)",
-        "entries 0..DEPTH-1, each {rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}; \
-         entries at and above depth read 0",
-    ),
-    port(
-        "dbg_done",
-        Role::Debug,
-        "WARP_SIZE",
-        "threads that have exited (A12 v2)",
-    ),
-];
-
-/// The single description of `simt_stack_dpe`.
-pub static DPE_DESC: UnitDesc = UnitDesc {
-    name: "simt_stack_dpe",
-    summary: "per-warp dual-path-execution reconvergence stack",
-    spec: "specs/reconvergence-dpe.md §4, §9.3, §9.4",
-    params: DPE_PARAMS,
-    ports: DPE_PORTS,
-    standard_sets: &[
-        &[],
-        &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
-        &[("WARP_SIZE", 64), ("DEPTH", 6)],
-    ],
-    check: |_| Ok(()),
-    build: |p| Box::new(DpeUnit::new(p)),
-};
-
-/// Port positions of `simt_stack_dpe` in [`DPE_PORTS`] order.
-mod dpe_port {
-    pub const RST_N: usize = 0;
-    pub const LAUNCH_VALID: usize = 1;
-    pub const LAUNCH_PC: usize = 2;
-    pub const LAUNCH_RPC: usize = 3;
-    pub const LAUNCH_MASK: usize = 4;
-    pub const UPD_VALID: usize = 5;
-    pub const UPD_SIDE: usize = 6;
-    pub const UPD_PC: usize = 7;
-    pub const UPD_KIND: usize = 8;
-    pub const UPD_TAKEN: usize = 9;
-    pub const UPD_TARGET: usize = 10;
-    pub const UPD_NEXT: usize = 11;
-    pub const UPD_RPC: usize = 12;
-    pub const L_VALID: usize = 13;
-    pub const L_PC: usize = 14;
-    pub const L_MASK: usize = 15;
-    pub const R_VALID: usize = 16;
-    pub const R_PC: usize = 17;
-    pub const R_MASK: usize = 18;
-    pub const TOS_RPC: usize = 19;
-    pub const DEPTH: usize = 20;
-    pub const NUM_PATHS: usize = 21;
-    pub const EV_PUSH: usize = 22;
-    pub const EV_POP: usize = 23;
-    pub const EV_INPLACE: usize = 24;
-    pub const EV_DIV: usize = 25;
-    pub const EV_SLOT_INVAL: usize = 26;
-    pub const EV_SB_COPY: usize = 27;
-    pub const ERR_OVERFLOW: usize = 28;
-    pub const ERR_PC: usize = 29;
-    pub const ERR_SIDE: usize = 30;
-    pub const DBG_STACK: usize = 31;
-    pub const DBG_DONE: usize = 32;
+    /// Parameters of `simt_stack_dpe` (spec §9.1; same names as the Verilog parameters).
+    params DpeParams {
+        warp_size: u32 = WARP_SIZE(32, 8..=64) "threads per warp: lanes and mask width",
+        depth: u32 = DEPTH(8, 2..=64) "stack entries (A11)",
+        pc_w: u32 = PC_W(32, 8..=32) "PC width in bits",
+    }
+    /// Inputs of one cycle (spec §9.3; the clock and `rst_n` are not fields).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    inputs DpeInputs {
+        launch_valid: bool ["1"] "load the initial entry (clears the stack first)",
+        launch_pc: u32 ["PC_W"] "first PC of the warp",
+        launch_rpc: u32 ["PC_W"] "RPC of the bottom entry (END_PC)",
+        launch_mask: u64 ["WARP_SIZE"] "initial active threads (slot L)",
+        upd_valid: bool ["1"] "the warp issued an instruction this cycle",
+        /// Which slot issued: [`SIDE_L`] or [`SIDE_R`] (only bit 0 is used).
+        upd_side: u8 ["1"] "which TOS slot issued: 0 L, 1 R (must be live, else err_side)",
+        upd_pc: u32 ["PC_W"] "PC of the issued instruction (must equal that slot's pc)",
+        upd_kind: u8 ["2"] "0 sequential, 1 branch, 2 jump, 3 exit",
+        upd_taken: u64 ["WARP_SIZE"] "per-lane branch outcome / exiting lanes",
+        upd_target: u32 ["PC_W"] "taken target",
+        upd_next: u32 ["PC_W"] "fall-through PC",
+        upd_rpc: u32 ["PC_W"] "the branch's IPDOM",
+    }
+    /// Registered outputs (functions of the state alone).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    registered DpeRegs {
+        l_valid: bool ["1"] "TOS slot L has live threads (schedulable)",
+        l_pc: u32 ["PC_W"] "PC of TOS slot L (0 unless l_valid)",
+        l_mask: u64 ["WARP_SIZE"] "live threads of TOS slot L",
+        r_valid: bool ["1"] "TOS slot R has live threads (schedulable)",
+        r_pc: u32 ["PC_W"] "PC of TOS slot R (0 unless r_valid)",
+        r_mask: u64 ["WARP_SIZE"] "live threads of TOS slot R",
+        tos_rpc: u32 ["PC_W"] "RPC of the TOS (0 when empty)",
+        depth: u32 ["$clog2(DEPTH+1)"] "number of entries",
+        num_paths: u8 ["2"] "l_valid + r_valid (Avg_Path statistic)",
+        err_overflow: bool ["1"] "sticky: a push did not fit",
+        err_pc: bool ["1"] "sticky: upd_pc differed from the slot's pc, or update on an empty stack",
+        err_side: bool ["1"] "sticky: upd_side named a slot that is not live",
+    }
+    /// Combinational event outputs of one cycle.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    combinational DpeEvents {
+        /// One entry pushed (at most one per cycle [L508]).
+        ev_push: bool ["1"] "one entry pushed this cycle",
+        /// The TOS popped (both paths reached the RPC or exited, or an auto-pop).
+        ev_pop: bool ["1"] "the TOS pops this cycle",
+        /// In-place divergence (A4): both TOS slots overwritten, no push.
+        ev_inplace: bool ["1"] "in-place divergence: TOS slots overwritten, no push (A4)",
+        /// A divergent branch (also when the push overflowed).
+        ev_div: bool ["1"] "a divergent branch this cycle",
+        /// The issuing slot was invalidated in an entry that stays on the stack.
+        ev_slot_inval: bool ["1"] "the issuing slot is invalidated in an entry that stays",
+        /// `push | pop | inplace`: the scoreboard copies pending into shadow bits (A5).
+        ev_sb_copy: bool ["1"] "ev_push | ev_pop | ev_inplace: scoreboard shadow copy (A5)",
+    }
+    debug {
+        dbg_stack ["DEPTH*(3*PC_W+2*WARP_SIZE+2)"]
+            "entries 0..DEPTH-1, each {rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}; entries at and above depth read 0",
+        dbg_done ["WARP_SIZE"] "threads that have exited (A12 v2)",
+    }
 }
 
 impl DpeInputs {
@@ -863,101 +623,43 @@ impl DpeInputs {
             ..Default::default()
         }
     }
+}
 
-    /// The typed inputs from generic port values.
-    pub fn from_ports(ports: &[Bits]) -> DpeInputs {
-        use dpe_port::*;
-        DpeInputs {
-            launch_valid: ports[LAUNCH_VALID].to_u64() != 0,
-            launch_pc: ports[LAUNCH_PC].to_u64() as u32,
-            launch_rpc: ports[LAUNCH_RPC].to_u64() as u32,
-            launch_mask: ports[LAUNCH_MASK].to_u64(),
-            upd_valid: ports[UPD_VALID].to_u64() != 0,
-            upd_side: ports[UPD_SIDE].to_u64() as u8,
-            upd_pc: ports[UPD_PC].to_u64() as u32,
-            upd_kind: ports[UPD_KIND].to_u64() as u8,
-            upd_taken: ports[UPD_TAKEN].to_u64(),
-            upd_target: ports[UPD_TARGET].to_u64() as u32,
-            upd_next: ports[UPD_NEXT].to_u64() as u32,
-            upd_rpc: ports[UPD_RPC].to_u64() as u32,
+impl Unit for SimtStackDpe {
+    fn new(params: DpeParams) -> SimtStackDpe {
+        SimtStackDpe::new(params)
+    }
+    fn reset(&mut self) {
+        SimtStackDpe::reset(self)
+    }
+    fn registered(&self) -> DpeRegs {
+        DpeRegs {
+            l_valid: self.l_valid(),
+            l_pc: self.l_pc(),
+            l_mask: self.l_mask(),
+            r_valid: self.r_valid(),
+            r_pc: self.r_pc(),
+            r_mask: self.r_mask(),
+            tos_rpc: self.tos_rpc(),
+            depth: self.depth(),
+            num_paths: self.num_paths() as u8,
+            err_overflow: self.err_overflow(),
+            err_pc: self.err_pc(),
+            err_side: self.err_side(),
         }
     }
-
-    /// Write these inputs into generic port values (`rst_n` is left as it is).
-    pub fn to_ports(&self, ports: &mut [Bits]) {
-        use dpe_port::*;
-        ports[LAUNCH_VALID].set_u64(self.launch_valid as u64);
-        ports[LAUNCH_PC].set_u64(self.launch_pc as u64);
-        ports[LAUNCH_RPC].set_u64(self.launch_rpc as u64);
-        ports[LAUNCH_MASK].set_u64(self.launch_mask);
-        ports[UPD_VALID].set_u64(self.upd_valid as u64);
-        ports[UPD_SIDE].set_u64(self.upd_side as u64);
-        ports[UPD_PC].set_u64(self.upd_pc as u64);
-        ports[UPD_KIND].set_u64(self.upd_kind as u64);
-        ports[UPD_TAKEN].set_u64(self.upd_taken);
-        ports[UPD_TARGET].set_u64(self.upd_target as u64);
-        ports[UPD_NEXT].set_u64(self.upd_next as u64);
-        ports[UPD_RPC].set_u64(self.upd_rpc as u64);
+    fn events(&self, inp: &DpeInputs) -> DpeEvents {
+        SimtStackDpe::events(self, inp)
     }
-}
-
-/// `simt_stack_dpe` behind the generic interface: converts ports and calls the typed model.
-pub struct DpeUnit {
-    params: Params,
-    stack: SimtStackDpe,
-}
-
-impl DpeUnit {
-    pub fn new(params: &Params) -> DpeUnit {
-        DpeUnit {
-            params: params.clone(),
-            stack: SimtStackDpe::new(DpeParams::from_params(params)),
-        }
+    fn tick(&mut self, inp: &DpeInputs) -> DpeEvents {
+        SimtStackDpe::tick(self, inp)
     }
-    pub fn stack(&self) -> &SimtStackDpe {
-        &self.stack
-    }
-}
-
-impl UnitModel for DpeUnit {
-    fn desc(&self) -> &'static UnitDesc {
-        &DPE_DESC
-    }
-    fn params(&self) -> &Params {
-        &self.params
-    }
-    fn outputs(&self, ports: &mut [Bits]) {
-        use dpe_port::*;
-        let s = &self.stack;
-        let in_reset = ports[RST_N].to_u64() == 0;
-        let ev = if in_reset {
-            DpeEvents::default()
-        } else {
-            s.events(&DpeInputs::from_ports(ports))
-        };
-        ports[L_VALID].set_u64(s.l_valid() as u64);
-        ports[L_PC].set_u64(s.l_pc() as u64);
-        ports[L_MASK].set_u64(s.l_mask());
-        ports[R_VALID].set_u64(s.r_valid() as u64);
-        ports[R_PC].set_u64(s.r_pc() as u64);
-        ports[R_MASK].set_u64(s.r_mask());
-        ports[TOS_RPC].set_u64(s.tos_rpc() as u64);
-        ports[DEPTH].set_u64(s.depth() as u64);
-        ports[NUM_PATHS].set_u64(s.num_paths() as u64);
-        ports[EV_PUSH].set_u64(ev.push as u64);
-        ports[EV_POP].set_u64(ev.pop as u64);
-        ports[EV_INPLACE].set_u64(ev.inplace as u64);
-        ports[EV_DIV].set_u64(ev.div as u64);
-        ports[EV_SLOT_INVAL].set_u64(ev.slot_inval as u64);
-        ports[EV_SB_COPY].set_u64(ev.sb_copy as u64);
-        ports[ERR_OVERFLOW].set_u64(s.err_overflow() as u64);
-        ports[ERR_PC].set_u64(s.err_pc() as u64);
-        ports[ERR_SIDE].set_u64(s.err_side() as u64);
-        let p = s.params();
+    fn debug_state(&self, ports: &mut [Bits]) {
+        let p = self.params();
         let (pc_w, ws) = (p.pc_w, p.warp_size);
-        let dbg = &mut ports[DBG_STACK];
+        let dbg = &mut ports[dpe_port::dbg_stack];
         dbg.clear();
-        for (i, e) in s.entries().iter().enumerate() {
+        for (i, e) in self.entries().iter().enumerate() {
             let mut lsb = i as u32 * p.entry_width();
             for slot in &e.slots {
                 dbg.set_field(lsb, 1, slot.valid as u64);
@@ -967,20 +669,15 @@ impl UnitModel for DpeUnit {
             }
             dbg.set_field(lsb, pc_w, e.rpc as u64);
         }
-        ports[DBG_DONE].set_u64(s.done_mask());
-    }
-    fn tick(&mut self, ports: &[Bits]) {
-        if ports[dpe_port::RST_N].to_u64() == 0 {
-            self.stack.reset();
-        } else {
-            self.stack.tick(&DpeInputs::from_ports(ports));
-        }
+        ports[dpe_port::dbg_done].set_u64(self.done_mask());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::contract::{Params, Role};
+    use crate::units::declare::{PortGroup, UnitParams};
 
     const FULL: u64 = 0b1111;
 
@@ -1030,7 +727,7 @@ mod tests {
     fn ev(f: impl FnOnce(&mut DpeEvents)) -> DpeEvents {
         let mut ev = DpeEvents::default();
         f(&mut ev);
-        ev.sb_copy = ev.push | ev.pop | ev.inplace;
+        ev.ev_sb_copy = ev.ev_push | ev.ev_pop | ev.ev_inplace;
         ev
     }
 
@@ -1110,62 +807,64 @@ mod tests {
     fn port_positions_match_the_port_list() {
         use dpe_port::*;
         let positions = [
-            (RST_N, "rst_n"),
-            (LAUNCH_VALID, "launch_valid"),
-            (LAUNCH_PC, "launch_pc"),
-            (LAUNCH_RPC, "launch_rpc"),
-            (LAUNCH_MASK, "launch_mask"),
-            (UPD_VALID, "upd_valid"),
-            (UPD_SIDE, "upd_side"),
-            (UPD_PC, "upd_pc"),
-            (UPD_KIND, "upd_kind"),
-            (UPD_TAKEN, "upd_taken"),
-            (UPD_TARGET, "upd_target"),
-            (UPD_NEXT, "upd_next"),
-            (UPD_RPC, "upd_rpc"),
-            (L_VALID, "l_valid"),
-            (L_PC, "l_pc"),
-            (L_MASK, "l_mask"),
-            (R_VALID, "r_valid"),
-            (R_PC, "r_pc"),
-            (R_MASK, "r_mask"),
-            (TOS_RPC, "tos_rpc"),
-            (DEPTH, "depth"),
-            (NUM_PATHS, "num_paths"),
-            (EV_PUSH, "ev_push"),
-            (EV_POP, "ev_pop"),
-            (EV_INPLACE, "ev_inplace"),
-            (EV_DIV, "ev_div"),
-            (EV_SLOT_INVAL, "ev_slot_inval"),
-            (EV_SB_COPY, "ev_sb_copy"),
-            (ERR_OVERFLOW, "err_overflow"),
-            (ERR_PC, "err_pc"),
-            (ERR_SIDE, "err_side"),
-            (DBG_STACK, "dbg_stack"),
-            (DBG_DONE, "dbg_done"),
+            (rst_n, "rst_n"),
+            (launch_valid, "launch_valid"),
+            (launch_pc, "launch_pc"),
+            (launch_rpc, "launch_rpc"),
+            (launch_mask, "launch_mask"),
+            (upd_valid, "upd_valid"),
+            (upd_side, "upd_side"),
+            (upd_pc, "upd_pc"),
+            (upd_kind, "upd_kind"),
+            (upd_taken, "upd_taken"),
+            (upd_target, "upd_target"),
+            (upd_next, "upd_next"),
+            (upd_rpc, "upd_rpc"),
+            (l_valid, "l_valid"),
+            (l_pc, "l_pc"),
+            (l_mask, "l_mask"),
+            (r_valid, "r_valid"),
+            (r_pc, "r_pc"),
+            (r_mask, "r_mask"),
+            (tos_rpc, "tos_rpc"),
+            (depth, "depth"),
+            (num_paths, "num_paths"),
+            (ev_push, "ev_push"),
+            (ev_pop, "ev_pop"),
+            (ev_inplace, "ev_inplace"),
+            (ev_div, "ev_div"),
+            (ev_slot_inval, "ev_slot_inval"),
+            (ev_sb_copy, "ev_sb_copy"),
+            (err_overflow, "err_overflow"),
+            (err_pc, "err_pc"),
+            (err_side, "err_side"),
+            (dbg_stack, "dbg_stack"),
+            (dbg_done, "dbg_done"),
         ];
         for (pos, name) in positions {
             assert_eq!(DPE_DESC.port_index(name), Some(pos), "{name}");
         }
-        assert_eq!(DPE_PORTS.len(), positions.len());
-        assert_eq!(DPE_PORTS[RST_N].role, Role::Input);
-        assert!(DPE_PORTS[..=UPD_RPC].iter().all(|p| p.role == Role::Input));
-        assert!(DPE_PORTS[UPD_RPC + 1..]
+        assert_eq!(DPE_DESC.ports.len(), positions.len());
+        assert_eq!(DPE_DESC.ports[rst_n].role, Role::Input);
+        assert!(DPE_DESC.ports[..=upd_rpc]
+            .iter()
+            .all(|p| p.role == Role::Input));
+        assert!(DPE_DESC.ports[upd_rpc + 1..]
             .iter()
             .all(|p| p.role != Role::Input));
         let p = DPE_DESC.params::<&str>(&[]).unwrap();
         let w = DPE_DESC.widths(&p);
-        assert_eq!(w[DBG_STACK], 8 * 162, "8 entries of 162 bits (A3)");
+        assert_eq!(w[dbg_stack], 8 * 162, "8 entries of 162 bits (A3)");
         assert_eq!(
-            w[DBG_STACK],
+            w[dbg_stack],
             DEPTH_PARAM_DEFAULT * DpeParams::default().entry_width()
         );
-        assert_eq!(w[DEPTH], 4);
-        assert_eq!(w[NUM_PATHS], 2);
+        assert_eq!(w[depth], 4);
+        assert_eq!(w[num_paths], 2);
         for set in DPE_DESC.standard_params() {
             let dp = DpeParams::from_params(&set);
             assert_eq!(
-                DPE_DESC.widths(&set)[DBG_STACK],
+                DPE_DESC.widths(&set)[dbg_stack],
                 dp.depth * dp.entry_width()
             );
         }
@@ -1183,7 +882,7 @@ mod tests {
         assert_eq!(s.entries(), [e(Some((2, FULL)), None, END_PC)]);
         // Cycle 2: BR_{B-C} pushes one entry with both sides (b).
         let ev2 = s.tick(&fig26_upd(SIDE_L, 2));
-        assert_eq!(ev2, ev(|e| (e.push, e.div) = (true, true)));
+        assert_eq!(ev2, ev(|e| (e.ev_push, e.ev_div) = (true, true)));
         let e0 = e(Some((16, FULL)), None, END_PC);
         assert_eq!(s.entries(), [e0, e(Some((3, b)), Some((6, c)), 16)]);
         assert_eq!(s.num_paths(), 2);
@@ -1194,7 +893,7 @@ mod tests {
         assert_eq!(s.entries(), [e0, e(Some((5, b)), Some((8, c)), 16)]);
         // Cycle 7: C diverges at BR_{D-E} while B is live: B suspended at 5 (c).
         let ev7 = s.tick(&fig26_upd(SIDE_R, 8));
-        assert_eq!(ev7, ev(|e| (e.push, e.div) = (true, true)));
+        assert_eq!(ev7, ev(|e| (e.ev_push, e.ev_div) = (true, true)));
         let e1 = e(Some((5, b)), Some((15, c)), 16);
         assert_eq!(s.entries(), [e0, e1, e(Some((9, d)), Some((12, g_e)), 15)]);
         // Cycles 8-11: D and E interleave.
@@ -1204,24 +903,27 @@ mod tests {
         assert_eq!(s.entries(), [e0, e1, e(Some((11, d)), Some((14, g_e)), 15)]);
         // Cycle 12: D's JMP 15 reaches the RPC: L invalid, no pop (d).
         let ev12 = s.tick(&fig26_upd(SIDE_L, 11));
-        assert_eq!(ev12, ev(|e| e.slot_inval = true));
+        assert_eq!(ev12, ev(|e| e.ev_slot_inval = true));
         assert_eq!(s.entries(), [e0, e1, e(None, Some((14, g_e)), 15)]);
         assert_eq!((s.l_valid(), s.l_pc(), s.l_mask()), (false, 0, 0));
         // Cycle 13: E reaches F: both invalid, pop (e): B and F both schedulable.
         let ev13 = s.tick(&fig26_upd(SIDE_R, 14));
-        assert_eq!(ev13, ev(|e| e.pop = true));
+        assert_eq!(ev13, ev(|e| e.ev_pop = true));
         assert_eq!(s.entries(), [e0, e1]);
         assert_eq!(s.num_paths(), 2);
         // Cycle 14: B's JMP 16: L invalid.
-        assert_eq!(s.tick(&fig26_upd(SIDE_L, 5)), ev(|e| e.slot_inval = true));
+        assert_eq!(
+            s.tick(&fig26_upd(SIDE_L, 5)),
+            ev(|e| e.ev_slot_inval = true)
+        );
         assert_eq!(s.entries(), [e0, e(None, Some((15, c)), 16)]);
         // Cycle 15: F reaches G: pop (f).
-        assert_eq!(s.tick(&fig26_upd(SIDE_R, 15)), ev(|e| e.pop = true));
+        assert_eq!(s.tick(&fig26_upd(SIDE_R, 15)), ev(|e| e.ev_pop = true));
         assert_eq!(s.entries(), [e0]);
         // Cycles 16-18: G, then EXIT empties the stack.
         s.tick(&fig26_upd(SIDE_L, 16));
         s.tick(&fig26_upd(SIDE_L, 17));
-        assert_eq!(s.tick(&fig26_upd(SIDE_L, 18)), ev(|e| e.pop = true));
+        assert_eq!(s.tick(&fig26_upd(SIDE_L, 18)), ev(|e| e.ev_pop = true));
         assert!(s.is_empty());
         assert_eq!(s.done_mask(), FULL);
         assert!(!s.err_pc() && !s.err_side() && !s.err_overflow());
@@ -1284,7 +986,7 @@ mod tests {
         assert_eq!(s.num_paths(), 1, "the skip side waits in the parent");
         s.tick(&step(SIDE_L, 1));
         let ev2 = s.tick(&step(SIDE_L, 2));
-        assert!(ev2.push && ev2.div && !ev2.slot_inval);
+        assert!(ev2.ev_push && ev2.ev_div && !ev2.ev_slot_inval);
         assert_eq!(
             s.entries(),
             [
@@ -1293,10 +995,10 @@ mod tests {
                 e(Some((3, 0b0001)), None, 4)
             ]
         );
-        assert_eq!(s.tick(&step(SIDE_L, 3)), ev(|e| e.pop = true));
+        assert_eq!(s.tick(&step(SIDE_L, 3)), ev(|e| e.ev_pop = true));
         assert_eq!(s.entries(), [e0, e(Some((4, 0b0011)), None, 6)]);
         s.tick(&step(SIDE_L, 4));
-        assert!(s.tick(&step(SIDE_L, 5)).pop);
+        assert!(s.tick(&step(SIDE_L, 5)).ev_pop);
         assert_eq!(s.entries(), [e0]);
 
         let mut s = stack4();
@@ -1380,13 +1082,13 @@ mod tests {
         s.tick(&seq(SIDE_L, 0));
         // Iteration 1: lane 0 leaves; the loop gets its own entry.
         let ev1 = s.tick(&upd(SIDE_L, 1, UpdKind::Branch, 0b1110, 0, 2));
-        assert!(ev1.push);
+        assert!(ev1.ev_push);
         let e0 = e(Some((2, FULL)), None, END_PC);
         assert_eq!(s.entries(), [e0, e(None, Some((0, 0b1110)), 2)]);
         s.tick(&seq(SIDE_R, 0));
         // Iteration 2: lane 1 leaves: IPDOM == TOS RPC, no live sibling: in place.
         let ev2 = s.tick(&upd(SIDE_R, 1, UpdKind::Branch, 0b1100, 0, 2));
-        assert_eq!(ev2, ev(|e| (e.inplace, e.div) = (true, true)));
+        assert_eq!(ev2, ev(|e| (e.ev_inplace, e.ev_div) = (true, true)));
         assert_eq!(s.entries(), [e0, e(None, Some((0, 0b1100)), 2)]);
 
         let mut s = stack4();
@@ -1411,7 +1113,7 @@ mod tests {
         let ev1 = s.tick(&upd(SIDE_L, 1, UpdKind::Branch, 0b0001, 20, 20));
         assert_eq!(
             ev1,
-            ev(|e| (e.push, e.div, e.slot_inval) = (true, true, true))
+            ev(|e| (e.ev_push, e.ev_div, e.ev_slot_inval) = (true, true, true))
         );
         assert_eq!(
             s.entries(),
@@ -1423,9 +1125,9 @@ mod tests {
         );
         assert_eq!(s.num_paths(), 1, "R is suspended below");
         // The child reaches the join: pop; then R reaches it: pop; full mask again.
-        assert!(s.tick(&upd(SIDE_L, 2, UpdKind::Jump, 0, 20, 0)).pop);
+        assert!(s.tick(&upd(SIDE_L, 2, UpdKind::Jump, 0, 20, 0)).ev_pop);
         assert_eq!(s.entries(), [e0, e(None, Some((10, 0b1100)), 20)]);
-        assert!(s.tick(&upd(SIDE_R, 10, UpdKind::Jump, 0, 20, 0)).pop);
+        assert!(s.tick(&upd(SIDE_R, 10, UpdKind::Jump, 0, 20, 0)).ev_pop);
         assert_eq!((s.l_pc(), s.l_mask()), (20, FULL));
 
         // Same with both groups off the join: the child gets both slots.
@@ -1448,17 +1150,20 @@ mod tests {
         s.tick(&upd(SIDE_L, 0, UpdKind::Branch, 0b1100, 10, 20));
         assert_eq!(
             s.tick(&upd(SIDE_L, 1, UpdKind::Jump, 0, 20, 0)),
-            ev(|e| e.slot_inval = true)
+            ev(|e| e.ev_slot_inval = true)
         );
         assert_eq!(
             s.tick(&upd(SIDE_R, 10, UpdKind::Jump, 0, 20, 0)),
-            ev(|e| e.pop = true)
+            ev(|e| e.ev_pop = true)
         );
         assert_eq!(s.entries(), [e(Some((20, FULL)), None, END_PC)]);
         // A taken-everywhere branch straight to the RPC pops just the same.
         let mut s = stack4();
         s.tick(&upd(SIDE_L, 0, UpdKind::Branch, 0b0011, 20, 20));
-        assert!(s.tick(&upd(SIDE_L, 1, UpdKind::Branch, 0b1100, 20, 20)).pop);
+        assert!(
+            s.tick(&upd(SIDE_L, 1, UpdKind::Branch, 0b1100, 20, 20))
+                .ev_pop
+        );
         assert_eq!(s.depth(), 1);
     }
 
@@ -1501,18 +1206,18 @@ mod tests {
         let before = s.clone();
         // A nested divergence with a new RPC needs a third entry.
         let ev1 = s.tick(&upd(SIDE_R, 10, UpdKind::Branch, 0b0100, 15, 18));
-        assert_eq!(ev1, ev(|e| e.div = true), "div, but no push and no copy");
+        assert_eq!(ev1, ev(|e| e.ev_div = true), "div, but no push and no copy");
         assert!(s.err_overflow());
         assert_eq!(s.entries(), before.entries());
         // Arrive-and-push overflows as well.
         let ev2 = s.tick(&upd(SIDE_L, 1, UpdKind::Branch, 0b0001, 20, 20));
-        assert_eq!(ev2, ev(|e| e.div = true));
+        assert_eq!(ev2, ev(|e| e.ev_div = true));
         assert_eq!(s.entries(), before.entries());
         // In place needs no room.
         s.tick(&upd(SIDE_L, 1, UpdKind::Jump, 0, 20, 0));
         assert!(
             s.tick(&upd(SIDE_R, 10, UpdKind::Branch, 0b0100, 15, 20))
-                .inplace
+                .ev_inplace
         );
         s.tick(&DpeInputs::default());
         assert!(s.err_overflow(), "sticky");
@@ -1590,19 +1295,19 @@ mod tests {
         s.tick(&upd(SIDE_L, 0, UpdKind::Branch, 0b1100, 10, 20));
         // R's threads all exit: R invalid, L still live.
         let ev1 = s.tick(&upd(SIDE_R, 10, UpdKind::Exit, FULL, 0, 0));
-        assert_eq!(ev1, ev(|e| e.slot_inval = true));
+        assert_eq!(ev1, ev(|e| e.ev_slot_inval = true));
         assert_eq!(s.done_mask(), 0b1100);
         // Partial exit: lane 0 leaves, lane 1 continues.
         s.tick(&upd(SIDE_L, 1, UpdKind::Exit, 0b0001, 0, 0));
         assert_eq!((s.l_pc(), s.l_mask()), (2, 0b0010));
         // The last lane exits: the entry pops, revealing the reconvergence slot with
         // no live threads; it is not schedulable and pops on the next idle cycle.
-        assert!(s.tick(&upd(SIDE_L, 2, UpdKind::Exit, FULL, 0, 0)).pop);
+        assert!(s.tick(&upd(SIDE_L, 2, UpdKind::Exit, FULL, 0, 0)).ev_pop);
         assert_eq!(s.depth(), 1);
         assert_eq!((s.l_valid(), s.l_pc(), s.num_paths()), (false, 0, 0));
         s.tick(&seq(SIDE_L, 20));
         assert!(s.err_side(), "no slot may issue");
-        assert_eq!(s.tick(&DpeInputs::default()), ev(|e| e.pop = true));
+        assert_eq!(s.tick(&DpeInputs::default()), ev(|e| e.ev_pop = true));
         assert!(s.is_empty());
     }
 
@@ -1613,7 +1318,7 @@ mod tests {
         // R diverges (new RPC 20); both its children exit.
         s.tick(&upd(SIDE_R, 10, UpdKind::Branch, 0b1000, 15, 20));
         s.tick(&upd(SIDE_L, 11, UpdKind::Exit, FULL, 0, 0));
-        assert!(s.tick(&upd(SIDE_R, 15, UpdKind::Exit, FULL, 0, 0)).pop);
+        assert!(s.tick(&upd(SIDE_R, 15, UpdKind::Exit, FULL, 0, 0)).ev_pop);
         // R is stored valid (parked at 20) but has no live threads.
         assert_eq!(s.entries()[1], e(Some((1, 0b0011)), Some((20, 0b1100)), 30));
         assert_eq!((s.r_valid(), s.r_pc(), s.r_mask()), (false, 0, 0));
@@ -1623,7 +1328,7 @@ mod tests {
         // L reaches the RPC with no live sibling: pop rather than invalidate.
         assert_eq!(
             s.tick(&upd(SIDE_L, 1, UpdKind::Jump, 0, 30, 0)),
-            ev(|e| e.pop = true)
+            ev(|e| e.ev_pop = true)
         );
         assert_eq!((s.l_pc(), s.l_mask()), (30, 0b0011));
     }
@@ -1648,26 +1353,26 @@ mod tests {
         let mut unit = (DPE_DESC.build)(p);
         let mut ports = DPE_DESC.zero_ports(p);
         let mut typed = SimtStackDpe::new(DpeParams::from_params(p));
-        for (rst_n, inp) in inputs {
-            ports[RST_N].set_u64(*rst_n as u64);
-            inp.to_ports(&mut ports);
+        for (running, inp) in inputs {
+            ports[rst_n].set_u64(*running as u64);
+            inp.write_ports(&mut ports);
             unit.outputs(&mut ports);
-            let ev = if *rst_n {
-                typed.events(&DpeInputs::from_ports(&ports))
+            let ev = if *running {
+                typed.events(&DpeInputs::read_ports(&ports))
             } else {
                 DpeEvents::default()
             };
             let got = |i: usize| ports[i].to_u64();
             assert_eq!(
-                [got(L_VALID), got(L_PC), got(L_MASK)],
+                [got(l_valid), got(l_pc), got(l_mask)],
                 [typed.l_valid() as u64, typed.l_pc() as u64, typed.l_mask()]
             );
             assert_eq!(
-                [got(R_VALID), got(R_PC), got(R_MASK)],
+                [got(r_valid), got(r_pc), got(r_mask)],
                 [typed.r_valid() as u64, typed.r_pc() as u64, typed.r_mask()]
             );
             assert_eq!(
-                [got(TOS_RPC), got(DEPTH), got(NUM_PATHS)],
+                [got(tos_rpc), got(depth), got(num_paths)],
                 [
                     typed.tos_rpc() as u64,
                     typed.depth() as u64,
@@ -1676,25 +1381,25 @@ mod tests {
             );
             assert_eq!(
                 [
-                    got(EV_PUSH),
-                    got(EV_POP),
-                    got(EV_INPLACE),
-                    got(EV_DIV),
-                    got(EV_SLOT_INVAL),
-                    got(EV_SB_COPY)
+                    got(ev_push),
+                    got(ev_pop),
+                    got(ev_inplace),
+                    got(ev_div),
+                    got(ev_slot_inval),
+                    got(ev_sb_copy)
                 ],
                 [
-                    ev.push,
-                    ev.pop,
-                    ev.inplace,
-                    ev.div,
-                    ev.slot_inval,
-                    ev.sb_copy
+                    ev.ev_push,
+                    ev.ev_pop,
+                    ev.ev_inplace,
+                    ev.ev_div,
+                    ev.ev_slot_inval,
+                    ev.ev_sb_copy
                 ]
                 .map(u64::from)
             );
             assert_eq!(
-                [got(ERR_OVERFLOW), got(ERR_PC), got(ERR_SIDE), got(DBG_DONE)],
+                [got(err_overflow), got(err_pc), got(err_side), got(dbg_done)],
                 [
                     typed.err_overflow() as u64,
                     typed.err_pc() as u64,
@@ -1703,7 +1408,7 @@ mod tests {
                 ]
             );
             let dp = typed.params();
-            let dbg = &ports[DBG_STACK];
+            let dbg = &ports[dbg_stack];
             for i in 0..dp.depth {
                 let base = i * dp.entry_width();
                 let want = typed.entries().get(i as usize).copied().unwrap_or_default();
@@ -1719,8 +1424,8 @@ mod tests {
                 assert_eq!(got, want, "dbg_stack entry {i}");
             }
             unit.tick(&ports);
-            if *rst_n {
-                typed.tick(&DpeInputs::from_ports(&ports));
+            if *running {
+                typed.tick(&DpeInputs::read_ports(&ports));
             } else {
                 typed.reset();
             }
@@ -1759,14 +1464,14 @@ mod tests {
         // {l_valid, l_pc, l_mask, r_valid, r_pc, r_mask, rpc} (PC_W=16, WARP_SIZE=8).
         let mut unit = (DPE_DESC.build)(&p);
         let mut ports = DPE_DESC.zero_ports(&p);
-        ports[dpe_port::RST_N].set_u64(1);
+        ports[dpe_port::rst_n].set_u64(1);
         for inp in [launch, upd(SIDE_L, 0, UpdKind::Branch, 0xf0, 10, 20)] {
-            inp.to_ports(&mut ports);
+            inp.write_ports(&mut ports);
             unit.tick(&ports);
         }
-        DpeInputs::default().to_ports(&mut ports);
+        DpeInputs::default().write_ports(&mut ports);
         unit.outputs(&mut ports);
-        let dbg = &ports[dpe_port::DBG_STACK];
+        let dbg = &ports[dpe_port::dbg_stack];
         let b = 16 * 3 + 8 * 2 + 2; // entry 1
         let fields = [
             (0, 1),

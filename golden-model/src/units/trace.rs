@@ -472,6 +472,7 @@ fn write_varint(out: &mut Vec<u8>, mut v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::declare::PortGroup;
     use crate::units::simt_stack::{SpeInputs, SPE_DESC};
 
     #[test]
@@ -488,7 +489,7 @@ mod tests {
             upd_rpc: u32::MAX,
             ..Default::default()
         };
-        rec.record(a, 3, |ports| inp.to_ports(ports));
+        rec.record(a, 3, |ports| inp.write_ports(ports));
         rec.record(b, 5, |_| {});
         rec.record(a, 10, |_| {});
         let dir = std::env::temp_dir().join(format!("wf-trace-test-{}", std::process::id()));
@@ -501,10 +502,10 @@ mod tests {
         let mut ports = SPE_DESC.zero_ports(&p);
         let mut ev = t.events(0);
         assert_eq!(ev.next_into(&mut ports).unwrap(), Some(3));
-        assert_eq!(SpeInputs::from_ports(&ports), inp);
+        assert_eq!(SpeInputs::read_ports(&ports), inp);
         assert_eq!(ports[0].to_u64(), 1, "rst_n high");
         assert_eq!(ev.next_into(&mut ports).unwrap(), Some(10));
-        assert_eq!(SpeInputs::from_ports(&ports), SpeInputs::default());
+        assert_eq!(SpeInputs::read_ports(&ports), SpeInputs::default());
         assert_eq!(ev.next_into(&mut ports).unwrap(), None);
         std::fs::write(&path, "junk\n").unwrap();
         let err = Trace::read(&path).err().expect("junk is rejected");
