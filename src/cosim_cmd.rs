@@ -430,39 +430,19 @@ fn replay(path: &Path) -> Result<u8> {
 /// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
 type TraceGroup = (String, Params, Vec<(String, Trace)>);
 
-/// The co-simulation that follows `warpforge run`: generate the RTL of every unit into
-/// `rtl_out`, then replay the port traffic the runs recorded (every instance: every warp's
-/// stack, every SM's scoreboard) against it and print a summary. Returns false on any
-/// mismatch. Without Verilator it says how to install it and skips the co-simulation.
+/// The co-simulation that follows `warpforge run`: generate the RTL of every unit at the
+/// parameters the runs instantiated it with, write exactly that RTL to
+/// `rtl_out/<unit>/<parameters>/`, then replay the port traffic the runs recorded (every
+/// instance: every warp's stack, every SM's scoreboard) against it and print a summary.
+/// Returns false on any mismatch. Without Verilator it says how to install it and skips
+/// the co-simulation (the RTL is still written).
 pub fn cosim_recorded(
     traces: Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
     rtl_out: &Path,
     size: Size,
     quiet: bool,
 ) -> Result<bool> {
-    let mut written = vec![];
-    for desc in warpforge_gen::units_with_templates() {
-        let params = desc.params::<&str>(&[]).map_err(anyhow::Error::msg)?;
-        let g = warpforge_gen::generate(desc, &params)?;
-        g.write(rtl_out)?;
-        written.push(desc.name);
-    }
-    if !quiet {
-        println!(
-            "\nRTL of {} units ({}) written to {}/",
-            written.len(),
-            written.join(", "),
-            rtl_out.display()
-        );
-    }
-    if let Err(e) = warpforge_cosim::build::toolchain(&BuildOptions::default()) {
-        println!(
-            "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
-             or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
-        );
-        return Ok(true);
-    }
-    // One build per (unit, parameters); traces in workload order.
+    // One RTL and one build per (unit, parameters); traces in workload order.
     let mut groups: Vec<TraceGroup> = vec![];
     for (workload, rec) in traces {
         let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
@@ -478,14 +458,34 @@ pub fn cosim_recorded(
             )),
         }
     }
-    let out = PathBuf::from("cosim-failures");
-    let mut rows = vec![];
+    let mut generated = vec![];
     for (_, params, list) in &groups {
         let desc = list[0].1.desc;
-        let rtl = RtlSource::new(
-            desc.name,
-            warpforge_gen::generate(desc, params)?.files.clone(),
+        let g = warpforge_gen::generate(desc, params)?;
+        let dir = rtl_out.join(warpforge_gen::params_dir(desc, params));
+        g.write(&dir)?;
+        if !quiet {
+            println!(
+                "RTL of {} ({params}) written to {}/",
+                desc.name,
+                dir.display()
+            );
+        }
+        generated.push(g);
+    }
+    if let Err(e) = warpforge_cosim::build::toolchain(&BuildOptions::default()) {
+        println!(
+            "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
+             or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
         );
+        return Ok(true);
+    }
+    let out = PathBuf::from("cosim-failures");
+    let mut rows = vec![];
+    for ((_, params, list), g) in groups.iter().zip(&generated) {
+        let desc = list[0].1.desc;
+        // Exactly the files written above.
+        let rtl = RtlSource::new(desc.name, g.files.clone());
         let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
             .with_failure_dir(Some(out.clone()));
         let started = Instant::now();

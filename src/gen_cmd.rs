@@ -60,8 +60,7 @@ pub fn gen(a: &GenArgs) -> Result<u8> {
             jobs.push((gen::generate(desc, &defaults)?, a.out.clone()));
             if a.standard_sets {
                 for p in desc.standard_params() {
-                    let label: Vec<String> = p.iter().map(|(k, v)| format!("{k}-{v}")).collect();
-                    let dir = a.out.join(desc.name).join(label.join("_"));
+                    let dir = a.out.join(gen::params_dir(desc, &p));
                     jobs.push((gen::generate(desc, &p)?, dir));
                 }
             }

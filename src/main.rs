@@ -18,6 +18,7 @@ use warpforge_model::config::{GpuConfig, Reconvergence, PRESETS};
 use warpforge_model::error::SimError;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::host::Host;
+use warpforge_model::units::contract::GpuUse;
 use warpforge_model::units::trace::TraceRecorder;
 use warpforge_workloads::{self as workloads, Size};
 
@@ -365,11 +366,7 @@ pub fn select_workloads(name: &str) -> Result<Vec<&'static dyn workloads::Worklo
 fn instantiated_units(cfg: &GpuConfig) -> Vec<String> {
     warpforge_gen::units_with_templates()
         .into_iter()
-        .filter(|u| {
-            Gpu::new(cfg.clone(), Mode::Timing)
-                .record_unit(u.name)
-                .is_ok()
-        })
+        .filter(|u| matches!((u.gpu)(cfg), GpuUse::Instantiated { .. }))
         .map(|u| u.name.to_string())
         .collect()
 }
@@ -472,12 +469,14 @@ fn run_workload(
         .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
     let trace = gpu.take_traces();
+    let unit_activity = gpu.unit_activity();
     let result = match outcome {
         Ok(v) => RunResult {
             workload: name.into(),
             verified: Some(v.passed),
             detail: v.detail,
             launches,
+            unit_activity,
             error: None,
         },
         Err(e) => RunResult {
@@ -485,6 +484,7 @@ fn run_workload(
             verified: Some(false),
             detail: String::new(),
             launches,
+            unit_activity,
             error: Some(e.to_string()),
         },
     };
@@ -540,6 +540,7 @@ fn run_ptx(
         verified: None,
         detail: String::new(),
         launches: std::mem::take(&mut gpu.launches),
+        unit_activity: gpu.unit_activity(),
         error,
     };
     Ok((result, gpu.take_traces()))

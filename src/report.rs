@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use warpforge_model::stats::KernelStats;
+use warpforge_model::units::host::UnitActivity;
 
 /// Results of one workload (or user kernel) run.
 #[derive(Debug, Clone, Serialize)]
@@ -11,6 +12,9 @@ pub struct RunResult {
     pub verified: Option<bool>,
     pub detail: String,
     pub launches: Vec<KernelStats>,
+    /// Activity counters of every hardware unit instance the GPU model ran (timing mode),
+    /// summed per unit kind over the whole run.
+    pub unit_activity: Vec<UnitActivity>,
     /// Error that ended the run (guest fault, launch error), if any.
     pub error: Option<String>,
 }

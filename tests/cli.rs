@@ -486,3 +486,144 @@ fn bench_mistakes_are_clear_errors() {
         text(&o)
     );
 }
+
+#[test]
+fn a_configuration_a_unit_cannot_take_is_an_error_naming_the_key() {
+    // The stack unit's DEPTH is 2..=64: the key it comes from is named, nothing runs.
+    for (set, key, unit) in [
+        ("sm.stack_depth=100", "sm.stack_depth", "simt_stack_spe"),
+        ("sm.stack_depth=65", "sm.stack_depth", "simt_stack_spe"),
+    ] {
+        let o = warpforge(&[
+            "run",
+            "--workload",
+            "vecadd",
+            "--size",
+            "tiny",
+            "--set",
+            set,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let t = text(&o);
+        assert!(
+            t.contains(key) && t.contains(unit) && t.contains("DEPTH"),
+            "{t}"
+        );
+    }
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--set",
+        "sm.stack_depth=70",
+        "--set",
+        "sm.reconvergence=dpe",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("simt_stack_dpe"), "{}", text(&o));
+    // The largest legal depth runs, and records the stack at that depth.
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--set",
+        "sm.stack_depth=64",
+        "--no-compare",
+        "--no-cosim",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn run_json_reports_every_unit_instances_activity() {
+    let dir = std::env::temp_dir().join(format!("warpforge-cli-activity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (reconv, stack, events) in [
+        (
+            "spe",
+            "simt_stack_spe",
+            &["ev_div", "ev_pop", "ev_push1", "ev_push2"][..],
+        ),
+        (
+            "dpe",
+            "simt_stack_dpe",
+            &["ev_div", "ev_pop", "ev_push", "ev_sb_copy"][..],
+        ),
+    ] {
+        let json = dir.join(format!("{reconv}.json"));
+        let set = format!("sm.reconvergence={reconv}");
+        let o = warpforge(&[
+            "run",
+            "--workload",
+            "bfs",
+            "--size",
+            "tiny",
+            "--set",
+            &set,
+            "--no-compare",
+            "--no-cosim",
+            "--quiet",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let cfg = &v["effective_config"]["sm"];
+        let (sms, warps) = (
+            cfg["count"].as_u64().unwrap(),
+            cfg["max_warps"].as_u64().unwrap(),
+        );
+        let run = &v["results"][0];
+        let unit = |name: &str| {
+            run["unit_activity"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|u| u["unit"] == name)
+                .unwrap_or_else(|| panic!("no activity of {name}: {run}"))
+                .clone()
+        };
+        // Every warp slot's stack of every SM; one scoreboard per SM.
+        let st = unit(stack);
+        assert_eq!(st["instances"].as_u64(), Some(sms * warps));
+        assert_eq!(unit("dpe_scoreboard")["instances"].as_u64(), Some(sms));
+        // A stack sees non-idle inputs once per launched warp and once per issued
+        // instruction of its warp.
+        let launches = run["launches"].as_array().unwrap();
+        let issued: u64 = launches
+            .iter()
+            .map(|l| l["warp_instructions"].as_u64().unwrap())
+            .sum();
+        let launched_warps: u64 = launches
+            .iter()
+            .map(|l| {
+                let dims = |k: &str| -> u64 {
+                    l[k].as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| d.as_u64().unwrap())
+                        .product()
+                };
+                dims("grid") * dims("block").div_ceil(32)
+            })
+            .sum();
+        assert_eq!(st["active_cycles"].as_u64(), Some(issued + launched_warps));
+        // bfs diverges: every divergence event is counted, and every event port is listed.
+        let divergent: u64 = launches
+            .iter()
+            .map(|l| l["divergent_branches"].as_u64().unwrap())
+            .sum();
+        assert!(divergent > 0);
+        assert!(st["events"]["ev_div"].as_u64().unwrap() > 0, "{st}");
+        for e in events {
+            assert!(st["events"][e].is_u64(), "{stack} lacks {e}: {st}");
+        }
+        assert!(unit("dpe_scoreboard")["active_cycles"].as_u64().unwrap() > 0);
+    }
+}

@@ -166,6 +166,13 @@ impl GeneratedUnit {
     }
 }
 
+/// The folder of one parameter set of a unit below an output folder:
+/// `<unit>/<NAME-VALUE_NAME-VALUE...>` (every parameter, in declaration order).
+pub fn params_dir(desc: &UnitDesc, params: &Params) -> PathBuf {
+    let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}-{v}")).collect();
+    Path::new(desc.name).join(label.join("_"))
+}
+
 /// The unit named `name` (any unit of the model, with or without a template).
 pub fn find_unit(name: &str) -> Result<&'static UnitDesc, GenError> {
     units::find(name).map_err(GenError::UnknownUnit)

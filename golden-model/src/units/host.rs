@@ -12,6 +12,7 @@
 use super::contract::Bits;
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
+use std::collections::BTreeMap;
 
 /// Every instance of one unit kind in the GPU model.
 pub struct UnitHost<U: Unit> {
@@ -31,7 +32,7 @@ pub struct UnitActivity {
     /// Clock edges with non-idle inputs.
     pub active_cycles: u64,
     /// Per combinational (event) output port: the number of set bits over all cycles.
-    pub events: Vec<(&'static str, u64)>,
+    pub events: BTreeMap<&'static str, u64>,
 }
 
 impl UnitActivity {
@@ -40,17 +41,14 @@ impl UnitActivity {
         debug_assert_eq!(self.unit, other.unit);
         self.instances += other.instances;
         self.active_cycles += other.active_cycles;
-        for ((_, a), (_, b)) in self.events.iter_mut().zip(&other.events) {
-            *a += b;
+        for (name, n) in &other.events {
+            *self.events.entry(name).or_default() += n;
         }
     }
 
     /// The count of event port `name`, if the unit has one.
     pub fn event(&self, name: &str) -> Option<u64> {
-        self.events
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, c)| *c)
+        self.events.get(name).copied()
     }
 }
 
@@ -189,5 +187,78 @@ impl<U: Unit> UnitHost<U> {
             active_cycles: counts[names.len()],
             events: names.iter().copied().zip(counts.iter().copied()).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
+
+    fn branch(pc: u32, taken: u64, target: u32, rpc: u32) -> SpeInputs {
+        SpeInputs {
+            upd_valid: true,
+            upd_pc: pc,
+            upd_kind: UpdKind::Branch as u8,
+            upd_taken: taken,
+            upd_target: target,
+            upd_next: pc + 1,
+            upd_rpc: rpc,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn construction_checks_the_declared_ranges() {
+        let bad = SpeParams {
+            depth: 65,
+            ..SpeParams::default()
+        };
+        let e = UnitHost::<SimtStackSpe>::new(bad, 4).err().unwrap();
+        assert!(e.contains("DEPTH=65") && e.contains("2..=64"), "{e}");
+        assert_eq!(
+            UnitHost::<SimtStackSpe>::new(SpeParams::default(), 4)
+                .unwrap()
+                .len(),
+            4
+        );
+    }
+
+    #[test]
+    fn every_event_and_every_non_idle_edge_is_counted_per_instance_and_recorded() {
+        let p = SpeParams {
+            warp_size: 8,
+            depth: 4,
+            pc_w: 32,
+        };
+        let mut host = UnitHost::<SimtStackSpe>::new(p, 2).unwrap();
+        let mut rec = TraceRecorder::new(&SPE_DESC, p.to_params().unwrap());
+        rec.add_instance("a".into());
+        rec.add_instance("b".into());
+        host.record(rec);
+        host.tick(0, 1, &SpeInputs::launch(0, 0xff));
+        host.tick(1, 1, &SpeInputs::launch(0, 0xff));
+        // Instance 0 diverges (two groups, new reconvergence entry: two pushes), instance 1
+        // takes a uniform branch; idle cycles are neither active nor recorded.
+        let ev = host.tick(0, 2, &branch(0, 0x0f, 5, 9));
+        assert!(ev.ev_div && ev.ev_push2);
+        host.tick(1, 2, &branch(0, 0xff, 5, 9));
+        host.tick(0, 3, &SpeInputs::default());
+        let a = host.instance_activity(0);
+        assert_eq!(
+            (a.active_cycles, a.event("ev_div"), a.event("ev_push2")),
+            (2, Some(1), Some(1))
+        );
+        let b = host.instance_activity(1);
+        assert_eq!((b.active_cycles, b.event("ev_div")), (2, Some(0)));
+        let all = host.activity();
+        assert_eq!(
+            (all.instances, all.active_cycles, all.event("ev_div")),
+            (2, 4, Some(1))
+        );
+        assert_eq!(all.events.len(), 4, "one counter per event port");
+        let trace = host.take_trace().unwrap().into_trace("test");
+        let events: Vec<u64> = trace.header.instances.iter().map(|i| i.events).collect();
+        assert_eq!(events, vec![2, 2]);
     }
 }
