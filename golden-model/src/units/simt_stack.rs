@@ -395,17 +395,7 @@ crate::declare_unit! {
             &[("WARP_SIZE", 64), ("DEPTH", 8)],
         ],
         check: |_| Ok(()),
-        gpu: |cfg| match cfg.sm.reconvergence {
-            crate::config::Reconvergence::Spe => GpuUse::Instantiated {
-                instances: "every warp slot of every SM",
-                params: vec![
-                    ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
-                    ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
-                    ("PC_W", 32, ""),
-                ],
-            },
-            _ => GpuUse::NotUsed { set: &["sm.reconvergence=spe"] },
-        },
+        gpu: |cfg| stack_gpu_use(cfg, crate::config::Reconvergence::Spe, &["sm.reconvergence=spe"]),
         ports: spe_port,
     }
     /// Parameters of `simt_stack_spe` (spec §9.1; same names as the Verilog parameters).
@@ -452,6 +442,27 @@ crate::declare_unit! {
         dbg_stack ["DEPTH*(2*PC_W+WARP_SIZE)"]
             "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0",
         dbg_done ["WARP_SIZE"] "threads that have exited (A12 v2)",
+    }
+}
+
+/// How the GPU model instantiates the reconvergence stack of kind `kind` (both stacks'
+/// registry entry): one per warp slot of every SM, `DEPTH` from `sm.stack_depth`, when
+/// `sm.reconvergence` selects that kind (`set` says how to select it).
+pub(crate) fn stack_gpu_use(
+    cfg: &crate::config::GpuConfig,
+    kind: crate::config::Reconvergence,
+    set: &'static [&'static str],
+) -> GpuUse {
+    if cfg.sm.reconvergence != kind {
+        return GpuUse::NotUsed { set };
+    }
+    GpuUse::Instantiated {
+        instances: "every warp slot of every SM",
+        params: vec![
+            ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
+            ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
+            ("PC_W", 32, ""),
+        ],
     }
 }
 

@@ -58,7 +58,7 @@
 //! - PCs are `PC_W` bits: the typed path truncates every PC input to `PC_W` exactly as the
 //!   ports do, so both paths behave the same on any value.
 
-use super::contract::{low_mask, Bits, GpuUse};
+use super::contract::{low_mask, Bits};
 use super::declare::Unit;
 use super::simt_stack::{SpeInputs, UpdKind};
 use crate::ptx::ir::END_PC;
@@ -531,16 +531,8 @@ crate::declare_unit! {
             &[("WARP_SIZE", 64), ("DEPTH", 6)],
         ],
         check: |_| Ok(()),
-        gpu: |cfg| match cfg.sm.reconvergence {
-            crate::config::Reconvergence::Dpe => GpuUse::Instantiated {
-                instances: "every warp slot of every SM",
-                params: vec![
-                    ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
-                    ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
-                    ("PC_W", 32, ""),
-                ],
-            },
-            _ => GpuUse::NotUsed { set: &["sm.reconvergence=dpe"] },
+        gpu: |cfg| {
+            super::simt_stack::stack_gpu_use(cfg, crate::config::Reconvergence::Dpe, &["sm.reconvergence=dpe"])
         },
         ports: dpe_port,
     }
