@@ -67,8 +67,13 @@ impl Packet {
 
 #[derive(Debug, Clone)]
 pub struct Crossbar {
+    /// One-way latency, base ticks.
     latency: u64,
     bytes_per_cycle: u32,
+    /// Interconnect and base clock, kHz: port occupancy is counted in icnt cycles and
+    /// converted to base ticks (rounded up); equal at the presets, where nothing converts.
+    icnt_khz: u64,
+    base_khz: u64,
     sm_out_free: Vec<u64>,
     sm_in_free: Vec<u64>,
     bank_in_free: Vec<u64>,
@@ -81,6 +86,8 @@ impl Crossbar {
         Crossbar {
             latency: latency as u64,
             bytes_per_cycle,
+            icnt_khz: 1,
+            base_khz: 1,
             sm_out_free: vec![0; sms],
             sm_in_free: vec![0; sms],
             bank_in_free: vec![0; banks],
@@ -88,9 +95,25 @@ impl Crossbar {
         }
     }
 
-    /// Cycles a packet of `bytes` occupies a port.
+    /// The same crossbar clocked at `icnt_khz` against a time base at `base_khz`: the
+    /// latency given to `new` (icnt cycles) and every port occupancy become base ticks.
+    pub fn clocked(mut self, icnt_khz: u64, base_khz: u64) -> Crossbar {
+        self.latency = crate::timing::clock::to_base_ticks(self.latency, icnt_khz, base_khz);
+        self.icnt_khz = icnt_khz;
+        self.base_khz = base_khz;
+        self
+    }
+
+    /// Base ticks a packet of `bytes` occupies a port (`ceil(bytes / bytes_per_cycle)` icnt
+    /// cycles).
+    #[inline]
     pub fn ser(&self, bytes: u32) -> u64 {
-        bytes.div_ceil(self.bytes_per_cycle) as u64
+        let c = bytes.div_ceil(self.bytes_per_cycle) as u64;
+        if self.icnt_khz == self.base_khz {
+            c
+        } else {
+            crate::timing::clock::to_base_ticks(c, self.icnt_khz, self.base_khz)
+        }
     }
 
     fn traverse(&self, now: u64, src: &mut u64, dst: &mut u64, bytes: u32) -> u64 {
