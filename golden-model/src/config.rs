@@ -140,6 +140,17 @@ pub struct PipelineConfig {
     pub ctrl_latency: u32,
 }
 
+/// Cache replacement policy (`memory::cache::ReplacementPolicy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replacement {
+    /// True least recently used.
+    #[default]
+    Lru,
+    /// First in, first out (hits do not renew a line).
+    Fifo,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
@@ -150,6 +161,9 @@ pub struct CacheConfig {
     /// Requests that may merge into one MSHR entry.
     pub mshr_merge: u32,
     pub hit_latency: u32,
+    /// Replacement policy: "lru" or "fifo".
+    #[serde(default)]
+    pub replacement: Replacement,
     /// L1: tag/data banks, line-interleaved; the transactions of one warp instruction that
     /// fall in one bank take one L1 access each (the LSU is busy for the most any bank gets),
     /// different banks work in parallel. L2: banks (memory sub-partitions), each with its own

@@ -89,7 +89,7 @@ use crate::config::GpuConfig;
 use crate::exec::{MemAccess, MemKind};
 use crate::ptx::ir::StateSpace;
 
-use cache::{MshrIdx, MshrTable, TagArray};
+use cache::{MshrIdx, MshrTable, Policy, TagArray};
 use coalescer::{coalesce_into, SECTOR_BYTES};
 use dram::Channel;
 use icnt::{Crossbar, Packet, PacketKind};
@@ -203,7 +203,7 @@ struct Instr {
 
 #[derive(Debug, Clone)]
 struct SmMem {
-    l1: TagArray,
+    l1: TagArray<Policy>,
     mshr: MshrTable<u32>,
     inject: VecDeque<Packet>,
     instrs: Vec<Instr>,
@@ -335,7 +335,11 @@ impl MemoryHierarchy {
             .map(|i| SmMem {
                 l1_hit_ticks: to_base_ticks(l1.hit_latency as u64, clocks.sms[i].khz, base),
                 counters: SmMemCounters::default(),
-                l1: TagArray::new(l1_sets, l1.assoc as usize),
+                l1: TagArray::with_policy(
+                    l1_sets,
+                    l1.assoc as usize,
+                    Policy::new(l1.replacement, l1_sets * l1.assoc as usize),
+                ),
                 mshr: MshrTable::new(l1.mshrs as usize, l1.mshr_merge as usize),
                 inject: VecDeque::with_capacity(inject_cap.max(coalescer::MAX_TRANSACTIONS)),
                 instrs: Vec::with_capacity(64),
