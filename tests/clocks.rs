@@ -1,6 +1,7 @@
 //! Clock domains and named counters: an SM at half frequency, per-SM clocks, a frequency
 //! change in the middle of a kernel, the icnt and L2 clocks, counters by name against the
-//! aggregate statistics, interval snapshots against the totals, and bad clock input.
+//! aggregate statistics, interval snapshots against the totals, bad clock input; and the
+//! other knobs made real with them (`l1.banks`, `l1/l2.replacement`).
 
 use std::process::Command;
 
@@ -278,4 +279,22 @@ fn run_json_reports_per_sm_statistics_counters_and_intervals() {
     );
     assert!(l["time_ns"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn fifo_replacement_is_a_real_knob() {
+    // kmeans re-reads its centroids and points: FIFO (hits do not renew a line) keeps fewer
+    // of them in L1 than LRU, and the result still verifies.
+    let l1_hits = |g: &Gpu| g.launches.iter().map(|l| l.mem.l1_hits).sum::<u64>();
+    let lru = run("kmeans", Size::Small, cfg(&[]));
+    let fifo = run(
+        "kmeans",
+        Size::Small,
+        cfg(&["l1.replacement=fifo", "l2.replacement=fifo"]),
+    );
+    assert_ne!(l1_hits(&lru), l1_hits(&fifo));
+    let e = GpuConfig::preset("gtx480", &["l1.replacement=random".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("random"), "{e}");
 }

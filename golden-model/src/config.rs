@@ -174,7 +174,7 @@ pub struct CacheConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IcntConfig {
-    /// One-way latency SM <-> L2 bank, core cycles.
+    /// One-way latency SM <-> L2 bank, icnt cycles (`clocks.icnt_mhz`).
     pub latency: u32,
     /// Bytes per cycle each SM port and each L2 bank port can move.
     pub bytes_per_cycle: u32,
@@ -203,7 +203,7 @@ pub struct DramConfig {
     pub t_wl: u32,
     pub t_ccd: u32,
     pub t_rrd: u32,
-    /// Fixed extra latency of the memory controller path, core cycles.
+    /// Fixed extra latency of the memory controller path, L2 cycles (`clocks.l2_mhz`).
     pub ctrl_latency: u32,
     /// Address interleaving granularity across channels, bytes.
     pub interleave_bytes: u32,

@@ -395,3 +395,40 @@ impl Serialize for Intervals {
         st.end()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GpuConfig;
+
+    #[test]
+    fn owned_counters_register_once_and_add_by_index() {
+        let cfg = GpuConfig::preset("gtx480", &["sm.count=2".into()]).unwrap();
+        let sms: Vec<Sm> = (0..2).map(|i| Sm::new(i, &cfg)).collect();
+        let mem = MemoryHierarchy::new(&cfg);
+        let clocks = Clocks::new(&cfg);
+        let mut c = Counters::new(&sms, &mem, &clocks);
+        assert!(c.get("sm1.stall.fetch").is_some());
+        assert!(c.get("l2.bank11.hits").is_some());
+        assert!(c.get("dram.ch5.read_bytes").is_some());
+        assert!(c.get("mem.l2_misses").is_some());
+        assert!(c.register("sm0.warp_instructions").is_err());
+        let a = c.register("unit.simt_stack.push").unwrap();
+        assert_eq!(c.register("unit.simt_stack.push").unwrap(), a);
+        c.begin_launch(0, &sms, &mem, &clocks);
+        c.add(a, 3);
+        c.add(a, 4);
+        assert_eq!(c.get("unit.simt_stack.push"), Some(7));
+        c.snapshot(100, &sms, &mem, &clocks);
+        c.add(a, 1);
+        c.snapshot(150, &sms, &mem, &clocks);
+        let iv = c.intervals();
+        assert_eq!(iv.series("unit.simt_stack.push").unwrap(), vec![7, 1]);
+        assert_eq!((iv.start.clone(), iv.end.clone()), (vec![0, 100], vec![100, 150]));
+        assert_eq!(c.values_snapshot().get("unit.simt_stack.push"), Some(8));
+        // a new launch starts every counter from 0
+        c.begin_launch(150, &sms, &mem, &clocks);
+        assert_eq!(c.value(a), 0);
+        assert!(c.intervals().is_empty());
+    }
+}

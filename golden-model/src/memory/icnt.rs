@@ -2,7 +2,7 @@
 //! limit per port.
 //!
 //! Every SM has one output (request) port and one input (reply) port; every L2 bank has one
-//! input and one output port. Each port moves `bytes_per_cycle` bytes per core cycle, so a
+//! input and one output port. Each port moves `bytes_per_cycle` bytes per icnt cycle, so a
 //! packet of `b` bytes occupies a port for `ser(b) = ceil(b / bytes_per_cycle)` cycles.
 //! A packet that leaves its source port at cycle `d` (source port busy `[d, d+ser)`)
 //! reaches the destination `latency` cycles later and is serialised through the destination
@@ -11,7 +11,9 @@
 //! non-decreasing, so in-flight packets can sit in plain FIFOs.
 //!
 //! The bounded queues (SM injection queue, L2 bank input queue) are owned by the SM and L2
-//! models; this module only keeps port availability and the packet formats.
+//! models; this module only keeps port availability and the packet formats. The formulas are
+//! in icnt cycles; `Crossbar::clocked` makes its times base ticks (`timing::clock`): the
+//! latency and each serialisation converted, rounded up (unchanged at the presets).
 
 use super::coalescer::SECTOR_BYTES;
 

@@ -35,10 +35,20 @@
 //! replies 8 B + the requested sectors. An L2 bank's input queue holds at most
 //! `icnt.queue + l2.hit_latency` requests (in flight or in the L2 pipeline); an SM whose head
 //! packet targets a full bank waits (head-of-line). DRAM runs at `clocks.dram_mhz`: the DRAM
-//! cycles due by core cycle `t` are `D(t) = floor(t * dram_khz / core_khz)` (integer kHz),
+//! cycles due by base tick `t` are `D(t) = floor(t * dram_khz / base_khz)` (integer kHz),
 //! and `cycle(t)` ticks DRAM cycles `D(t-1)+1 ..= D(t)`. A read whose last data beat is at
-//! DRAM cycle `e` returns in the first core cycle `c` with `D(c) >= e`; the L2 fill happens
-//! `dram.ctrl_latency` core cycles later.
+//! DRAM cycle `e` returns in the first base tick `c` with `D(c) >= e`; the L2 fill happens
+//! `dram.ctrl_latency` L2 cycles later.
+//!
+//! # Clocks
+//! All times here are base ticks (`timing::clock`; a core cycle at the presets, where every
+//! clock but DRAM runs at the core clock and nothing below converts). Latencies configured in
+//! a domain's own cycles are converted to base ticks, rounded up: the L1 hit latency at each
+//! SM's clock (`set_sm_clock` when it changes), the crossbar's latency and serialisation at
+//! the icnt clock, `l2.hit_latency` and `dram.ctrl_latency` at the L2 clock; and the L2 banks
+//! act only on the L2 clock's edges. Why conversion rather than a time axis per domain: one
+//! integer time axis keeps the event wheel, the port-free times and the wake-up bounds as
+//! they are, and at equal clocks the model is exactly the single-clock one.
 //!
 //! # Cold-miss load latency (idle system, 1 transaction, issued at `t0`)
 //! ```text
@@ -49,6 +59,7 @@
 //! c       = min { c : D(c) >= e }
 //! done    = c + dram.ctrl_latency + icnt.latency + ceil((8 + line_bytes) / icnt.bytes_per_cycle)
 //! ```
+//! (in base ticks; the formula assumes every clock but DRAM at the base clock.)
 //! On gtx480 that is 265 core cycles (±1 with the DRAM clock phase): 10 to reach the L2
 //! bank, 120 L2 pipeline, 28 DRAM clocks (~22 core) for ACT-tRCD-READ-tCL-burst, 100
 //! controller, 13 back. An L2 hit is `1 + 9 + 120 + 13 = 143`, an L1 hit `l1.hit_latency`.
@@ -66,10 +77,9 @@
 //! likewise. None of this changes any timing or counter.
 //!
 //! # Limitations (not modelled)
-//! - `l1.banks`, L1 port conflicts and the L1 tag-lookup bandwidth (the SM charges
-//!   `transactions * lsu_ii` LSU cycles); the SM reply port never back-pressures L2.
-//! - Clock domains other than core and DRAM: `icnt_mhz` and `l2_mhz` are taken equal to
-//!   `core_mhz` (true for both presets).
+//! - L1 port conflicts beyond `l1.banks` (the SM charges `l1_passes * lsu_ii` LSU cycles:
+//!   the most transactions one line-interleaved bank gets); the SM reply port never
+//!   back-pressures L2.
 //! - No write acknowledgements, no coherence (atomics do not invalidate L1; a fill may
 //!   re-insert a line a store evicted while the fill was in flight).
 //! - DRAM: no refresh, tWR/tWTR/tRTP/tFAW, read/write turnaround or bank groups; the
