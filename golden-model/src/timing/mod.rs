@@ -79,15 +79,39 @@ pub fn run_kernel(
     } else {
         u64::MAX
     };
-    // Per SM: has an edge in this tick.
+    // Per SM: has an edge in this tick (stepped only when some SM is off the base clock).
     let mut edge = vec![true; sms.len()];
+    // While every SM runs at the base clock (the presets), the domains are not stepped per
+    // tick: each ticks every tick, keeps its phase, and SM i's cycle at tick t is
+    // `t - lag[i]`; `sync` writes the counters back before anyone reads them. This keeps the
+    // loop at the presets what it was before clock domains.
+    let mut uniform = clocks.all_sms_at_base();
+    let mut lag: Vec<u64> = clocks
+        .sms
+        .iter()
+        .map(|d| start.wrapping_sub(d.cycles))
+        .collect();
+    // ... and when moreover every SM's cycle is the base tick (lag 0: every SM has run at
+    // the base clock since time 0), the loop passes `now` as is.
+    let mut zero_lag = uniform && lag.iter().all(|&l| l == 0);
+    let sync = |clocks: &mut Clocks, lag: &[u64], uniform: bool, now: u64| {
+        if uniform {
+            for (d, &l) in clocks.sms.iter_mut().zip(lag) {
+                d.cycles = now.wrapping_sub(l);
+            }
+        }
+    };
     let mut next_cta: u64 = 0;
     let mut dispatch_rr = 0usize;
     let mut now: u64 = start;
     loop {
-        let base_khz = clocks.base_khz;
-        for (e, d) in edge.iter_mut().zip(clocks.sms.iter_mut()) {
-            *e = d.step(base_khz);
+        if !uniform {
+            let base_khz = clocks.base_khz;
+            for ((e, d), l) in edge.iter_mut().zip(clocks.sms.iter_mut()).zip(lag.iter_mut()) {
+                *e = d.step(base_khz);
+                // this tick's SM cycle (its counter before the step) is `now - lag`
+                *l = now.wrapping_sub(d.cycles.wrapping_sub(*e as u64));
+            }
         }
         // Dispatcher: at most one CTA per SM per cycle of the SM, SMs visited round robin.
         if next_cta < total_ctas {
@@ -96,8 +120,7 @@ pub fn run_kernel(
                 if !edge[s] || !sms[s].can_accept(&footprint, cfg) {
                     return false;
                 }
-                // (the SM's cycle in this tick: its counter before the step)
-                sms[s].launch_cta(k, id as u32, footprint, clocks.sms[s].cycles - 1);
+                sms[s].launch_cta(k, id as u32, footprint, now.wrapping_sub(lag[s]));
                 id += 1;
                 true
             });
@@ -106,12 +129,24 @@ pub fn run_kernel(
         // the SMs this cycle (its calling convention).
         mem.cycle(now);
         let mut all_idle = true;
-        for (i, sm) in sms.iter_mut().enumerate() {
-            if edge[i] {
-                sm.cycle(clocks.sms[i].cycles - 1, now, k, global, mem, num_sms)
-                    .map_err(SimError::Fault)?;
+        if zero_lag {
+            for sm in sms.iter_mut() {
+                // (an SM with nothing resident does nothing in a cycle: no call)
+                if !sm.is_idle() {
+                    sm.cycle(now, now, k, global, mem, num_sms)
+                        .map_err(SimError::Fault)?;
+                    all_idle &= sm.is_idle();
+                }
             }
-            all_idle &= sm.is_idle();
+        } else {
+            // (every `edge` is true while `uniform`)
+            for ((sm, &l), &e) in sms.iter_mut().zip(&lag).zip(&edge) {
+                if e && !sm.is_idle() {
+                    sm.cycle(now.wrapping_sub(l), now, k, global, mem, num_sms)
+                        .map_err(SimError::Fault)?;
+                }
+                all_idle &= sm.is_idle();
+            }
         }
         now += 1;
         if all_idle && next_cta >= total_ctas && !mem.busy() {
@@ -119,6 +154,7 @@ pub fn run_kernel(
         }
         if now == next_boundary {
             next_boundary += interval;
+            sync(clocks, &lag, uniform, now);
             counters.snapshot(now, sms, mem, clocks);
             if let Some(h) = hook.as_mut() {
                 h.on_interval(now, counters, clocks);
@@ -127,6 +163,14 @@ pub fn run_kernel(
                     for (i, d) in clocks.sms.iter().enumerate() {
                         mem.set_sm_clock(i, d.khz);
                     }
+                    uniform = clocks.all_sms_at_base();
+                    for (l, d) in lag.iter_mut().zip(&clocks.sms) {
+                        *l = now.wrapping_sub(d.cycles);
+                    }
+                    if uniform {
+                        edge.iter_mut().for_each(|e| *e = true);
+                    }
+                    zero_lag = uniform && lag.iter().all(|&l| l == 0);
                 }
             }
         }
@@ -139,6 +183,7 @@ pub fn run_kernel(
             }
         }
     }
+    sync(clocks, &lag, uniform, now);
     if interval > 0 && now > counters.last_boundary() {
         // the last, shorter interval: the deltas sum to the launch's totals
         counters.snapshot(now, sms, mem, clocks);
