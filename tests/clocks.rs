@@ -52,7 +52,12 @@ fn half_frequency_sms_double_a_compute_bound_kernel_and_barely_change_a_memory_b
     let l = &half.launches[0];
     for s in &l.per_sm {
         assert_eq!(s.mhz, 350.0);
-        assert!(s.cycles.abs_diff(l.cycles / 2) <= 1, "{} vs {}", s.cycles, l.cycles);
+        assert!(
+            s.cycles.abs_diff(l.cycles / 2) <= 1,
+            "{} vs {}",
+            s.cycles,
+            l.cycles
+        );
     }
     // vecadd at default size streams 3 x 4 MB through DRAM: bandwidth-bound.
     let full = run("vecadd", Size::Default, cfg(&[]));
@@ -105,7 +110,10 @@ fn a_frequency_change_in_the_middle_of_a_kernel_takes_effect() {
     let slowed = run_gpu("mandelbrot", Size::Small, gpu);
     let half = run("mandelbrot", Size::Small, cfg(&["clocks.core_mhz=350"]));
     let (a, b, h) = (ticks(&full), ticks(&slowed), ticks(&half));
-    assert!(a < b && b < h, "700 MHz {a}, slowed after 1000 ticks {b}, 350 MHz {h}");
+    assert!(
+        a < b && b < h,
+        "700 MHz {a}, slowed after 1000 ticks {b}, 350 MHz {h}"
+    );
     // SM 0 ticked every base tick in the first interval and every other one afterwards.
     let l = &slowed.launches[0];
     let s = l.intervals.series("sm0.cycles").unwrap();
@@ -219,12 +227,9 @@ fn bad_clock_and_interval_values_are_config_errors_naming_the_key() {
         assert!(e.contains(key), "{set}: {e}");
     }
     let many: Vec<String> = vec!["700.0"; 16].into_iter().map(String::from).collect();
-    let e = GpuConfig::preset(
-        "gtx480",
-        &[format!("clocks.sm_mhz=[{}]", many.join(","))],
-    )
-    .unwrap_err()
-    .to_string();
+    let e = GpuConfig::preset("gtx480", &[format!("clocks.sm_mhz=[{}]", many.join(","))])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("clocks.sm_mhz") && e.contains("15"), "{e}");
 
     let mut gpu = Gpu::new(cfg(&[]), Mode::Timing);
@@ -258,7 +263,8 @@ fn run_json_reports_per_sm_statistics_counters_and_intervals() {
         .status()
         .unwrap();
     assert!(st.success());
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let l = &v["results"][0]["launches"][0];
     assert_eq!(l["per_sm"].as_array().unwrap().len(), 15);
     assert!(l["per_sm"][0]["stalls"]["fetch"].is_u64());
@@ -274,7 +280,10 @@ fn run_json_reports_per_sm_statistics_counters_and_intervals() {
     let ends = l["intervals"]["end"].as_array().unwrap();
     assert!(!ends.is_empty());
     assert_eq!(
-        l["intervals"]["counters"]["sm0.cycles"].as_array().unwrap().len(),
+        l["intervals"]["counters"]["sm0.cycles"]
+            .as_array()
+            .unwrap()
+            .len(),
         ends.len()
     );
     assert!(l["time_ns"].as_f64().unwrap() > 0.0);

@@ -37,8 +37,11 @@ use crate::timing::sm::Sm;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CounterId(u32);
 
+/// A named field of a statistics struct: (name, getter).
+type Field<T> = (&'static str, fn(&T) -> u64);
+
 /// The fields of each SM's built-in counters `sm<i>.<name>`, read from its per-launch stats.
-const SM_FIELDS: &[(&str, fn(&KernelStats) -> u64)] = &[
+const SM_FIELDS: &[Field<KernelStats>] = &[
     ("warp_instructions", |s| s.warp_instructions),
     ("thread_instructions", |s| s.thread_instructions),
     ("divergent_branches", |s| s.divergent_branches),
@@ -56,14 +59,14 @@ const SM_FIELDS: &[(&str, fn(&KernelStats) -> u64)] = &[
 ];
 
 /// Per-SM counters kept by the memory hierarchy: `sm<i>.l1.<name>`.
-const SM_MEM_FIELDS: &[(&str, fn(&crate::memory::SmMemCounters) -> u64)] = &[
+const SM_MEM_FIELDS: &[Field<crate::memory::SmMemCounters>] = &[
     ("load_accesses", |c| c.l1_load_accesses),
     ("load_hits", |c| c.l1_load_hits),
     ("transactions", |c| c.transactions),
 ];
 
 /// Per L2 bank: `l2.bank<b>.<name>`.
-const BANK_FIELDS: &[(&str, fn(&crate::memory::MemStats) -> u64)] = &[
+const BANK_FIELDS: &[Field<crate::memory::MemStats>] = &[
     ("accesses", |s| s.l2_accesses),
     ("hits", |s| s.l2_hits),
     ("misses", |s| s.l2_misses),
@@ -73,7 +76,7 @@ const BANK_FIELDS: &[(&str, fn(&crate::memory::MemStats) -> u64)] = &[
 ];
 
 /// Per DRAM channel: `dram.ch<c>.<name>`.
-const CHANNEL_FIELDS: &[(&str, fn(&crate::memory::dram::DramCounters) -> u64)] = &[
+const CHANNEL_FIELDS: &[Field<crate::memory::dram::DramCounters>] = &[
     ("reads", |c| c.reads),
     ("writes", |c| c.writes),
     ("read_bytes", |c| c.read_bytes),
@@ -246,7 +249,12 @@ impl Counters {
     /// Bring the built-in counters up to date.
     pub fn sample(&mut self, sms: &[Sm], mem: &MemoryHierarchy, clocks: &Clocks) {
         self.raw(sms, mem, clocks);
-        for ((v, &r), &b) in self.values.iter_mut().zip(&self.scratch).zip(&self.launch_base) {
+        for ((v, &r), &b) in self
+            .values
+            .iter_mut()
+            .zip(&self.scratch)
+            .zip(&self.launch_base)
+        {
             *v = r.wrapping_sub(b);
         }
     }
@@ -424,7 +432,10 @@ mod tests {
         c.snapshot(150, &sms, &mem, &clocks);
         let iv = c.intervals();
         assert_eq!(iv.series("unit.simt_stack.push").unwrap(), vec![7, 1]);
-        assert_eq!((iv.start.clone(), iv.end.clone()), (vec![0, 100], vec![100, 150]));
+        assert_eq!(
+            (iv.start.clone(), iv.end.clone()),
+            (vec![0, 100], vec![100, 150])
+        );
         assert_eq!(c.values_snapshot().get("unit.simt_stack.push"), Some(8));
         // a new launch starts every counter from 0
         c.begin_launch(150, &sms, &mem, &clocks);

@@ -817,7 +817,9 @@ impl MemoryHierarchy {
         self.dram(now, target);
         self.process_events(now);
         // The L2 banks act on the L2 clock's edges only (every tick at the presets).
-        if self.l2_items > 0 && (self.l2_khz == self.base_khz || edge_at(now, self.l2_khz, self.base_khz)) {
+        if self.l2_items > 0
+            && (self.l2_khz == self.base_khz || edge_at(now, self.l2_khz, self.base_khz))
+        {
             self.l2_banks(now);
         }
         if self.injected > 0 {
@@ -903,8 +905,7 @@ impl MemoryHierarchy {
             }
             Event::L2Fill { bank, mshr } => {
                 let mut w = std::mem::take(&mut self.scratch_l2);
-                let created =
-                    self.banks[bank as usize].fill(
+                let created = self.banks[bank as usize].fill(
                     mshr,
                     &self.map,
                     &mut w,

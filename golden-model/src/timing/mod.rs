@@ -107,7 +107,11 @@ pub fn run_kernel(
     loop {
         if !uniform {
             let base_khz = clocks.base_khz;
-            for ((e, d), l) in edge.iter_mut().zip(clocks.sms.iter_mut()).zip(lag.iter_mut()) {
+            for ((e, d), l) in edge
+                .iter_mut()
+                .zip(clocks.sms.iter_mut())
+                .zip(lag.iter_mut())
+            {
                 *e = d.step(base_khz);
                 // this tick's SM cycle (its counter before the step) is `now - lag`
                 *l = now.wrapping_sub(d.cycles.wrapping_sub(*e as u64));
