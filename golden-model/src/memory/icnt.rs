@@ -180,4 +180,16 @@ mod tests {
         assert_eq!(x.send_reply(30, 0, 0, 136), 43);
         assert!(!x.bank_can_send(34, 0) && x.bank_can_send(35, 0));
     }
+
+    #[test]
+    fn a_half_speed_icnt_clock_doubles_latency_and_serialisation() {
+        let mut x = Crossbar::new(1, 1, 8, 32).clocked(350_000, 700_000);
+        assert_eq!(x.ser(136), 10); // 5 icnt cycles
+                                    // 8 B request at tick 10: 16 ticks of latency, 2 of serialisation.
+        assert_eq!(x.send_request(10, 0, 0, 8), 28);
+        assert!(!x.sm_can_send(11, 0) && x.sm_can_send(12, 0));
+        // At the base clock nothing converts.
+        let x = Crossbar::new(1, 1, 8, 32).clocked(700_000, 700_000);
+        assert_eq!(x.ser(136), 5);
+    }
 }
