@@ -65,11 +65,20 @@ pub struct GpuConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClockConfig {
-    /// SM (core) clock; one model cycle is one core cycle.
+    /// SM (core) clock of every SM without an entry in `sm_mhz`.
     pub core_mhz: f64,
+    /// Interconnect clock: `icnt.latency` and `icnt.bytes_per_cycle` are per icnt cycle.
     pub icnt_mhz: f64,
+    /// L2 clock: a bank serves one request per L2 cycle; `l2.hit_latency` and
+    /// `dram.ctrl_latency` are L2 cycles.
     pub l2_mhz: f64,
+    /// DRAM command clock: the `dram.t_*` timings and `dram.bytes_per_cycle`.
     pub dram_mhz: f64,
+    /// Per-SM clock overrides: SM `i` runs at `sm_mhz[i]` for `i < sm_mhz.len()` (empty: every
+    /// SM at `core_mhz`). The time base is the fastest of these, `core_mhz`, `icnt_mhz` and
+    /// `l2_mhz` (see `timing::clock`).
+    #[serde(default)]
+    pub sm_mhz: Vec<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,6 +140,17 @@ pub struct PipelineConfig {
     pub ctrl_latency: u32,
 }
 
+/// Cache replacement policy (`memory::cache::ReplacementPolicy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replacement {
+    /// True least recently used.
+    #[default]
+    Lru,
+    /// First in, first out (hits do not renew a line).
+    Fifo,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
@@ -141,14 +161,20 @@ pub struct CacheConfig {
     /// Requests that may merge into one MSHR entry.
     pub mshr_merge: u32,
     pub hit_latency: u32,
-    /// L2 only: number of banks (memory sub-partitions); ignored for L1.
+    /// Replacement policy: "lru" or "fifo".
+    #[serde(default)]
+    pub replacement: Replacement,
+    /// L1: tag/data banks, line-interleaved; the transactions of one warp instruction that
+    /// fall in one bank take one L1 access each (the LSU is busy for the most any bank gets),
+    /// different banks work in parallel. L2: banks (memory sub-partitions), each with its own
+    /// tag array, MSHRs and network port.
     pub banks: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IcntConfig {
-    /// One-way latency SM <-> L2 bank, core cycles.
+    /// One-way latency SM <-> L2 bank, icnt cycles (`clocks.icnt_mhz`).
     pub latency: u32,
     /// Bytes per cycle each SM port and each L2 bank port can move.
     pub bytes_per_cycle: u32,
@@ -177,7 +203,7 @@ pub struct DramConfig {
     pub t_wl: u32,
     pub t_ccd: u32,
     pub t_rrd: u32,
-    /// Fixed extra latency of the memory controller path, core cycles.
+    /// Fixed extra latency of the memory controller path, L2 cycles (`clocks.l2_mhz`).
     pub ctrl_latency: u32,
     /// Address interleaving granularity across channels, bytes.
     pub interleave_bytes: u32,
@@ -194,6 +220,11 @@ pub struct SimLimits {
     /// event, sleeping after a failed scan. They change no result (a test runs every
     /// workload both ways); `false` re-evaluates every path every cycle, only slower.
     pub scan_shortcuts: bool,
+    /// Length of a counter interval in base ticks: every `interval_cycles` ticks of a launch
+    /// the value of every named counter is snapshotted (per-interval deltas in
+    /// `KernelStats::intervals`, and the interval hook is called). 0: no intervals.
+    #[serde(default)]
+    pub interval_cycles: u64,
 }
 
 impl GpuConfig {
@@ -316,6 +347,15 @@ impl GpuConfig {
                 return bad(&format!("{name}.line_bytes"), "must be at most 1024");
             }
         }
+        if self.l1.banks == 0
+            || !self.l1.banks.is_power_of_two()
+            || self.l1.banks as usize > crate::memory::MAX_L1_BANKS
+        {
+            return bad(
+                "l1.banks",
+                "must be a power of two between 1 and 32 (line-interleaved L1 banks)",
+            );
+        }
         if self.l1.line_bytes != self.l2.line_bytes {
             return bad(
                 "l1.line_bytes",
@@ -359,18 +399,48 @@ impl GpuConfig {
         if d.scheduler != "fr_fcfs" && d.scheduler != "fcfs" {
             return bad("dram.scheduler", "must be \"fr_fcfs\" or \"fcfs\"");
         }
+        let c = &self.clocks;
+        let sm_keys = (0..c.sm_mhz.len()).map(|i| (format!("clocks.sm_mhz[{i}]"), c.sm_mhz[i]));
         for (k, v) in [
-            ("clocks.core_mhz", self.clocks.core_mhz),
-            ("clocks.icnt_mhz", self.clocks.icnt_mhz),
-            ("clocks.l2_mhz", self.clocks.l2_mhz),
-            ("clocks.dram_mhz", self.clocks.dram_mhz),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return bad(k, "must be a positive frequency");
+            ("clocks.core_mhz".to_string(), c.core_mhz),
+            ("clocks.icnt_mhz".to_string(), c.icnt_mhz),
+            ("clocks.l2_mhz".to_string(), c.l2_mhz),
+            ("clocks.dram_mhz".to_string(), c.dram_mhz),
+        ]
+        .into_iter()
+        .chain(sm_keys)
+        {
+            // 1 MHz ..= 100 GHz (`timing::clock::{MIN_KHZ, MAX_KHZ}`): catches a frequency
+            // given in Hz or GHz, and keeps every tick * kHz product inside u64.
+            if !(v.is_finite() && (1.0..=100_000.0).contains(&v)) {
+                return bad(
+                    &k,
+                    &format!("must be a frequency between 1 and 100000 MHz (got {v})"),
+                );
             }
+        }
+        if c.sm_mhz.len() > s.count as usize {
+            return bad(
+                "clocks.sm_mhz",
+                &format!(
+                    "has {} entries but the GPU has sm.count = {} SMs",
+                    c.sm_mhz.len(),
+                    s.count
+                ),
+            );
         }
         if self.sim.max_cycles == 0 || self.sim.max_warp_instructions == 0 {
             return bad("sim.max_cycles/max_warp_instructions", "must be positive");
+        }
+        let iv = self.sim.interval_cycles;
+        if iv != 0 && !(100..=self.sim.max_cycles).contains(&iv) {
+            return bad(
+                "sim.interval_cycles",
+                &format!(
+                    "must be 0 (no intervals) or between 100 and sim.max_cycles = {} (got {iv})",
+                    self.sim.max_cycles
+                ),
+            );
         }
         // Every hardware unit the configuration instantiates must accept the parameters
         // it derives from the configuration (the unit's registry entry names the key).

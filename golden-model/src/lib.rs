@@ -9,6 +9,7 @@
 
 pub mod address_map;
 pub mod config;
+pub mod counters;
 pub mod error;
 pub mod exec;
 pub mod gpu;

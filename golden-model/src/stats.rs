@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::counters::{CounterValues, Intervals};
+
 /// Why a scheduler issued nothing in a cycle (one count per scheduler per cycle).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct StallBreakdown {
@@ -118,6 +120,62 @@ pub struct KernelStats {
     pub memory_detail: crate::memory::MemStats,
     /// Host wall-clock seconds spent simulating this launch.
     pub wall_seconds: f64,
+    /// Simulated time of the launch in nanoseconds (`cycles` base ticks at the base clock;
+    /// 0 in functional mode).
+    pub time_ns: f64,
+    /// Frequency of the time base `cycles` counts, MHz (the fastest SM / icnt / L2 clock).
+    pub base_mhz: f64,
+    /// Each SM's own figures (timing mode).
+    pub per_sm: Vec<SmStats>,
+    /// Every named counter's value in this launch (timing mode; see `counters`).
+    pub counters: CounterValues,
+    /// Interval snapshots (`sim.interval_cycles`; empty when off).
+    pub intervals: Intervals,
+}
+
+/// One SM's figures in one launch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SmStats {
+    pub sm: u32,
+    /// The SM's clock at the end of the launch, MHz.
+    pub mhz: f64,
+    /// Cycles of the SM's own clock during the launch.
+    pub cycles: u64,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+    pub divergent_branches: u64,
+    pub issued_paths: u64,
+    pub deferred_releases: u64,
+    pub max_stack_depth: u32,
+    pub stalls: StallBreakdown,
+    pub shared_accesses: u64,
+    pub shared_conflict_cycles: u64,
+    /// L1 load transactions and hits of this SM.
+    pub l1_accesses: u64,
+    pub l1_hits: u64,
+}
+
+impl SmStats {
+    /// Thread instructions per cycle of the SM's own clock.
+    pub fn ipc(&self) -> Option<f64> {
+        ratio(self.thread_instructions, self.cycles)
+    }
+
+    fn accumulate(&mut self, o: &SmStats) {
+        self.mhz = o.mhz;
+        self.cycles += o.cycles;
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.divergent_branches += o.divergent_branches;
+        self.issued_paths += o.issued_paths;
+        self.deferred_releases += o.deferred_releases;
+        self.max_stack_depth = self.max_stack_depth.max(o.max_stack_depth);
+        self.stalls.add(&o.stalls);
+        self.shared_accesses += o.shared_accesses;
+        self.shared_conflict_cycles += o.shared_conflict_cycles;
+        self.l1_accesses += o.l1_accesses;
+        self.l1_hits += o.l1_hits;
+    }
 }
 
 impl KernelStats {
@@ -159,5 +217,15 @@ impl KernelStats {
         m.shared_accesses += n.shared_accesses;
         m.shared_conflict_cycles += n.shared_conflict_cycles;
         self.wall_seconds += o.wall_seconds;
+        self.time_ns += o.time_ns;
+        self.base_mhz = o.base_mhz;
+        if self.per_sm.len() < o.per_sm.len() {
+            self.per_sm.resize_with(o.per_sm.len(), Default::default);
+        }
+        for (i, (a, b)) in self.per_sm.iter_mut().zip(&o.per_sm).enumerate() {
+            a.sm = i as u32;
+            a.accumulate(b);
+        }
+        self.counters.accumulate(&o.counters);
     }
 }

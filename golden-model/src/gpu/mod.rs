@@ -6,13 +6,16 @@ pub mod launch;
 
 use crate::address_map::ALLOC_ALIGN;
 use crate::config::GpuConfig;
+use crate::counters::Counters;
 use crate::error::SimError;
 use crate::exec::GlobalMemory;
 use crate::host::{DevPtr, Dim3, Host, KernelArg, ModuleId};
 use crate::memory::MemoryHierarchy;
 use crate::ptx::{self, ir::Module, ir::StateSpace};
-use crate::stats::{KernelStats, MemFigures};
+use crate::stats::{KernelStats, MemFigures, SmStats};
+use crate::timing::clock::{khz, Clocks};
 use crate::timing::{self, decode::decode_kernel, sm::CtaFootprint, sm::KernelCtx, sm::Sm};
+use crate::timing::{IntervalHook, TimingEnv};
 use crate::units::contract::GpuUse;
 use crate::units::host::UnitActivity;
 use crate::units::trace::TraceRecorder;
@@ -43,7 +46,13 @@ pub struct Gpu {
     modules: Vec<LoadedModule>,
     sms: Vec<Sm>,
     mem: Option<MemoryHierarchy>,
-    /// GPU cycle at which the next launch starts (the clock runs on across launches).
+    /// The clock domains (timing mode; see `timing::clock`).
+    clocks: Clocks,
+    /// The named counters (timing mode; see `counters`).
+    counters: Counters,
+    /// Called at every interval boundary (a DVFS controller).
+    interval_hook: Option<Box<dyn IntervalHook>>,
+    /// Base tick at which the next launch starts (time runs on across launches).
     now: u64,
     /// Statistics of every launch, in order.
     pub launches: Vec<KernelStats>,
@@ -59,6 +68,11 @@ impl Gpu {
             ),
             Mode::Functional => (Vec::new(), None),
         };
+        let clocks = Clocks::new(&cfg);
+        let counters = match &mem {
+            Some(m) => Counters::new(&sms, m, &clocks),
+            None => Counters::default(),
+        };
         Gpu {
             cfg,
             mode,
@@ -66,6 +80,9 @@ impl Gpu {
             modules: Vec::new(),
             sms,
             mem,
+            clocks,
+            counters,
+            interval_hook: None,
             now: 0,
             launches: Vec::new(),
             progress: None,
@@ -80,6 +97,37 @@ impl Gpu {
     }
     pub fn set_progress(&mut self, f: ProgressFn) {
         self.progress = Some(f);
+    }
+
+    /// The clock domains (each SM's frequency and cycle count, the base clock).
+    pub fn clocks(&self) -> &Clocks {
+        &self.clocks
+    }
+
+    /// Set SM `sm`'s clock from the next launch on (to change it during a launch, use an
+    /// interval hook). `mhz` must lie between 1 MHz and the base clock.
+    pub fn set_sm_frequency(&mut self, sm: usize, mhz: f64) -> Result<(), String> {
+        if !(mhz.is_finite() && mhz > 0.0) {
+            return Err(format!("SM {sm}: {mhz} MHz is not a frequency"));
+        }
+        self.clocks.set_sm_khz(sm, khz(mhz))?;
+        self.clocks.changed = false;
+        if let Some(m) = self.mem.as_mut() {
+            m.set_sm_clock(sm, self.clocks.sms[sm].khz);
+        }
+        Ok(())
+    }
+
+    /// Call `hook` at every interval boundary of every launch (`sim.interval_cycles` must be
+    /// set): it reads the counters and may change SM clocks mid-kernel.
+    pub fn set_interval_hook(&mut self, hook: Box<dyn IntervalHook>) {
+        self.interval_hook = Some(hook);
+    }
+
+    /// The named counters: the values of the last launch, and the registry where owned
+    /// counters are registered.
+    pub fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
     }
 
     /// Record the port traffic of every instance of hardware unit `unit` from now on
@@ -309,11 +357,23 @@ impl Host for Gpu {
                     .expect("timing mode has a memory hierarchy");
                 let before = mem.stats();
                 let start = self.now;
+                let sm_cycles_before: Vec<u64> = self.clocks.sms.iter().map(|d| d.cycles).collect();
+                let sm_mem_before: Vec<_> =
+                    (0..self.sms.len()).map(|i| mem.sm_counters(i)).collect();
+                let env = TimingEnv {
+                    clocks: &mut self.clocks,
+                    counters: &mut self.counters,
+                    hook: self
+                        .interval_hook
+                        .as_mut()
+                        .map(|h| &mut **h as &mut dyn IntervalHook),
+                };
                 let r = timing::run_kernel(
                     &ctx,
                     &mut self.sms,
                     mem,
                     &mut self.global,
+                    env,
                     start,
                     Some(&mut report),
                 );
@@ -321,8 +381,29 @@ impl Host for Gpu {
                 r.map(|end| {
                     self.now = end;
                     stats.cycles = end - start;
-                    for sm in &self.sms {
+                    stats.base_mhz = self.clocks.base_khz as f64 / 1000.0;
+                    stats.time_ns = self.clocks.ticks_to_ns(stats.cycles);
+                    stats.counters = self.counters.values_snapshot();
+                    stats.intervals = self.counters.intervals().clone();
+                    for (i, sm) in self.sms.iter().enumerate() {
                         let s = &sm.stats;
+                        let m = mem.sm_counters(i);
+                        stats.per_sm.push(SmStats {
+                            sm: i as u32,
+                            mhz: self.clocks.sms[i].khz as f64 / 1000.0,
+                            cycles: self.clocks.sms[i].cycles - sm_cycles_before[i],
+                            warp_instructions: s.warp_instructions,
+                            thread_instructions: s.thread_instructions,
+                            divergent_branches: s.divergent_branches,
+                            issued_paths: s.issued_paths,
+                            deferred_releases: s.deferred_releases,
+                            max_stack_depth: s.max_stack_depth,
+                            stalls: s.stalls,
+                            shared_accesses: s.mem.shared_accesses,
+                            shared_conflict_cycles: s.mem.shared_conflict_cycles,
+                            l1_accesses: m.l1_load_accesses - sm_mem_before[i].l1_load_accesses,
+                            l1_hits: m.l1_load_hits - sm_mem_before[i].l1_load_hits,
+                        });
                         stats.warp_instructions += s.warp_instructions;
                         stats.thread_instructions += s.thread_instructions;
                         stats.divergent_branches += s.divergent_branches;

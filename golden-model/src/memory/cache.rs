@@ -1,4 +1,5 @@
-//! Set-associative tag array with true LRU, and an MSHR table with request merging.
+//! Set-associative tag array with a pluggable replacement policy (true LRU, FIFO), and an
+//! MSHR table with request merging.
 //! Used for both the per-SM L1 and the L2 banks. Timing-only: no data is stored.
 //!
 //! - Lines are identified by their line address (byte address aligned to the line size);
@@ -8,8 +9,14 @@
 //! - Each line keeps a valid-sector mask and a dirty-sector mask (32-byte sectors), so
 //!   partial writes can allocate without fetching (write-validate, GPGPU-Sim's
 //!   `lazy_fetch_on_read`) and reads of sectors not present miss.
-//! - LRU: a per-line stamp from a per-array counter; the victim is the first invalid way,
-//!   else the way with the smallest stamp (ties impossible). Deterministic.
+//! - Replacement: the victim is the first invalid way; among valid ways a
+//!   [`ReplacementPolicy`] chooses. The tag array tells the policy about hits (`touch`),
+//!   fills (`inserted`) and invalidations, and asks it for a victim in a full set. A policy
+//!   is a type parameter, so the per-access calls are static and inlined (the memory
+//!   hierarchy uses [`Policy`], the configured one of the built-in policies, `l1.replacement`
+//!   / `l2.replacement`). Policies must be deterministic.
+//! - [`Lru`]: a per-line stamp from a per-array counter, renewed on hits and fills; the victim
+//!   has the smallest stamp (ties impossible). [`Fifo`]: the same stamp, renewed on fills only.
 
 /// Location of a line in the tag array (flat index set * assoc + way).
 pub type LineIdx = usize;
@@ -24,20 +31,168 @@ pub struct Victim {
     pub dirty: u32,
 }
 
+/// Which valid line of a full set a cache evicts. The tag array handles invalid ways itself
+/// (they are always used first) and reports every hit, fill and invalidation.
+pub trait ReplacementPolicy: Clone + std::fmt::Debug {
+    /// Line `idx` was hit (read or a write that keeps the line).
+    fn touch(&mut self, idx: LineIdx);
+    /// Line `idx` was just filled with a new line.
+    fn inserted(&mut self, idx: LineIdx);
+    /// Line `idx` was invalidated.
+    fn invalidated(&mut self, idx: LineIdx);
+    /// The line to evict among the `assoc` valid lines `base..base + assoc` of a full set.
+    fn victim(&self, base: LineIdx, assoc: usize) -> LineIdx;
+}
+
+/// True LRU: a stamp per line from a per-array counter, renewed on hits and fills.
 #[derive(Debug, Clone)]
-pub struct TagArray {
+pub struct Lru {
+    stamp: Vec<u64>,
+    clock: u64,
+}
+
+impl Lru {
+    pub fn new(lines: usize) -> Lru {
+        Lru {
+            stamp: vec![0; lines],
+            clock: 0,
+        }
+    }
+
+    #[inline]
+    fn renew(&mut self, idx: LineIdx) {
+        self.clock += 1;
+        self.stamp[idx] = self.clock;
+    }
+
+    /// The line of `base..base + assoc` with the smallest stamp (the first one on a tie).
+    #[inline]
+    fn oldest(&self, base: LineIdx, assoc: usize) -> LineIdx {
+        let stamps = &self.stamp[base..base + assoc];
+        let mut best = 0;
+        for (w, &st) in stamps.iter().enumerate() {
+            if st < stamps[best] {
+                best = w;
+            }
+        }
+        base + best
+    }
+}
+
+impl ReplacementPolicy for Lru {
+    #[inline]
+    fn touch(&mut self, idx: LineIdx) {
+        self.renew(idx);
+    }
+    #[inline]
+    fn inserted(&mut self, idx: LineIdx) {
+        self.renew(idx);
+    }
+    #[inline]
+    fn invalidated(&mut self, idx: LineIdx) {
+        self.stamp[idx] = 0;
+    }
+    #[inline]
+    fn victim(&self, base: LineIdx, assoc: usize) -> LineIdx {
+        self.oldest(base, assoc)
+    }
+}
+
+/// FIFO: the oldest fill is evicted, hits change nothing.
+#[derive(Debug, Clone)]
+pub struct Fifo(Lru);
+
+impl Fifo {
+    pub fn new(lines: usize) -> Fifo {
+        Fifo(Lru::new(lines))
+    }
+}
+
+impl ReplacementPolicy for Fifo {
+    #[inline]
+    fn touch(&mut self, _idx: LineIdx) {}
+    #[inline]
+    fn inserted(&mut self, idx: LineIdx) {
+        self.0.renew(idx);
+    }
+    #[inline]
+    fn invalidated(&mut self, idx: LineIdx) {
+        self.0.invalidated(idx);
+    }
+    #[inline]
+    fn victim(&self, base: LineIdx, assoc: usize) -> LineIdx {
+        self.0.oldest(base, assoc)
+    }
+}
+
+/// The built-in policies, chosen by configuration (`l1.replacement`, `l2.replacement`).
+#[derive(Debug, Clone)]
+pub enum Policy {
+    Lru(Lru),
+    Fifo(Fifo),
+}
+
+impl Policy {
+    pub fn new(kind: crate::config::Replacement, lines: usize) -> Policy {
+        match kind {
+            crate::config::Replacement::Lru => Policy::Lru(Lru::new(lines)),
+            crate::config::Replacement::Fifo => Policy::Fifo(Fifo::new(lines)),
+        }
+    }
+}
+
+impl ReplacementPolicy for Policy {
+    #[inline]
+    fn touch(&mut self, idx: LineIdx) {
+        match self {
+            Policy::Lru(p) => p.touch(idx),
+            Policy::Fifo(p) => p.touch(idx),
+        }
+    }
+    #[inline]
+    fn inserted(&mut self, idx: LineIdx) {
+        match self {
+            Policy::Lru(p) => p.inserted(idx),
+            Policy::Fifo(p) => p.inserted(idx),
+        }
+    }
+    #[inline]
+    fn invalidated(&mut self, idx: LineIdx) {
+        match self {
+            Policy::Lru(p) => p.invalidated(idx),
+            Policy::Fifo(p) => p.invalidated(idx),
+        }
+    }
+    #[inline]
+    fn victim(&self, base: LineIdx, assoc: usize) -> LineIdx {
+        match self {
+            Policy::Lru(p) => p.victim(base, assoc),
+            Policy::Fifo(p) => p.victim(base, assoc),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TagArray<P: ReplacementPolicy = Lru> {
     sets: usize,
     assoc: usize,
     tags: Vec<u64>,
     valid: Vec<u32>,
     dirty: Vec<u32>,
-    stamp: Vec<u64>,
-    clock: u64,
+    policy: P,
 }
 
-impl TagArray {
-    /// `sets` must be a power of two.
-    pub fn new(sets: usize, assoc: usize) -> TagArray {
+impl TagArray<Lru> {
+    /// An LRU tag array; `sets` must be a power of two.
+    pub fn new(sets: usize, assoc: usize) -> TagArray<Lru> {
+        TagArray::with_policy(sets, assoc, Lru::new(sets * assoc))
+    }
+}
+
+impl<P: ReplacementPolicy> TagArray<P> {
+    /// A tag array with replacement `policy` (sized for `sets * assoc` lines); `sets` must be
+    /// a power of two.
+    pub fn with_policy(sets: usize, assoc: usize, policy: P) -> TagArray<P> {
         assert!(sets.is_power_of_two() && assoc > 0);
         let n = sets * assoc;
         TagArray {
@@ -46,8 +201,7 @@ impl TagArray {
             tags: vec![INVALID; n],
             valid: vec![0; n],
             dirty: vec![0; n],
-            stamp: vec![0; n],
-            clock: 0,
+            policy,
         }
     }
 
@@ -74,10 +228,10 @@ impl TagArray {
             .map(|w| base + w)
     }
 
-    /// Mark a line most recently used.
+    /// A hit on a line (LRU: now most recently used).
+    #[inline]
     pub fn touch(&mut self, idx: LineIdx) {
-        self.clock += 1;
-        self.stamp[idx] = self.clock;
+        self.policy.touch(idx);
     }
 
     pub fn valid_sectors(&self, idx: LineIdx) -> u32 {
@@ -94,25 +248,20 @@ impl TagArray {
         self.dirty[idx] |= dirty;
     }
 
-    /// The way LRU would evict from `set` (first invalid way, else least recently used).
+    /// The way to evict from `set`: the first invalid way, else the policy's victim.
     pub fn victim_way(&self, set: usize) -> LineIdx {
         let base = set * self.assoc;
-        let tags = &self.tags[base..base + self.assoc];
-        let stamps = &self.stamp[base..base + self.assoc];
-        let mut best = 0;
-        for (w, (&t, &st)) in tags.iter().zip(stamps).enumerate() {
-            if t == INVALID {
-                return base + w;
-            }
-            if st < stamps[best] {
-                best = w;
-            }
+        match self.tags[base..base + self.assoc]
+            .iter()
+            .position(|&t| t == INVALID)
+        {
+            Some(w) => base + w,
+            None => self.policy.victim(base, self.assoc),
         }
-        base + best
     }
 
     /// Allocate `line_addr` in `set` (must not be present) with the given sectors, evicting
-    /// the LRU way; the new line is most recently used. Returns its index and the evicted
+    /// the victim way (LRU: the new line is most recently used). Returns its index and the evicted
     /// line, if a valid one was replaced.
     pub fn insert(
         &mut self,
@@ -131,7 +280,7 @@ impl TagArray {
         self.tags[i] = line_addr;
         self.valid[i] = valid | dirty;
         self.dirty[i] = dirty;
-        self.touch(i);
+        self.policy.inserted(i);
         (i, victim)
     }
 
@@ -140,7 +289,7 @@ impl TagArray {
         self.tags[idx] = INVALID;
         self.valid[idx] = 0;
         self.dirty[idx] = 0;
-        self.stamp[idx] = 0;
+        self.policy.invalidated(idx);
     }
 }
 
@@ -306,6 +455,22 @@ mod tests {
                 dirty: 0b0011
             })
         );
+    }
+
+    #[test]
+    fn fifo_ignores_hits() {
+        let mut t = TagArray::with_policy(1, 2, Fifo::new(2));
+        let (a, _) = t.insert(0, 0, 1, 0);
+        t.insert(0, 128, 1, 0);
+        t.touch(a); // LRU would now evict line 128; FIFO still evicts the older fill
+        let (_, v) = t.insert(0, 256, 1, 0);
+        assert_eq!(v.unwrap().line_addr, 0);
+        let mut l = TagArray::new(1, 2);
+        let (a, _) = l.insert(0, 0, 1, 0);
+        l.insert(0, 128, 1, 0);
+        l.touch(a);
+        let (_, v) = l.insert(0, 256, 1, 0);
+        assert_eq!(v.unwrap().line_addr, 128);
     }
 
     #[test]

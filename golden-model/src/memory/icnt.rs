@@ -2,7 +2,7 @@
 //! limit per port.
 //!
 //! Every SM has one output (request) port and one input (reply) port; every L2 bank has one
-//! input and one output port. Each port moves `bytes_per_cycle` bytes per core cycle, so a
+//! input and one output port. Each port moves `bytes_per_cycle` bytes per icnt cycle, so a
 //! packet of `b` bytes occupies a port for `ser(b) = ceil(b / bytes_per_cycle)` cycles.
 //! A packet that leaves its source port at cycle `d` (source port busy `[d, d+ser)`)
 //! reaches the destination `latency` cycles later and is serialised through the destination
@@ -11,7 +11,9 @@
 //! non-decreasing, so in-flight packets can sit in plain FIFOs.
 //!
 //! The bounded queues (SM injection queue, L2 bank input queue) are owned by the SM and L2
-//! models; this module only keeps port availability and the packet formats.
+//! models; this module only keeps port availability and the packet formats. The formulas are
+//! in icnt cycles; `Crossbar::clocked` makes its times base ticks (`timing::clock`): the
+//! latency and each serialisation converted, rounded up (unchanged at the presets).
 
 use super::coalescer::SECTOR_BYTES;
 
@@ -67,8 +69,13 @@ impl Packet {
 
 #[derive(Debug, Clone)]
 pub struct Crossbar {
+    /// One-way latency, base ticks.
     latency: u64,
     bytes_per_cycle: u32,
+    /// Interconnect and base clock, kHz: port occupancy is counted in icnt cycles and
+    /// converted to base ticks (rounded up); equal at the presets, where nothing converts.
+    icnt_khz: u64,
+    base_khz: u64,
     sm_out_free: Vec<u64>,
     sm_in_free: Vec<u64>,
     bank_in_free: Vec<u64>,
@@ -81,6 +88,8 @@ impl Crossbar {
         Crossbar {
             latency: latency as u64,
             bytes_per_cycle,
+            icnt_khz: 1,
+            base_khz: 1,
             sm_out_free: vec![0; sms],
             sm_in_free: vec![0; sms],
             bank_in_free: vec![0; banks],
@@ -88,9 +97,25 @@ impl Crossbar {
         }
     }
 
-    /// Cycles a packet of `bytes` occupies a port.
+    /// The same crossbar clocked at `icnt_khz` against a time base at `base_khz`: the
+    /// latency given to `new` (icnt cycles) and every port occupancy become base ticks.
+    pub fn clocked(mut self, icnt_khz: u64, base_khz: u64) -> Crossbar {
+        self.latency = crate::timing::clock::to_base_ticks(self.latency, icnt_khz, base_khz);
+        self.icnt_khz = icnt_khz;
+        self.base_khz = base_khz;
+        self
+    }
+
+    /// Base ticks a packet of `bytes` occupies a port (`ceil(bytes / bytes_per_cycle)` icnt
+    /// cycles).
+    #[inline]
     pub fn ser(&self, bytes: u32) -> u64 {
-        bytes.div_ceil(self.bytes_per_cycle) as u64
+        let c = bytes.div_ceil(self.bytes_per_cycle) as u64;
+        if self.icnt_khz == self.base_khz {
+            c
+        } else {
+            crate::timing::clock::to_base_ticks(c, self.icnt_khz, self.base_khz)
+        }
     }
 
     fn traverse(&self, now: u64, src: &mut u64, dst: &mut u64, bytes: u32) -> u64 {
@@ -154,5 +179,17 @@ mod tests {
         // Reply 136 B: source busy 5 cycles, delivered at 30 + 8 + 5.
         assert_eq!(x.send_reply(30, 0, 0, 136), 43);
         assert!(!x.bank_can_send(34, 0) && x.bank_can_send(35, 0));
+    }
+
+    #[test]
+    fn a_half_speed_icnt_clock_doubles_latency_and_serialisation() {
+        let mut x = Crossbar::new(1, 1, 8, 32).clocked(350_000, 700_000);
+        assert_eq!(x.ser(136), 10); // 5 icnt cycles
+                                    // 8 B request at tick 10: 16 ticks of latency, 2 of serialisation.
+        assert_eq!(x.send_request(10, 0, 0, 8), 28);
+        assert!(!x.sm_can_send(11, 0) && x.sm_can_send(12, 0));
+        // At the base clock nothing converts.
+        let x = Crossbar::new(1, 1, 8, 32).clocked(700_000, 700_000);
+        assert_eq!(x.ser(136), 5);
     }
 }

@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use super::cache::{MshrIdx, MshrTable, TagArray, Victim};
+use super::cache::{MshrIdx, MshrTable, Policy, TagArray, Victim};
 use super::coalescer::SECTOR_BYTES;
 use super::dram::DramReq;
 use super::icnt::{Packet, PacketKind};
@@ -163,7 +163,7 @@ impl AddrMap {
 #[derive(Debug, Clone)]
 pub struct L2Bank {
     pub id: u16,
-    pub tags: TagArray,
+    pub tags: TagArray<Policy>,
     pub mshr: MshrTable<Packet>,
     /// Sectors being fetched per MSHR entry.
     fetch: Vec<u32>,
@@ -198,7 +198,11 @@ impl L2Bank {
         let sectors = c.line_bytes / SECTOR_BYTES;
         L2Bank {
             id,
-            tags: TagArray::new(sets, c.assoc as usize),
+            tags: TagArray::with_policy(
+                sets,
+                c.assoc as usize,
+                Policy::new(c.replacement, sets * c.assoc as usize),
+            ),
             mshr: MshrTable::new(c.mshrs as usize, c.mshr_merge as usize),
             fetch: vec![0; c.mshrs as usize],
             input: VecDeque::with_capacity(q + 1),

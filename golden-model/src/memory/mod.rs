@@ -35,10 +35,20 @@
 //! replies 8 B + the requested sectors. An L2 bank's input queue holds at most
 //! `icnt.queue + l2.hit_latency` requests (in flight or in the L2 pipeline); an SM whose head
 //! packet targets a full bank waits (head-of-line). DRAM runs at `clocks.dram_mhz`: the DRAM
-//! cycles due by core cycle `t` are `D(t) = floor(t * dram_khz / core_khz)` (integer kHz),
+//! cycles due by base tick `t` are `D(t) = floor(t * dram_khz / base_khz)` (integer kHz),
 //! and `cycle(t)` ticks DRAM cycles `D(t-1)+1 ..= D(t)`. A read whose last data beat is at
-//! DRAM cycle `e` returns in the first core cycle `c` with `D(c) >= e`; the L2 fill happens
-//! `dram.ctrl_latency` core cycles later.
+//! DRAM cycle `e` returns in the first base tick `c` with `D(c) >= e`; the L2 fill happens
+//! `dram.ctrl_latency` L2 cycles later.
+//!
+//! # Clocks
+//! All times here are base ticks (`timing::clock`; a core cycle at the presets, where every
+//! clock but DRAM runs at the core clock and nothing below converts). Latencies configured in
+//! a domain's own cycles are converted to base ticks, rounded up: the L1 hit latency at each
+//! SM's clock (`set_sm_clock` when it changes), the crossbar's latency and serialisation at
+//! the icnt clock, `l2.hit_latency` and `dram.ctrl_latency` at the L2 clock; and the L2 banks
+//! act only on the L2 clock's edges. Why conversion rather than a time axis per domain: one
+//! integer time axis keeps the event wheel, the port-free times and the wake-up bounds as
+//! they are, and at equal clocks the model is exactly the single-clock one.
 //!
 //! # Cold-miss load latency (idle system, 1 transaction, issued at `t0`)
 //! ```text
@@ -49,6 +59,7 @@
 //! c       = min { c : D(c) >= e }
 //! done    = c + dram.ctrl_latency + icnt.latency + ceil((8 + line_bytes) / icnt.bytes_per_cycle)
 //! ```
+//! (in base ticks; the formula assumes every clock but DRAM at the base clock.)
 //! On gtx480 that is 265 core cycles (±1 with the DRAM clock phase): 10 to reach the L2
 //! bank, 120 L2 pipeline, 28 DRAM clocks (~22 core) for ACT-tRCD-READ-tCL-burst, 100
 //! controller, 13 back. An L2 hit is `1 + 9 + 120 + 13 = 143`, an L1 hit `l1.hit_latency`.
@@ -66,10 +77,9 @@
 //! likewise. None of this changes any timing or counter.
 //!
 //! # Limitations (not modelled)
-//! - `l1.banks`, L1 port conflicts and the L1 tag-lookup bandwidth (the SM charges
-//!   `transactions * lsu_ii` LSU cycles); the SM reply port never back-pressures L2.
-//! - Clock domains other than core and DRAM: `icnt_mhz` and `l2_mhz` are taken equal to
-//!   `core_mhz` (true for both presets).
+//! - L1 port conflicts beyond `l1.banks` (the SM charges `l1_passes * lsu_ii` LSU cycles:
+//!   the most transactions one line-interleaved bank gets); the SM reply port never
+//!   back-pressures L2.
 //! - No write acknowledgements, no coherence (atomics do not invalidate L1; a fill may
 //!   re-insert a line a store evicted while the fill was in flight).
 //! - DRAM: no refresh, tWR/tWTR/tRTP/tFAW, read/write turnaround or bank groups; the
@@ -89,7 +99,7 @@ use crate::config::GpuConfig;
 use crate::exec::{MemAccess, MemKind};
 use crate::ptx::ir::StateSpace;
 
-use cache::{MshrIdx, MshrTable, TagArray};
+use cache::{MshrIdx, MshrTable, Policy, TagArray};
 use coalescer::{coalesce_into, SECTOR_BYTES};
 use dram::Channel;
 use icnt::{Crossbar, Packet, PacketKind};
@@ -103,7 +113,13 @@ pub struct IssueInfo {
     pub transactions: u32,
     /// Of those, L1 hits.
     pub l1_hits: u32,
+    /// L1 bank passes the transactions need (the most any one of `l1.banks` banks gets; equal
+    /// to `transactions` with one bank): the LSU is busy `l1_passes * lsu_ii` SM cycles.
+    pub l1_passes: u32,
 }
+
+/// Upper bound of `l1.banks` (checked by the configuration).
+pub const MAX_L1_BANKS: usize = 32;
 
 /// Why `issue` refused an instruction (nothing was changed; retry later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +213,7 @@ struct Instr {
 
 #[derive(Debug, Clone)]
 struct SmMem {
-    l1: TagArray,
+    l1: TagArray<Policy>,
     mshr: MshrTable<u32>,
     inject: VecDeque<Packet>,
     instrs: Vec<Instr>,
@@ -212,6 +228,19 @@ struct SmMem {
     /// injection-queue departures), so that a retried load whose L1 and MSHRs are unchanged
     /// re-checks only the injection queue.
     l1_version: u64,
+    /// This SM's L1 hit latency in base ticks (`l1.hit_latency` SM cycles at the SM's clock).
+    l1_hit_ticks: u64,
+    /// Per-SM counters (the named counters `sm<i>.l1.*`).
+    pub counters: SmMemCounters,
+}
+
+/// Memory counters of one SM (the aggregate ones are in [`MemStats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SmMemCounters {
+    pub l1_load_accesses: u64,
+    pub l1_load_hits: u64,
+    /// Line transactions of this SM's accepted instructions.
+    pub transactions: u64,
 }
 
 /// The part of a load's feasibility check that reads only the L1 and the MSHRs.
@@ -250,15 +279,19 @@ pub struct MemoryHierarchy {
     line_bytes: u32,
     line_shift: u32,
     full_sectors: u32,
-    l1_hit_latency: u64,
     l2_latency: u64,
     inject_cap: usize,
     bank_in_cap: usize,
     reply_cap: usize,
     dram_cap: usize,
     ctrl_latency: u64,
-    core_khz: u64,
+    l1_hit_cycles: u64,
+    /// The time base and the L2 clock, kHz (see `timing::clock`).
+    base_khz: u64,
+    l2_khz: u64,
     dram_khz: u64,
+    /// `l1.banks - 1` (a power of two): an instruction's transactions to one bank serialise.
+    l1_bank_mask: u64,
     dram_now: u64,
     map: AddrMap,
     xbar: Crossbar,
@@ -281,14 +314,14 @@ pub struct MemoryHierarchy {
     /// Items in L2 banks' queues (input, replies, to_dram) plus busy L2 MSHRs' fetches.
     l2_items: u64,
     stats: MemStats,
+    /// The L2 counters of each bank (summed into `stats()`).
+    bank_stats: Vec<MemStats>,
     scratch_done: Vec<(u16, u16)>,
     scratch_l1: Vec<u32>,
     scratch_l2: Vec<Packet>,
 }
 
-fn khz(mhz: f64) -> u64 {
-    ((mhz * 1000.0).round() as u64).max(1)
-}
+use crate::timing::clock::{edge_at, to_base_ticks, Clocks};
 
 impl MemoryHierarchy {
     pub fn new(cfg: &GpuConfig) -> MemoryHierarchy {
@@ -306,9 +339,17 @@ impl MemoryHierarchy {
         );
         let l1_sets = (l1.size_bytes / (l1.assoc * l1.line_bytes)) as usize;
         let inject_cap = cfg.icnt.queue as usize;
+        let clocks = Clocks::new(cfg);
+        let base = clocks.base_khz;
         let sms = (0..nsm)
-            .map(|_| SmMem {
-                l1: TagArray::new(l1_sets, l1.assoc as usize),
+            .map(|i| SmMem {
+                l1_hit_ticks: to_base_ticks(l1.hit_latency as u64, clocks.sms[i].khz, base),
+                counters: SmMemCounters::default(),
+                l1: TagArray::with_policy(
+                    l1_sets,
+                    l1.assoc as usize,
+                    Policy::new(l1.replacement, l1_sets * l1.assoc as usize),
+                ),
                 mshr: MshrTable::new(l1.mshrs as usize, l1.mshr_merge as usize),
                 inject: VecDeque::with_capacity(inject_cap.max(coalescer::MAX_TRANSACTIONS)),
                 instrs: Vec::with_capacity(64),
@@ -331,18 +372,21 @@ impl MemoryHierarchy {
             } else {
                 (1 << sectors) - 1
             },
-            l1_hit_latency: l1.hit_latency as u64,
-            l2_latency: cfg.l2.hit_latency as u64,
+            l2_latency: to_base_ticks(cfg.l2.hit_latency as u64, clocks.l2_khz, base),
             inject_cap,
             bank_in_cap: cfg.icnt.queue as usize + cfg.l2.hit_latency as usize,
             reply_cap: cfg.icnt.queue as usize,
             dram_cap: cfg.dram.queue as usize,
-            ctrl_latency: cfg.dram.ctrl_latency as u64,
-            core_khz: khz(cfg.clocks.core_mhz),
-            dram_khz: khz(cfg.clocks.dram_mhz),
+            ctrl_latency: to_base_ticks(cfg.dram.ctrl_latency as u64, clocks.l2_khz, base),
+            l1_hit_cycles: l1.hit_latency as u64,
+            base_khz: base,
+            l2_khz: clocks.l2_khz,
+            dram_khz: clocks.dram_khz,
+            l1_bank_mask: cfg.l1.banks as u64 - 1,
             dram_now: 0,
             map,
-            xbar: Crossbar::new(nsm, nbanks, cfg.icnt.latency, cfg.icnt.bytes_per_cycle),
+            xbar: Crossbar::new(nsm, nbanks, cfg.icnt.latency, cfg.icnt.bytes_per_cycle)
+                .clocked(clocks.icnt_khz, base),
             sms,
             banks,
             bank_channel,
@@ -357,18 +401,48 @@ impl MemoryHierarchy {
             injected: 0,
             l2_items: 0,
             stats: MemStats::default(),
+            bank_stats: vec![MemStats::default(); nbanks],
             scratch_done: Vec::with_capacity(16),
             scratch_l1: Vec::with_capacity(l1.mshr_merge as usize),
             scratch_l2: Vec::with_capacity(cfg.l2.mshr_merge as usize),
         }
     }
 
-    /// DRAM cycles due by the end of core cycle `t`.
+    /// DRAM cycles due by the end of base tick `t`.
     pub fn dram_cycles_at(&self, t: u64) -> u64 {
         match t.checked_mul(self.dram_khz) {
-            Some(x) => x / self.core_khz,
-            None => ((t as u128 * self.dram_khz as u128) / self.core_khz as u128) as u64,
+            Some(x) => x / self.base_khz,
+            None => ((t as u128 * self.dram_khz as u128) / self.base_khz as u128) as u64,
         }
+    }
+
+    /// SM `sm` now runs at `khz` (its L1 hit latency, in SM cycles, is converted again).
+    /// Instructions already accepted keep the completion time they were given.
+    pub fn set_sm_clock(&mut self, sm: usize, khz: u64) {
+        self.sms[sm].l1_hit_ticks = to_base_ticks(self.l1_hit_cycles, khz, self.base_khz);
+    }
+
+    /// The per-SM memory counters of SM `sm`.
+    pub fn sm_counters(&self, sm: usize) -> SmMemCounters {
+        self.sms[sm].counters
+    }
+
+    /// The L2 counters of bank `bank` (cumulative, `l2_*` fields only).
+    pub fn bank_stats(&self, bank: usize) -> &MemStats {
+        &self.bank_stats[bank]
+    }
+
+    /// The counters of DRAM channel `ch` (cumulative).
+    pub fn channel_counters(&self, ch: usize) -> &dram::DramCounters {
+        &self.channels[ch].counters
+    }
+
+    pub fn num_banks(&self) -> usize {
+        self.banks.len()
+    }
+
+    pub fn num_channels(&self) -> usize {
+        self.channels.len()
     }
 
     #[inline]
@@ -492,6 +566,7 @@ impl MemoryHierarchy {
             return Ok(IssueInfo {
                 transactions: 0,
                 l1_hits: 0,
+                l1_passes: 0,
             });
         }
         let s = &self.sms[sm];
@@ -535,17 +610,21 @@ impl MemoryHierarchy {
                     },
                 );
                 let mut hits = 0;
+                let passes = self.l1_bank_passes(co);
                 for t in co.iter() {
                     self.stats.l1_load_accesses += 1;
                     let s = &mut self.sms[sm];
+                    s.counters.l1_load_accesses += 1;
                     let set = s.l1.set_of(t.line_addr >> self.line_shift);
                     if let Some(i) = s.l1.probe(set, t.line_addr) {
                         if s.l1.valid_sectors(i) & t.sectors == t.sectors {
                             s.l1.touch(i);
                             hits += 1;
                             self.stats.l1_load_hits += 1;
+                            s.counters.l1_load_hits += 1;
+                            let at = now + s.l1_hit_ticks;
                             self.schedule(
-                                now + self.l1_hit_latency,
+                                at,
                                 Event::TxDone {
                                     sm: sm as u16,
                                     slot,
@@ -574,7 +653,7 @@ impl MemoryHierarchy {
                         self.enqueue_packet(sm, p);
                     }
                 }
-                Ok(self.accepted(sm, n, hits))
+                Ok(self.accepted(sm, n, hits, passes))
             }
             MemKind::Store | MemKind::Atomic => {
                 if !queue_room(co.len()) {
@@ -592,6 +671,7 @@ impl MemoryHierarchy {
                     },
                 );
                 let local = access.space == StateSpace::Local;
+                let passes = self.l1_bank_passes(co);
                 for t in co.iter() {
                     let pk = if kind == MemKind::Store {
                         self.stats.l1_store_accesses += 1;
@@ -613,7 +693,7 @@ impl MemoryHierarchy {
                     let p = self.packet(pk, sm, t.line_addr, t.sectors, slot);
                     self.enqueue_packet(sm, p);
                 }
-                Ok(self.accepted(sm, n, 0))
+                Ok(self.accepted(sm, n, 0, passes))
             }
         }
     }
@@ -649,14 +729,34 @@ impl MemoryHierarchy {
 
     /// Count an accepted warp instruction of `n` transactions and describe it to the SM.
     #[inline]
-    fn accepted(&mut self, sm: usize, n: u32, l1_hits: u32) -> IssueInfo {
+    fn accepted(&mut self, sm: usize, n: u32, l1_hits: u32, l1_passes: u32) -> IssueInfo {
         self.stats.instructions += 1;
         self.stats.transactions += n as u64;
+        self.sms[sm].counters.transactions += n as u64;
         self.committed(sm);
         IssueInfo {
             transactions: n,
             l1_hits,
+            l1_passes,
         }
+    }
+
+    /// L1 accesses an instruction's transactions need when those to one bank (`l1.banks`
+    /// banks, line-interleaved) serialise and different banks work in parallel: the most
+    /// transactions any one bank gets. With one bank (the presets) that is every transaction.
+    #[inline]
+    fn l1_bank_passes(&self, co: &coalescer::Coalesced) -> u32 {
+        if self.l1_bank_mask == 0 {
+            return co.len() as u32;
+        }
+        let mut per_bank = [0u32; MAX_L1_BANKS];
+        let mut most = 0;
+        for t in co.iter() {
+            let b = ((t.line_addr >> self.line_shift) & self.l1_bank_mask) as usize;
+            per_bank[b] += 1;
+            most = most.max(per_bank[b]);
+        }
+        most
     }
 
     /// After an accepted instruction changed SM `sm`'s L1 / MSHR / injection queue.
@@ -688,6 +788,9 @@ impl MemoryHierarchy {
     /// Cumulative statistics.
     pub fn stats(&self) -> MemStats {
         let mut s = self.stats;
+        for b in &self.bank_stats {
+            s += *b;
+        }
         for c in &self.channels {
             let d = &c.counters;
             s.dram_reads += d.reads;
@@ -713,7 +816,10 @@ impl MemoryHierarchy {
         }
         self.dram(now, target);
         self.process_events(now);
-        if self.l2_items > 0 {
+        // The L2 banks act on the L2 clock's edges only (every tick at the presets).
+        if self.l2_items > 0
+            && (self.l2_khz == self.base_khz || edge_at(now, self.l2_khz, self.base_khz))
+        {
             self.l2_banks(now);
         }
         if self.injected > 0 {
@@ -799,8 +905,12 @@ impl MemoryHierarchy {
             }
             Event::L2Fill { bank, mshr } => {
                 let mut w = std::mem::take(&mut self.scratch_l2);
-                let created =
-                    self.banks[bank as usize].fill(mshr, &self.map, &mut w, &mut self.stats);
+                let created = self.banks[bank as usize].fill(
+                    mshr,
+                    &self.map,
+                    &mut w,
+                    &mut self.bank_stats[bank as usize],
+                );
                 self.scratch_l2 = w;
                 // the DRAM read (counted while queued) is replaced by what the fill created
                 self.l2_items = self.l2_items - 1 + created as u64;
@@ -846,7 +956,7 @@ impl MemoryHierarchy {
             &self.map,
             self.reply_cap,
             self.dram_cap,
-            &mut self.stats,
+            &mut self.bank_stats[b],
         );
         if step == l2::Step::Done {
             // the request is consumed; a load miss keeps one item for its DRAM read

@@ -18,6 +18,14 @@ macro_rules! mem_stats {
             }
         }
 
+        impl MemStats {
+            /// Every counter with its field name, in declaration order (the named counters
+            /// `mem.<field>`).
+            pub fn for_each(&self, mut f: impl FnMut(&'static str, u64)) {
+                $( f(stringify!($f), self.$f); )*
+            }
+        }
+
         impl std::ops::AddAssign for MemStats {
             fn add_assign(&mut self, rhs: MemStats) {
                 $( self.$f += rhs.$f; )*

@@ -131,7 +131,8 @@ fn cold_miss_then_l1_hit_then_l2_hit() {
         info,
         IssueInfo {
             transactions: 1,
-            l1_hits: 1
+            l1_hits: 1,
+            l1_passes: 1
         }
     );
     let t0 = s.now;
@@ -201,7 +202,8 @@ fn mshr_merge_and_full_stalls() {
         s.issue(0, 1, &two).unwrap(),
         IssueInfo {
             transactions: 2,
-            l1_hits: 0
+            l1_hits: 0,
+            l1_passes: 2
         }
     );
     // A third line: no MSHR.
@@ -397,7 +399,8 @@ fn empty_mask_completes_immediately() {
         s.issue(2, 9, &a).unwrap(),
         IssueInfo {
             transactions: 0,
-            l1_hits: 0
+            l1_hits: 0,
+            l1_passes: 0
         }
     );
     assert_eq!(s.m.pop_completed(2), Some(9));

@@ -1,6 +1,7 @@
 //! Cycle-level timing model: the CTA dispatcher and the GPU cycle loop over the SMs and the
 //! memory hierarchy.
 
+pub mod clock;
 pub mod decode;
 pub mod reconv;
 mod scan;
@@ -8,28 +9,62 @@ pub mod scheduler;
 pub mod sm;
 
 use crate::config::GpuConfig;
+use crate::counters::Counters;
 use crate::error::{FaultKind, GuestFault, SimError};
 use crate::exec::GlobalMemory;
 use crate::memory::MemoryHierarchy;
+use clock::Clocks;
 use sm::{CtaFootprint, KernelCtx, Sm};
+
+/// Called at every interval boundary (`sim.interval_cycles`), right after the counters were
+/// snapshotted, with the base tick, the counters (read them by name or id) and the clock
+/// domains: a DVFS controller changes SM frequencies here (`Clocks::set_sm_khz`), effective
+/// from the next tick.
+pub trait IntervalHook: Send {
+    fn on_interval(&mut self, now: u64, counters: &Counters, clocks: &mut Clocks);
+}
+
+impl<F: FnMut(u64, &Counters, &mut Clocks) + Send> IntervalHook for F {
+    fn on_interval(&mut self, now: u64, counters: &Counters, clocks: &mut Clocks) {
+        self(now, counters, clocks)
+    }
+}
+
+/// The clock domains, the counters and the interval hook a launch runs with.
+pub struct TimingEnv<'a> {
+    pub clocks: &'a mut Clocks,
+    pub counters: &'a mut Counters,
+    pub hook: Option<&'a mut dyn IntervalHook>,
+}
 
 /// Progress callback: called every `PROGRESS_INTERVAL` cycles with the cycle count and
 /// the number of CTAs completed so far.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 pub const PROGRESS_INTERVAL: u64 = 1 << 16;
 
-/// Run one kernel launch to completion on the timing model, starting at GPU cycle `start`
-/// (the clock runs on across launches: the memory hierarchy and the pipelines hold absolute
-/// times). Returns the cycle at which the launch finished; the per-SM statistics stay in
-/// `sms` for the caller to collect.
+/// Run one kernel launch to completion on the timing model, starting at base tick `start`
+/// (time runs on across launches: the memory hierarchy and the pipelines hold absolute
+/// times). Returns the base tick at which the launch finished; the per-SM statistics stay in
+/// `sms`, the counters' final values in `env.counters`, for the caller to collect.
+///
+/// Each base tick: every SM clock domain steps; the dispatcher offers CTAs to the SMs with an
+/// edge; the memory hierarchy advances; every SM with an edge runs one of its cycles. At the
+/// presets every SM has an edge every tick and its cycle counter equals the base tick, which
+/// is exactly the single-clock loop this replaced.
 pub fn run_kernel(
     k: &KernelCtx,
     sms: &mut [Sm],
     mem: &mut MemoryHierarchy,
     global: &mut GlobalMemory,
+    env: TimingEnv,
     start: u64,
     mut progress: Option<Progress>,
 ) -> Result<u64, SimError> {
+    let TimingEnv {
+        clocks,
+        counters,
+        mut hook,
+    } = env;
     let cfg: &GpuConfig = k.cfg;
     let footprint = CtaFootprint::of(cfg, k.kernel, k.launch);
     let total_ctas = k.launch.grid.count();
@@ -37,18 +72,59 @@ pub fn run_kernel(
     for sm in sms.iter_mut() {
         sm.begin_kernel(k);
     }
+    counters.begin_launch(start, sms, mem, clocks);
+    let interval = cfg.sim.interval_cycles;
+    let mut next_boundary = if interval > 0 {
+        start + interval
+    } else {
+        u64::MAX
+    };
+    // Per SM: has an edge in this tick (stepped only when some SM is off the base clock).
+    let mut edge = vec![true; sms.len()];
+    // While every SM runs at the base clock (the presets), the domains are not stepped per
+    // tick: each ticks every tick, keeps its phase, and SM i's cycle at tick t is
+    // `t - lag[i]`; `sync` writes the counters back before anyone reads them. This keeps the
+    // loop at the presets what it was before clock domains.
+    let mut uniform = clocks.all_sms_at_base();
+    let mut lag: Vec<u64> = clocks
+        .sms
+        .iter()
+        .map(|d| start.wrapping_sub(d.cycles))
+        .collect();
+    // ... and when moreover every SM's cycle is the base tick (lag 0: every SM has run at
+    // the base clock since time 0), the loop passes `now` as is.
+    let mut zero_lag = uniform && lag.iter().all(|&l| l == 0);
+    let sync = |clocks: &mut Clocks, lag: &[u64], uniform: bool, now: u64| {
+        if uniform {
+            for (d, &l) in clocks.sms.iter_mut().zip(lag) {
+                d.cycles = now.wrapping_sub(l);
+            }
+        }
+    };
     let mut next_cta: u64 = 0;
     let mut dispatch_rr = 0usize;
     let mut now: u64 = start;
     loop {
-        // Dispatcher: at most one CTA per SM per cycle, SMs visited round robin.
+        if !uniform {
+            let base_khz = clocks.base_khz;
+            for ((e, d), l) in edge
+                .iter_mut()
+                .zip(clocks.sms.iter_mut())
+                .zip(lag.iter_mut())
+            {
+                *e = d.step(base_khz);
+                // this tick's SM cycle (its counter before the step) is `now - lag`
+                *l = now.wrapping_sub(d.cycles.wrapping_sub(*e as u64));
+            }
+        }
+        // Dispatcher: at most one CTA per SM per cycle of the SM, SMs visited round robin.
         if next_cta < total_ctas {
             let mut id = next_cta;
             next_cta += dispatch_round(sms.len(), &mut dispatch_rr, total_ctas - next_cta, |s| {
-                if !sms[s].can_accept(&footprint, cfg) {
+                if !edge[s] || !sms[s].can_accept(&footprint, cfg) {
                     return false;
                 }
-                sms[s].launch_cta(k, id as u32, footprint, now);
+                sms[s].launch_cta(k, id as u32, footprint, now.wrapping_sub(lag[s]));
                 id += 1;
                 true
             });
@@ -57,14 +133,50 @@ pub fn run_kernel(
         // the SMs this cycle (its calling convention).
         mem.cycle(now);
         let mut all_idle = true;
-        for sm in sms.iter_mut() {
-            sm.cycle(now, k, global, mem, num_sms)
-                .map_err(SimError::Fault)?;
-            all_idle &= sm.is_idle();
+        if zero_lag {
+            for sm in sms.iter_mut() {
+                // (an SM with nothing resident does nothing in a cycle: no call)
+                if !sm.is_idle() {
+                    sm.cycle(now, now, k, global, mem, num_sms)
+                        .map_err(SimError::Fault)?;
+                    all_idle &= sm.is_idle();
+                }
+            }
+        } else {
+            // (every `edge` is true while `uniform`)
+            for ((sm, &l), &e) in sms.iter_mut().zip(&lag).zip(&edge) {
+                if e && !sm.is_idle() {
+                    sm.cycle(now.wrapping_sub(l), now, k, global, mem, num_sms)
+                        .map_err(SimError::Fault)?;
+                }
+                all_idle &= sm.is_idle();
+            }
         }
         now += 1;
         if all_idle && next_cta >= total_ctas && !mem.busy() {
             break;
+        }
+        if now == next_boundary {
+            next_boundary += interval;
+            sync(clocks, &lag, uniform, now);
+            counters.snapshot(now, sms, mem, clocks);
+            if let Some(h) = hook.as_mut() {
+                h.on_interval(now, counters, clocks);
+                if clocks.changed {
+                    clocks.changed = false;
+                    for (i, d) in clocks.sms.iter().enumerate() {
+                        mem.set_sm_clock(i, d.khz);
+                    }
+                    uniform = clocks.all_sms_at_base();
+                    for (l, d) in lag.iter_mut().zip(&clocks.sms) {
+                        *l = now.wrapping_sub(d.cycles);
+                    }
+                    if uniform {
+                        edge.iter_mut().for_each(|e| *e = true);
+                    }
+                    zero_lag = uniform && lag.iter().all(|&l| l == 0);
+                }
+            }
         }
         if now - start >= cfg.sim.max_cycles {
             return Err(watchdog_fault(k, sms, next_cta, total_ctas).into());
@@ -74,6 +186,13 @@ pub fn run_kernel(
                 p(now - start, next_cta);
             }
         }
+    }
+    sync(clocks, &lag, uniform, now);
+    if interval > 0 && now > counters.last_boundary() {
+        // the last, shorter interval: the deltas sum to the launch's totals
+        counters.snapshot(now, sms, mem, clocks);
+    } else {
+        counters.sample(sms, mem, clocks);
     }
     Ok(now)
 }

@@ -568,10 +568,13 @@ impl Sm {
         self.used_ctas == 0
     }
 
-    /// Advance one cycle.
+    /// Advance one cycle of this SM's clock: `now` is the SM's own cycle counter (its
+    /// pipeline's time), `mem_now` the base tick of the edge (the memory hierarchy's time;
+    /// equal to `now` when the SM runs at the base clock, as at the presets).
     pub fn cycle(
         &mut self,
         now: u64,
+        mem_now: u64,
         k: &KernelCtx,
         global: &mut GlobalMemory,
         mem: &mut MemoryHierarchy,
@@ -587,7 +590,7 @@ impl Sm {
         // The scoreboard's edge: this cycle's releases, and last cycle's reserves and copies.
         self.sb_edge(now.saturating_sub(1));
         self.auto_pops(k)?;
-        self.drive_lsu(now, mem);
+        self.drive_lsu(now, mem_now, mem);
         self.fetch(now, k);
         for s in 0..self.schedulers.len() {
             self.schedule(s, now, k, global, num_sms)?;
@@ -707,13 +710,14 @@ impl Sm {
         Ok(())
     }
 
-    fn drive_lsu(&mut self, now: u64, mem: &mut MemoryHierarchy) {
+    fn drive_lsu(&mut self, now: u64, mem_now: u64, mem: &mut MemoryHierarchy) {
         if self.lsu_free > now {
             return;
         }
         if let Some((tok, access)) = self.lsu_queue.front() {
-            if let Ok(info) = mem.issue(now, self.id as usize, *tok, access) {
-                self.lsu_free = now + info.transactions.max(1) as u64 * self.lsu_ii;
+            if let Ok(info) = mem.issue(mem_now, self.id as usize, *tok, access) {
+                // One L1 access per bank pass (every transaction with `l1.banks = 1`).
+                self.lsu_free = now + info.l1_passes.max(1) as u64 * self.lsu_ii;
                 self.lsu_queue.pop_front();
                 // The queue has room: paths that found it full are looked at again.
                 self.scan.unpark(Stall::Lsu);
