@@ -132,37 +132,14 @@ impl WarpStacks {
         }
     }
 
-    /// The registered outputs the SM reads (see [`StackView`]). Warps of the GPU model have
-    /// 32 lanes, so the masks fit `u32`.
-    #[inline]
-    pub fn view(&self, w: usize) -> StackView {
+    /// Launch warp `w` at `pc` with `mask` (one clock edge of its stack at `cycle`); `view`
+    /// receives the stack's outputs after the edge.
+    pub fn launch(&mut self, w: usize, cycle: u64, pc: u32, mask: u64, view: &mut StackView) {
         match self {
             WarpStacks::Spe(h) => {
-                let s = h.instance(w);
-                // `path_pc` of either side is the TOS PC under SPE; side 1 never has a path.
-                StackView {
-                    pc: [s.tos_pc(); 2],
-                    mask: [s.tos_mask() as u32, 0],
-                    depth: s.depth(),
-                    error: s.err_overflow() || s.err_pc(),
-                }
+                h.tick(w, cycle, &SpeInputs::launch(pc, mask));
+                *view = spe_view(h.instance(w));
             }
-            WarpStacks::Dpe(h) => {
-                let s = h.instance(w);
-                StackView {
-                    pc: [s.path_pc(0), s.path_pc(1)],
-                    mask: [s.path_mask(0) as u32, s.path_mask(1) as u32],
-                    depth: s.depth(),
-                    error: s.err_overflow() || s.err_pc() || s.err_side(),
-                }
-            }
-        }
-    }
-
-    /// Launch warp `w` at `pc` with `mask` (one clock edge of its stack at `cycle`).
-    pub fn launch(&mut self, w: usize, cycle: u64, pc: u32, mask: u64) {
-        match self {
-            WarpStacks::Spe(h) => _ = h.tick(w, cycle, &SpeInputs::launch(pc, mask)),
             WarpStacks::Dpe(h) => {
                 let inp = DpeInputs {
                     launch_valid: true,
@@ -172,12 +149,14 @@ impl WarpStacks {
                     ..Default::default()
                 };
                 h.tick(w, cycle, &inp);
+                *view = dpe_view(h.instance(w));
             }
         }
     }
 
     /// Warp `w` issued the instruction at `pc` from `side` with control-flow outcome
-    /// `flow`: one clock edge of its stack at `cycle`.
+    /// `flow`: one clock edge of its stack at `cycle`; `view` receives the stack's outputs
+    /// after the edge (one dispatch over the stack kind for both).
     #[inline]
     pub fn issue(
         &mut self,
@@ -186,32 +165,41 @@ impl WarpStacks {
         side: usize,
         pc: u32,
         flow: &Flow,
+        view: &mut StackView,
     ) -> StackEffect {
         let spe = stack_update(pc, flow);
         match self {
             WarpStacks::Spe(h) => {
                 h.tick(w, cycle, &spe);
+                *view = spe_view(h.instance(w));
                 StackEffect::default()
             }
-            WarpStacks::Dpe(h) => StackEffect {
-                sb_copy: h
-                    .tick(w, cycle, &DpeInputs::update_from(side as u8, &spe))
-                    .ev_sb_copy,
-            },
+            WarpStacks::Dpe(h) => {
+                let ev = h.tick(w, cycle, &DpeInputs::update_from(side as u8, &spe));
+                *view = dpe_view(h.instance(w));
+                StackEffect {
+                    sb_copy: ev.ev_sb_copy,
+                }
+            }
         }
     }
 
     /// A cycle of warp `w`'s stack without an update (pops a TOS left without live
     /// threads). Idle inputs are not recorded: a trace leaves them implicit.
-    pub fn idle_tick(&mut self, w: usize) -> StackEffect {
+    pub fn idle_tick(&mut self, w: usize, view: &mut StackView) -> StackEffect {
         match self {
             WarpStacks::Spe(h) => {
-                h.tick(w, 0, &SpeInputs::default());
+                h.idle_tick(w);
+                *view = spe_view(h.instance(w));
                 StackEffect::default()
             }
-            WarpStacks::Dpe(h) => StackEffect {
-                sb_copy: h.tick(w, 0, &DpeInputs::default()).ev_sb_copy,
-            },
+            WarpStacks::Dpe(h) => {
+                let ev = h.idle_tick(w);
+                *view = dpe_view(h.instance(w));
+                StackEffect {
+                    sb_copy: ev.ev_sb_copy,
+                }
+            }
         }
     }
 
@@ -238,6 +226,29 @@ impl WarpStacks {
         } else {
             None
         }
+    }
+}
+
+/// The outputs of an SPE stack as the SM reads them: `path_pc` of either side is the TOS PC;
+/// side 1 never has a path. Warps of the GPU model have 32 lanes, so the masks fit `u32`.
+#[inline(always)]
+fn spe_view(s: &SimtStackSpe) -> StackView {
+    StackView {
+        pc: [s.tos_pc(); 2],
+        mask: [s.tos_mask() as u32, 0],
+        depth: s.depth(),
+        error: s.err_overflow() || s.err_pc(),
+    }
+}
+
+/// The outputs of a DPE stack as the SM reads them.
+#[inline(always)]
+fn dpe_view(s: &SimtStackDpe) -> StackView {
+    StackView {
+        pc: [s.path_pc(0), s.path_pc(1)],
+        mask: [s.path_mask(0) as u32, s.path_mask(1) as u32],
+        depth: s.depth(),
+        error: s.err_overflow() || s.err_pc() || s.err_side(),
     }
 }
 

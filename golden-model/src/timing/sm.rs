@@ -502,8 +502,8 @@ impl Sm {
             warp.cta_slot = slot as u16;
             let ws_state = &mut self.states[ws];
             ws_state.reinit(k.kernel, k.launch, &state, w);
-            self.stacks.launch(ws, now, 0, ws_state.valid_lanes as u64);
-            warp.view = self.stacks.view(ws);
+            let mask = ws_state.valid_lanes as u64;
+            self.stacks.launch(ws, now, 0, mask, &mut warp.view);
             warp.ibuf = [IBuffer::default(); 2];
             warp.side = 0;
             warp.barrier = None;
@@ -690,8 +690,7 @@ impl Sm {
             let w = self.autopop[i];
             let warp = &mut self.warps[w];
             if !warp.view.is_empty() && !warp.view.any_path() {
-                let effect = self.stacks.idle_tick(w);
-                warp.view = self.stacks.view(w);
+                let effect = self.stacks.idle_tick(w, &mut warp.view);
                 warp.ibuf = [IBuffer::default(); 2];
                 self.stack_effect(w, effect);
                 self.wake_warp(w);
@@ -1069,8 +1068,7 @@ impl Sm {
         }
         let effect = {
             let warp = &mut self.warps[w];
-            let effect = self.stacks.issue(w, now, side, pc, &flow);
-            warp.view = self.stacks.view(w);
+            let effect = self.stacks.issue(w, now, side, pc, &flow, &mut warp.view);
             if warp.view.error {
                 let detail = self.stacks.error(w).unwrap_or_default();
                 return Err(Box::new(self.fault(

@@ -18,9 +18,10 @@ use std::collections::BTreeMap;
 pub struct UnitHost<U: Unit> {
     params: U::Params,
     instances: Vec<U>,
-    /// Per instance: `U::Events::NAMES.len()` counters of set bits of each event port,
-    /// then one counter of clock edges with non-idle inputs.
-    activity: Vec<u64>,
+    /// Per instance: `U::Events::NAMES.len()` counters of set bits of each event port.
+    events: Vec<u64>,
+    /// Per instance: clock edges with non-idle inputs.
+    active: Vec<u64>,
     trace: Option<TraceRecorder>,
 }
 
@@ -53,7 +54,7 @@ impl UnitActivity {
 }
 
 impl<U: Unit> UnitHost<U> {
-    const COUNTERS: usize = <U::Events as PortGroup>::NAMES.len() + 1;
+    const EVENTS: usize = <U::Events as PortGroup>::NAMES.len();
 
     /// `count` instances at `params`, checked against the unit's declared ranges and
     /// cross-parameter rules (the error names the unit and the parameter).
@@ -62,7 +63,8 @@ impl<U: Unit> UnitHost<U> {
         Ok(UnitHost {
             params,
             instances: (0..count).map(|_| U::new(params)).collect(),
-            activity: vec![0; count * Self::COUNTERS],
+            events: vec![0; count * Self::EVENTS],
+            active: vec![0; count],
             trace: None,
         })
     }
@@ -88,13 +90,13 @@ impl<U: Unit> UnitHost<U> {
         self.instances.is_empty()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn instance(&self, i: usize) -> &U {
         &self.instances[i]
     }
 
     /// For units whose inputs are staged during a cycle (see [`UnitHost::edge_with`]).
-    #[inline]
+    #[inline(always)]
     pub fn instance_mut(&mut self, i: usize) -> &mut U {
         &mut self.instances[i]
     }
@@ -119,23 +121,41 @@ impl<U: Unit> UnitHost<U> {
         self.trace.take()
     }
 
-    /// One clock edge of instance `i` at `cycle` with inputs `inp`: recorded when a trace is
-    /// on and the inputs are not idle, counted, applied. Returns the cycle's combinational
-    /// outputs.
+    /// One clock edge of instance `i` at `cycle` with non-idle inputs `inp` (a cycle in
+    /// which the instance is driven: see [`UnitHost::idle_tick`] for the others): recorded
+    /// when a trace is on, counted, applied. Returns the cycle's combinational outputs.
     #[inline]
     pub fn tick(&mut self, i: usize, cycle: u64, inp: &U::Inputs) -> U::Events {
-        let idle = inp.is_idle();
-        if !idle {
-            if let Some(rec) = self.trace.as_mut() {
-                rec.record(i, cycle, |ports| inp.write_ports(ports));
-            }
+        debug_assert!(
+            !inp.is_idle(),
+            "UnitHost::tick with idle inputs: use idle_tick"
+        );
+        if let Some(rec) = self.trace.as_mut() {
+            rec.record(i, cycle, |ports| inp.write_ports(ports));
         }
         let ev = self.instances[i].tick(inp);
-        let n = Self::COUNTERS;
-        let counts = &mut self.activity[i * n..(i + 1) * n];
-        ev.count_ones(counts);
-        counts[n - 1] += !idle as u64;
+        self.active[i] += 1;
+        self.count_events(i, &ev);
         ev
+    }
+
+    /// One clock edge of instance `i` with idle inputs (every input 0, `rst_n` high): not
+    /// recorded (a trace leaves idle cycles implicit) and not an active cycle; its events
+    /// (an auto-pop) are counted.
+    #[inline]
+    pub fn idle_tick(&mut self, i: usize) -> U::Events {
+        let ev = self.instances[i].tick(&U::Inputs::default());
+        self.count_events(i, &ev);
+        ev
+    }
+
+    /// Most edges raise no event: only those that do pay for the per-port counts.
+    #[inline(always)]
+    fn count_events(&mut self, i: usize, ev: &U::Events) {
+        if !ev.is_idle() {
+            let n = Self::EVENTS;
+            ev.count_ones(&mut self.events[i * n..(i + 1) * n]);
+        }
     }
 
     /// A clock edge of instance `i` at `cycle` whose inputs were staged on the instance:
@@ -155,37 +175,36 @@ impl<U: Unit> UnitHost<U> {
                 let unit = &self.instances[i];
                 rec.record(i, cycle, |ports| fill(unit, ports));
             }
-            let n = Self::COUNTERS;
-            self.activity[i * n + n - 1] += 1;
+            self.active[i] += 1;
         }
         edge(&mut self.instances[i]);
     }
 
     /// The activity of instance `i`.
     pub fn instance_activity(&self, i: usize) -> UnitActivity {
-        let n = Self::COUNTERS;
-        self.activity_of(&self.activity[i * n..(i + 1) * n], 1)
+        let n = Self::EVENTS;
+        self.activity_of(&self.events[i * n..(i + 1) * n], self.active[i], 1)
     }
 
     /// The activity of every instance, summed.
     pub fn activity(&self) -> UnitActivity {
-        let n = Self::COUNTERS;
+        let n = Self::EVENTS;
         let mut sum = vec![0u64; n];
-        for counts in self.activity.chunks(n) {
+        for counts in self.events.chunks(n.max(1)) {
             for (s, c) in sum.iter_mut().zip(counts) {
                 *s += c;
             }
         }
-        self.activity_of(&sum, self.instances.len())
+        self.activity_of(&sum, self.active.iter().sum(), self.instances.len())
     }
 
-    fn activity_of(&self, counts: &[u64], instances: usize) -> UnitActivity {
+    fn activity_of(&self, events: &[u64], active: u64, instances: usize) -> UnitActivity {
         let names = <U::Events as PortGroup>::NAMES;
         UnitActivity {
             unit: U::desc().name,
             instances,
-            active_cycles: counts[names.len()],
-            events: names.iter().copied().zip(counts.iter().copied()).collect(),
+            active_cycles: active,
+            events: names.iter().copied().zip(events.iter().copied()).collect(),
         }
     }
 }
@@ -243,7 +262,7 @@ mod tests {
         let ev = host.tick(0, 2, &branch(0, 0x0f, 5, 9));
         assert!(ev.ev_div && ev.ev_push2);
         host.tick(1, 2, &branch(0, 0xff, 5, 9));
-        host.tick(0, 3, &SpeInputs::default());
+        host.idle_tick(0);
         let a = host.instance_activity(0);
         assert_eq!(
             (a.active_cycles, a.event("ev_div"), a.event("ev_push2")),
