@@ -131,7 +131,7 @@ impl<U: Unit> UnitHost<U> {
             "UnitHost::tick with idle inputs: use idle_tick"
         );
         if let Some(rec) = self.trace.as_mut() {
-            rec.record(i, cycle, |ports| inp.write_ports(ports));
+            rec.record_inputs(i, cycle, inp);
         }
         let ev = self.instances[i].tick(inp);
         self.active[i] += 1;
