@@ -408,7 +408,7 @@ impl Sm {
             0,
             cycle,
             active,
-            |sb, ports| sb.staged_to_ports(layout, ports),
+            |sb| sb.staged_port_values(layout),
             |sb| sb.tick(),
         );
     }

@@ -596,9 +596,15 @@ impl DpeScoreboard {
     /// trace recorder's `fill`): [`ScoreboardPorts::of`] this unit's parameters, or those of
     /// a trace with a wider `NUM_REGS` that also holds larger launches.
     pub fn staged_to_ports(&self, layout: &ScoreboardPorts, ports: &mut [Bits]) {
+        self.staged_port_values(layout).write_ports(ports);
+    }
+
+    /// This cycle's staged inputs as input port values laid out by `layout` (see
+    /// [`Self::staged_to_ports`]); the query ports read 0.
+    pub fn staged_port_values(&self, layout: &ScoreboardPorts) -> ScoreboardPortIn {
         let mut raw = ScoreboardPortIn::default();
         layout.write(&self.stage, &mut raw);
-        raw.write_ports(ports);
+        raw
     }
 }
 

@@ -9,7 +9,6 @@
 //! (the scoreboard's reserve/release/copy ports) use [`UnitHost::instance_mut`] to stage and
 //! [`UnitHost::edge_with`] to record and count the edge.
 
-use super::contract::Bits;
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
 use std::collections::BTreeMap;
@@ -159,21 +158,20 @@ impl<U: Unit> UnitHost<U> {
     }
 
     /// A clock edge of instance `i` at `cycle` whose inputs were staged on the instance:
-    /// `active` says whether they are non-idle, `fill` writes them as port values when a
-    /// trace is on, `edge` applies the edge.
+    /// `active` says whether they are non-idle, `inputs` gives them as the unit's input
+    /// values when a trace is on, `edge` applies the edge.
     #[inline]
     pub fn edge_with(
         &mut self,
         i: usize,
         cycle: u64,
         active: bool,
-        fill: impl FnOnce(&U, &mut [Bits]),
+        inputs: impl FnOnce(&U) -> U::Inputs,
         edge: impl FnOnce(&mut U),
     ) {
         if active {
             if let Some(rec) = self.trace.as_mut() {
-                let unit = &self.instances[i];
-                rec.record(i, cycle, |ports| fill(unit, ports));
+                rec.record_inputs(i, cycle, &inputs(&self.instances[i]));
             }
             self.active[i] += 1;
         }

@@ -52,9 +52,9 @@ pub struct TraceRecorder {
     inputs: Vec<usize>,
     /// Scratch port values the caller fills for one event.
     scratch: Vec<Bits>,
-    /// Per input port after `rst_n`, in port order: the mask of its width (all ones for a
-    /// port wider than 64 bits), for [`TraceRecorder::record_inputs`].
-    input_masks: Vec<u64>,
+    /// Per input port after `rst_n`, in port order: its width, for
+    /// [`TraceRecorder::record_inputs`].
+    input_widths: Vec<u32>,
     instances: Vec<InstanceRecord>,
 }
 
@@ -72,17 +72,13 @@ impl TraceRecorder {
             .collect();
         let scratch = desc.zero_ports(&params);
         let widths = desc.widths(&params);
-        let input_masks = inputs
-            .iter()
-            .skip(1)
-            .map(|&i| super::contract::low_mask(widths[i]))
-            .collect();
+        let input_widths = inputs.iter().skip(1).map(|&i| widths[i]).collect();
         TraceRecorder {
             desc,
             params,
             inputs,
             scratch,
-            input_masks,
+            input_widths,
             instances: Vec::new(),
         }
     }
@@ -132,7 +128,7 @@ impl TraceRecorder {
         rec.events += 1;
         write_varint(&mut rec.bytes, delta);
         write_varint(&mut rec.bytes, 1); // rst_n
-        inp.encode(&self.input_masks, &mut |w| write_varint(&mut rec.bytes, w));
+        inp.encode(&self.input_widths, &mut |w| write_varint(&mut rec.bytes, w));
     }
 
     /// The parameters the events are encoded for (the trace header's).
