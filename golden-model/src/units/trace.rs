@@ -71,8 +71,7 @@ impl TraceRecorder {
             .filter(|&i| desc.ports[i].role.is_input())
             .collect();
         let scratch = desc.zero_ports(&params);
-        let widths = desc.widths(&params);
-        let input_widths = inputs.iter().skip(1).map(|&i| widths[i]).collect();
+        let input_widths = Self::input_widths(desc, &inputs, &params);
         TraceRecorder {
             desc,
             params,
@@ -85,6 +84,12 @@ impl TraceRecorder {
 
     pub fn desc(&self) -> &'static UnitDesc {
         self.desc
+    }
+
+    /// The widths of the input ports after `rst_n` at `params`.
+    fn input_widths(desc: &UnitDesc, inputs: &[usize], params: &Params) -> Vec<u32> {
+        let widths = desc.widths(params);
+        inputs.iter().skip(1).map(|&i| widths[i]).collect()
     }
 
     /// Add an instance; returns its index for [`TraceRecorder::record`].
@@ -171,6 +176,7 @@ impl TraceRecorder {
             inst.bytes = bytes;
         }
         self.scratch = self.desc.zero_ports(&params);
+        self.input_widths = Self::input_widths(self.desc, &self.inputs, &params);
         self.params = params;
         Ok(())
     }
@@ -535,6 +541,30 @@ mod tests {
         let err = Trace::read(&path).err().expect("junk is rejected");
         assert!(err.contains("not a warpforge trace"), "{err}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A recorder re-encoded for wider parameters encodes later typed inputs at the new
+    /// widths (the scoreboard's trace widens NUM_REGS when a launch uses more registers).
+    #[test]
+    fn typed_inputs_after_reencoding_use_the_new_widths() {
+        use crate::units::dpe_scoreboard::{ScoreboardPortIn, SCOREBOARD_DESC};
+        let narrow = SCOREBOARD_DESC.params(&[("NUM_REGS", 8u64)]).unwrap();
+        let wide = SCOREBOARD_DESC.params(&[("NUM_REGS", 64u64)]).unwrap();
+        let inp = ScoreboardPortIn {
+            rsv_valid: 0b11,
+            rsv_warp: 5 | (7 << 6),
+            rsv_reg: 63 | (40 << 6),
+            ..Default::default()
+        };
+        let mut typed = TraceRecorder::new(&SCOREBOARD_DESC, narrow.clone());
+        let mut generic = TraceRecorder::new(&SCOREBOARD_DESC, narrow);
+        for rec in [&mut typed, &mut generic] {
+            rec.add_instance("sm0".into());
+            rec.reencode(wide.clone(), |_, _| {}).unwrap();
+        }
+        typed.record_inputs(0, 1, &inp);
+        generic.record(0, 1, |ports| inp.write_ports(ports));
+        assert_eq!(typed.instances[0].bytes, generic.instances[0].bytes);
     }
 
     proptest::proptest! {
