@@ -19,6 +19,7 @@
 
 use super::decode::DecodedInst;
 use super::reconv::{StackView, WarpStacks};
+use super::rf::RfBanks;
 use super::scan::{ScanState, Stall};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
@@ -34,7 +35,6 @@ use crate::ptx::ir::{InstClass, Kernel, Module, StateSpace};
 use crate::stats::KernelStats;
 use crate::units::contract::UnitDesc;
 use crate::units::declare::{PortGroup, UnitParams};
-use super::rf::RfBanks;
 use crate::units::dpe_scoreboard::{
     DpeScoreboard, ScoreboardParams, ScoreboardPortIn, ScoreboardPorts, MAX_PORTS, SCOREBOARD_DESC,
 };
@@ -1118,8 +1118,7 @@ impl Sm {
         match d.class {
             InstClass::Mem => {
                 if let Some(acc) = self.step.mem.take() {
-                    long_latency =
-                        self.issue_memory(w, sb_side, now, rf_extra, k, &d, &acc, pc)?;
+                    long_latency = self.issue_memory(w, sb_side, now, rf_extra, k, &d, &acc, pc)?;
                 }
             }
             class => {
