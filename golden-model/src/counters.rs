@@ -110,11 +110,11 @@ fn visit_builtin(
         f(&|| format!("sm{i}.rf.writes"), rf.total_writes());
         f(&|| format!("sm{i}.rf.conflict_cycles"), rf.conflict_cycles);
         for b in 0..rf.num_banks() {
-            f(&|| format!("sm{i}.rf.bank{b}.reads"), rf.reads[b]);
-            f(&|| format!("sm{i}.rf.bank{b}.writes"), rf.writes[b]);
+            f(&|| format!("sm{i}.rf.bank{b}.reads"), rf.reads(b));
+            f(&|| format!("sm{i}.rf.bank{b}.writes"), rf.writes(b));
             f(
                 &|| format!("sm{i}.rf.bank{b}.idle_cycles"),
-                clocks.sms[i].cycles.wrapping_sub(rf.busy[b]),
+                clocks.sms[i].cycles.wrapping_sub(rf.busy_cycles(b)),
             );
         }
         let c = mem.sm_counters(i);

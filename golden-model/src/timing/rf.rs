@@ -33,34 +33,37 @@ use crate::ptx::ir::RegId;
 /// The most banks `sm.rf_banks` may have.
 pub const MAX_RF_BANKS: u32 = 64;
 
-/// Register-file bank counters and state of one SM (plain arrays, sized once).
+/// One bank's counters (one 32-byte record, so an access touches one cache line).
+#[derive(Debug, Clone, Copy, Default)]
+struct Bank {
+    reads: u64,
+    writes: u64,
+    busy: u64,
+    /// The SM cycle after the last cycle booked busy.
+    busy_until: u64,
+}
+
+/// Register-file bank counters and state of one SM (a fixed array, no allocation).
 #[derive(Debug, Clone)]
 pub struct RfBanks {
     mask: u32,
     conflicts: bool,
     /// Register slots at or above this one are predicates (not in the register file).
     pred_base: u32,
-    pub reads: Vec<u64>,
-    pub writes: Vec<u64>,
-    pub busy: Vec<u64>,
-    /// Per bank: the SM cycle after the last cycle booked busy.
-    busy_until: Vec<u64>,
+    banks: [Bank; MAX_RF_BANKS as usize],
     /// Extra operand-collection cycles of conflicting instructions (conflicts on only).
     pub conflict_cycles: u64,
 }
 
 impl RfBanks {
-    /// `banks` must be a power of two (checked by the configuration).
+    /// `banks` must be a power of two up to [`MAX_RF_BANKS`] (checked by the configuration).
     pub fn new(banks: u32, conflicts: bool) -> RfBanks {
-        let n = banks.max(1) as usize;
+        let banks = banks.clamp(1, MAX_RF_BANKS);
         RfBanks {
-            mask: banks.max(1) - 1,
+            mask: banks - 1,
             conflicts,
             pred_base: u32::MAX,
-            reads: vec![0; n],
-            writes: vec![0; n],
-            busy: vec![0; n],
-            busy_until: vec![0; n],
+            banks: [Bank::default(); MAX_RF_BANKS as usize],
             conflict_cycles: 0,
         }
     }
@@ -69,35 +72,44 @@ impl RfBanks {
     /// predicate slot (its data registers per thread).
     pub fn begin_kernel(&mut self, pred_base: u32) {
         self.pred_base = pred_base;
-        for v in [
-            &mut self.reads,
-            &mut self.writes,
-            &mut self.busy,
-            &mut self.busy_until,
-        ] {
-            v.iter_mut().for_each(|x| *x = 0);
-        }
+        self.banks = [Bank::default(); MAX_RF_BANKS as usize];
         self.conflict_cycles = 0;
     }
 
     pub fn num_banks(&self) -> usize {
-        self.reads.len()
+        self.mask as usize + 1
+    }
+
+    /// Reads of bank `b` in this launch.
+    pub fn reads(&self, b: usize) -> u64 {
+        self.banks[b].reads
+    }
+
+    /// Writes of bank `b` in this launch.
+    pub fn writes(&self, b: usize) -> u64 {
+        self.banks[b].writes
+    }
+
+    /// Cycles of this launch with an access to bank `b`.
+    pub fn busy_cycles(&self, b: usize) -> u64 {
+        self.banks[b].busy
     }
 
     /// The bank of register slot `r` of warp slot `w`.
     #[inline]
     pub fn bank(&self, w: usize, r: RegId) -> usize {
-        ((r as u32).wrapping_add(w as u32) & self.mask) as usize
+        // `mask` < MAX_RF_BANKS: the second mask only lets the compiler drop bounds checks.
+        ((r as u32).wrapping_add(w as u32) & self.mask & (MAX_RF_BANKS - 1)) as usize
     }
 
     /// Book cycle `t` busy for bank `b` (bookings start at nondecreasing cycles, except the
     /// serialised reads of one instruction, which follow on from each other).
     #[inline]
-    fn touch(&mut self, b: usize, t: u64) {
+    fn touch(bank: &mut Bank, t: u64) {
         let end = t + 1;
-        if end > self.busy_until[b] {
-            self.busy[b] += end - t.max(self.busy_until[b]);
-            self.busy_until[b] = end;
+        if end > bank.busy_until {
+            bank.busy += end - t.max(bank.busy_until);
+            bank.busy_until = end;
         }
     }
 
@@ -106,26 +118,40 @@ impl RfBanks {
     /// modelled).
     #[inline]
     pub fn read_operands(&mut self, w: usize, regs: &[RegId], now: u64) -> u32 {
-        let mut banks = [0u8; 8];
+        if self.conflicts {
+            return self.read_operands_conflicting(w, regs, now);
+        }
+        for &r in regs {
+            if (r as u32) < self.pred_base {
+                let b = self.bank(w, r);
+                let bank = &mut self.banks[b];
+                bank.reads += 1;
+                Self::touch(bank, now);
+            }
+        }
+        0
+    }
+
+    /// [`Self::read_operands`] with conflicts: the k-th read of one bank (from 0) happens
+    /// k cycles after `now`.
+    #[inline(never)]
+    fn read_operands_conflicting(&mut self, w: usize, regs: &[RegId], now: u64) -> u32 {
+        let mut seen = [0usize; 8];
         let mut n = 0;
         let mut extra = 0u32;
         for &r in regs {
-            if r as u32 >= self.pred_base || n == banks.len() {
+            if r as u32 >= self.pred_base || n == seen.len() {
                 continue;
             }
             let b = self.bank(w, r);
-            self.reads[b] += 1;
-            let t = if self.conflicts {
-                // reads already made of this bank by this instruction
-                let j = banks[..n].iter().filter(|&&x| x as usize == b).count() as u32;
-                extra = extra.max(j);
-                now + j as u64
-            } else {
-                now
-            };
-            banks[n] = b as u8;
+            // reads already made of this bank by this instruction
+            let j = seen[..n].iter().filter(|&&x| x == b).count() as u32;
+            extra = extra.max(j);
+            seen[n] = b;
             n += 1;
-            self.touch(b, t);
+            let bank = &mut self.banks[b];
+            bank.reads += 1;
+            Self::touch(bank, now + j as u64);
         }
         self.conflict_cycles += extra as u64;
         extra
@@ -138,22 +164,31 @@ impl RfBanks {
             return;
         }
         let b = self.bank(w, r);
-        self.writes[b] += 1;
-        self.touch(b, now);
+        let bank = &mut self.banks[b];
+        bank.writes += 1;
+        Self::touch(bank, now);
     }
 
     pub fn total_reads(&self) -> u64 {
-        self.reads.iter().sum()
+        self.banks.iter().map(|b| b.reads).sum()
     }
 
     pub fn total_writes(&self) -> u64 {
-        self.writes.iter().sum()
+        self.banks.iter().map(|b| b.writes).sum()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reads(rf: &RfBanks) -> Vec<u64> {
+        (0..rf.num_banks()).map(|b| rf.reads(b)).collect()
+    }
+
+    fn busy(rf: &RfBanks) -> Vec<u64> {
+        (0..rf.num_banks()).map(|b| rf.busy_cycles(b)).collect()
+    }
 
     #[test]
     fn banks_offset_by_warp_and_predicates_skipped() {
@@ -163,14 +198,21 @@ mod tests {
         assert_eq!(rf.bank(3, 5), 0);
         // slot 12 is a predicate: not counted
         assert_eq!(rf.read_operands(1, &[0, 4, 12], 7), 0);
-        assert_eq!(rf.reads, vec![0, 2, 0, 0]);
-        assert_eq!(rf.busy, vec![0, 1, 0, 0]);
+        assert_eq!(reads(&rf), vec![0, 2, 0, 0]);
+        assert_eq!(busy(&rf), vec![0, 1, 0, 0]);
         rf.write(1, 12, 8);
         rf.write(1, 2, 8);
-        assert_eq!(rf.writes, vec![0, 0, 0, 1]);
+        assert_eq!(
+            (0..4).map(|b| rf.writes(b)).collect::<Vec<_>>(),
+            vec![0, 0, 0, 1]
+        );
         // a second access in the same cycle adds no busy cycle
         rf.write(2, 1, 8);
-        assert_eq!(rf.busy, vec![0, 1, 0, 2]);
+        assert_eq!(busy(&rf), vec![0, 1, 0, 1]);
+        assert_eq!(rf.writes(3), 2);
+        // ... one in a later cycle does
+        rf.write(2, 1, 9);
+        assert_eq!(busy(&rf), vec![0, 1, 0, 2]);
         assert_eq!(rf.conflict_cycles, 0);
     }
 
@@ -181,12 +223,12 @@ mod tests {
         // 0, 4, 8 all in bank 0 for warp 0; 1 in bank 1
         assert_eq!(rf.read_operands(0, &[0, 4, 8, 1], 10), 2);
         assert_eq!(rf.conflict_cycles, 2);
-        assert_eq!(rf.busy, vec![3, 1, 0, 0]);
+        assert_eq!(busy(&rf), vec![3, 1, 0, 0]);
         // a write at cycle 11 to bank 0 falls into the serialised reads: no new busy cycle
         rf.write(0, 12, 11);
-        assert_eq!(rf.busy[0], 3);
+        assert_eq!(rf.busy_cycles(0), 3);
         rf.write(0, 12, 13);
-        assert_eq!(rf.busy[0], 4);
+        assert_eq!(rf.busy_cycles(0), 4);
         // one bank: every pair of sources conflicts
         let mut one = RfBanks::new(1, true);
         one.begin_kernel(64);
