@@ -113,6 +113,18 @@ pub struct SmConfig {
     pub dpe_path_policy: PathPolicy,
     /// SIMT stack entries per warp (spec reconvergence-dpe.md A11).
     pub stack_depth: u32,
+    /// Register-file banks per SM (a power of two, 1..=64): register `r` of warp slot `w` is
+    /// in bank `(r + w) % rf_banks` (`timing::rf`).
+    #[serde(default = "default_rf_banks")]
+    pub rf_banks: u32,
+    /// Model register-bank conflicts: the sources of one instruction that share a bank are
+    /// read one per cycle, delaying its dispatch (`timing::rf`). Off: counting only.
+    #[serde(default)]
+    pub rf_bank_conflicts: bool,
+}
+
+fn default_rf_banks() -> u32 {
+    16
 }
 
 /// Latency (cycles until the result is written back) and initiation interval (cycles the
@@ -285,6 +297,15 @@ impl GpuConfig {
         }
         if s.shared_banks == 0 || !s.shared_banks.is_power_of_two() {
             return bad("sm.shared_banks", "must be a power of two");
+        }
+        if s.rf_banks == 0
+            || !s.rf_banks.is_power_of_two()
+            || s.rf_banks > crate::timing::rf::MAX_RF_BANKS
+        {
+            return bad(
+                "sm.rf_banks",
+                "must be a power of two between 1 and 64 (register-file banks per SM)",
+            );
         }
         if s.stack_depth < 2 {
             return bad("sm.stack_depth", "must be at least 2");

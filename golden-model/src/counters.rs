@@ -8,7 +8,7 @@
 //!
 //! Two kinds, one namespace:
 //! - **Built-in** counters mirror the model's own statistics. They are *sampled*: copied from
-//!   the SMs' `KernelStats`, the unit hosts' activity counters of every unit instance
+//!   the SMs' `KernelStats` and register-file bank counters (`sm3.rf.bank5.reads`), the unit hosts' activity counters of every unit instance
 //!   (`sm3.simt_stack_spe.ev_div`, `sm3.dpe_scoreboard.active_cycles`), the memory
 //!   hierarchy's per-SM / per-bank / per-channel counters and the SM clock domains at each
 //!   interval boundary and at the end of a launch. The hot
@@ -101,6 +101,21 @@ fn visit_builtin(
         f(&|| format!("sm{i}.cycles"), clocks.sms[i].cycles);
         for (n, get) in SM_FIELDS {
             f(&|| format!("sm{i}.{n}"), get(&sm.stats));
+        }
+        // Register-file banks (`timing::rf`). A bank's idle cycles are the SM's cycles
+        // without an access to it: sampled as (the SM's clock) - (its busy cycles), which the
+        // launch base and the interval deltas turn into the cycles of the launch/interval.
+        let rf = &sm.rf;
+        f(&|| format!("sm{i}.rf.reads"), rf.total_reads());
+        f(&|| format!("sm{i}.rf.writes"), rf.total_writes());
+        f(&|| format!("sm{i}.rf.conflict_cycles"), rf.conflict_cycles);
+        for b in 0..rf.num_banks() {
+            f(&|| format!("sm{i}.rf.bank{b}.reads"), rf.reads(b));
+            f(&|| format!("sm{i}.rf.bank{b}.writes"), rf.writes(b));
+            f(
+                &|| format!("sm{i}.rf.bank{b}.idle_cycles"),
+                clocks.sms[i].cycles.wrapping_sub(rf.busy_cycles(b)),
+            );
         }
         let c = mem.sm_counters(i);
         for (n, get) in SM_MEM_FIELDS {

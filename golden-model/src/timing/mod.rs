@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod decode;
 pub mod reconv;
+pub mod rf;
 mod scan;
 pub mod scheduler;
 pub mod sm;

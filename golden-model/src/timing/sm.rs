@@ -19,6 +19,7 @@
 
 use super::decode::DecodedInst;
 use super::reconv::{StackView, WarpStacks};
+use super::rf::RfBanks;
 use super::scan::{ScanState, Stall};
 use super::scheduler::Scheduler;
 use crate::config::GpuConfig;
@@ -274,6 +275,8 @@ pub struct Sm {
     used_shared: u32,
     used_ctas: u32,
     pub stats: KernelStats,
+    /// Register-file bank counters (and conflict state) of this launch (`timing::rf`).
+    pub rf: RfBanks,
     /// The port layout of the scoreboard's trace, when recording (its `NUM_REGS` is the
     /// largest of every launch recorded, see [`Sm::begin_kernel`]).
     sb_layout: ScoreboardPorts,
@@ -295,7 +298,9 @@ impl Sm {
         ]
         .into_iter()
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+            // register-bank conflicts delay an instruction by up to 7 cycles (8 sources)
+            + if cfg.sm.rf_bank_conflicts { 8 } else { 0 };
         let wheel_len = (max_latency as u64 + 2).next_power_of_two();
         let nsched = cfg.sm.schedulers as usize;
         Sm {
@@ -343,6 +348,7 @@ impl Sm {
             used_shared: 0,
             used_ctas: 0,
             stats: KernelStats::default(),
+            rf: RfBanks::new(cfg.sm.rf_banks, cfg.sm.rf_bank_conflicts),
             sb_layout: ScoreboardPorts::of(&scoreboard_params_for(cfg, 8)),
         }
     }
@@ -469,6 +475,7 @@ impl Sm {
         self.need_fetch = 0;
         self.wake();
         self.stats = KernelStats::default();
+        self.rf.begin_kernel(k.kernel.regs_per_thread);
     }
 
     /// Whether one more CTA of this footprint fits now.
@@ -585,7 +592,7 @@ impl Sm {
         }
         self.writebacks(now);
         while let Some(tok) = mem.pop_completed(self.id as usize) {
-            self.complete_token(tok);
+            self.complete_token(tok, now);
         }
         // The scoreboard's edge: this cycle's releases, and last cycle's reserves and copies.
         self.sb_edge(now.saturating_sub(1));
@@ -625,6 +632,7 @@ impl Sm {
         let mut list = std::mem::take(&mut self.wheel[idx]);
         for wb in list.drain(..) {
             let w = wb.warp as usize;
+            self.rf.write(w, wb.reg, now);
             self.wake_warp(w);
             if wb.tracked {
                 self.release(w, wb.side, wb.reg);
@@ -672,11 +680,12 @@ impl Sm {
         (2 * w + side) * self.sb_words + reg as usize / 64
     }
 
-    fn complete_token(&mut self, tok: u32) {
+    fn complete_token(&mut self, tok: u32, now: u64) {
         let p = &self.tokens[tok as usize];
         let (w, side, regs, n) = (p.warp as usize, p.side, p.regs, p.n_regs as usize);
         self.wake_warp(w);
         for &r in &regs[..n] {
+            self.rf.write(w, r, now);
             self.release(w, side, r);
         }
         self.free_tokens.push(tok);
@@ -1096,6 +1105,10 @@ impl Sm {
         self.stack_effect(w, effect);
         self.update_fetch_bit(w);
 
+        // Register-file bank reads of the sources; with bank conflicts modelled, the extra
+        // operand-collection cycles delay dispatch (result latency and unit busy time).
+        let rf_extra = self.rf.read_operands(w, d.reads(), now);
+
         // Destination registers and functional-unit occupancy.
         let p = &k.cfg.pipeline;
         let mut long_latency = false;
@@ -1103,7 +1116,7 @@ impl Sm {
         match d.class {
             InstClass::Mem => {
                 if let Some(acc) = self.step.mem.take() {
-                    long_latency = self.issue_memory(w, sb_side, now, k, &d, &acc, pc)?;
+                    long_latency = self.issue_memory(w, sb_side, now, rf_extra, k, &d, &acc, pc)?;
                 }
             }
             class => {
@@ -1117,10 +1130,10 @@ impl Sm {
                     InstClass::Mem => unreachable!(),
                 };
                 let u = argmin(units);
-                units[u] = now + ii as u64;
+                units[u] = now + ii as u64 + rf_extra as u64;
                 long_latency = class == InstClass::Div;
                 for &r in d.writes() {
-                    self.write_result(w, sb_side, r, now, lat, k, pc)?;
+                    self.write_result(w, sb_side, r, now, lat + rf_extra, k, pc)?;
                 }
             }
         }
@@ -1156,6 +1169,7 @@ impl Sm {
         w: usize,
         side: u8,
         now: u64,
+        rf_extra: u32,
         k: &KernelCtx,
         d: &DecodedInst,
         acc: &MemAccess,
@@ -1192,6 +1206,10 @@ impl Sm {
                 };
                 self.warps[w].inflight += 1;
                 self.lsu_queue.push_back((tok, *acc));
+                if rf_extra > 0 {
+                    // The operands arrive late: the LSU takes the request no earlier.
+                    self.lsu_free = self.lsu_free.max(now + rf_extra as u64);
+                }
                 Ok(acc.kind != MemKind::Store)
             }
             _ => {
@@ -1204,9 +1222,9 @@ impl Sm {
                 } else {
                     (k.cfg.l1.hit_latency, 1)
                 };
-                self.lsu_free = now + busy as u64;
+                self.lsu_free = now + busy as u64 + rf_extra as u64;
                 for &r in d.writes() {
-                    self.write_result(w, side, r, now, lat, k, pc)?;
+                    self.write_result(w, side, r, now, lat + rf_extra, k, pc)?;
                 }
                 Ok(false)
             }
