@@ -15,7 +15,7 @@ use warpforge_cosim::mutants::{self, MutantOptions};
 use warpforge_cosim::{BuildOptions, Cosim, RtlSource};
 use warpforge_model::config::{GpuConfig, Reconvergence};
 use warpforge_model::gpu::{Gpu, Mode};
-use warpforge_model::units::contract::{Params, UnitDesc};
+use warpforge_model::units::contract::{GpuUse, Params, UnitDesc};
 use warpforge_workloads::Size;
 
 const RANDOM_CYCLES: u64 = 100_000;
@@ -77,22 +77,38 @@ fn every_instance_of_every_workload_at_tiny_size_matches_the_rtl() {
     for reconvergence in [Reconvergence::Spe, Reconvergence::Dpe] {
         let mut cfg = GpuConfig::preset("gtx480", &[]).unwrap();
         cfg.sm.reconvergence = reconvergence;
-        let stack = match reconvergence {
-            Reconvergence::Spe => "simt_stack_spe",
-            Reconvergence::Dpe => "simt_stack_dpe",
-        };
+        // Every unit with RTL that the configuration instantiates (the registry's GPU use).
+        let recorded: Vec<&'static UnitDesc> = units()
+            .into_iter()
+            .filter(|u| matches!((u.gpu)(&cfg), GpuUse::Instantiated { .. }))
+            .collect();
+        assert_eq!(
+            recorded.len(),
+            2,
+            "a stack and the scoreboard under {reconvergence:?}"
+        );
         let mut built: Vec<(Params, Cosim)> = vec![];
-        let mut instances = [0usize; 2];
+        let mut instances = vec![0usize; recorded.len()];
         for w in warpforge_workloads::all() {
             let mut gpu = Gpu::new(cfg.clone(), Mode::Timing);
-            gpu.record_unit(stack).unwrap();
-            gpu.record_unit("dpe_scoreboard").unwrap();
+            for u in &recorded {
+                gpu.record_unit(u.name).unwrap();
+            }
             let v = w.run(&mut gpu, Size::Tiny, 5).unwrap();
             assert!(v.passed, "{}", w.name());
             let traces = gpu.take_traces();
-            assert_eq!(traces.len(), 2, "{}: stack and scoreboard traces", w.name());
-            for (k, rec) in traces.into_iter().enumerate() {
+            assert_eq!(
+                traces.len(),
+                recorded.len(),
+                "{}: one trace per unit",
+                w.name()
+            );
+            for rec in traces {
                 let trace = rec.into_trace(w.name());
+                let k = recorded
+                    .iter()
+                    .position(|u| std::ptr::eq(*u, trace.desc))
+                    .expect("a recorded unit");
                 if !built.iter().any(|(p, _)| *p == trace.params) {
                     built.push((trace.params.clone(), cosim(trace.desc, &trace.params)));
                 }
@@ -103,11 +119,13 @@ fn every_instance_of_every_workload_at_tiny_size_matches_the_rtl() {
                 instances[k] += s.len();
             }
         }
-        assert!(instances[0] > 100, "warp stacks replayed: {}", instances[0]);
+        // Every warp's stack of every SM, every SM's scoreboard.
+        for (u, n) in recorded.iter().zip(&instances) {
+            assert!(*n >= 14, "{} instances replayed: {n}", u.name);
+        }
         assert!(
-            instances[1] >= 14,
-            "SM scoreboards replayed: {}",
-            instances[1]
+            instances.iter().any(|&n| n > 100),
+            "warp stacks replayed: {instances:?}"
         );
     }
 }
