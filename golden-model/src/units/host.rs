@@ -107,10 +107,6 @@ impl<U: Unit> UnitHost<U> {
         self.trace = Some(trace);
     }
 
-    pub fn recording(&self) -> bool {
-        self.trace.is_some()
-    }
-
     pub fn trace_mut(&mut self) -> Option<&mut TraceRecorder> {
         self.trace.as_mut()
     }
