@@ -106,10 +106,10 @@ impl RfBanks {
     /// serialised reads of one instruction, which follow on from each other).
     #[inline]
     fn touch(bank: &mut Bank, t: u64) {
-        let end = t + 1;
-        if end > bank.busy_until {
-            bank.busy += end - t.max(bank.busy_until);
-            bank.busy_until = end;
+        // One cycle is either already booked (`busy_until` past it) or new: no range sums.
+        if bank.busy_until <= t {
+            bank.busy += 1;
+            bank.busy_until = t + 1;
         }
     }
 

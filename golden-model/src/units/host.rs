@@ -17,10 +17,9 @@ use std::collections::BTreeMap;
 pub struct UnitHost<U: Unit> {
     params: U::Params,
     instances: Vec<U>,
-    /// Per instance: `U::Events::NAMES.len()` counters of set bits of each event port.
-    events: Vec<u64>,
-    /// Per instance: clock edges with non-idle inputs.
-    active: Vec<u64>,
+    /// Per instance, [`Self::STRIDE`] counters: the clock edges with non-idle inputs, then
+    /// the set bits of each event port (one vector: one bounds check per edge).
+    counters: Vec<u64>,
     trace: Option<TraceRecorder>,
 }
 
@@ -54,6 +53,7 @@ impl UnitActivity {
 
 impl<U: Unit> UnitHost<U> {
     const EVENTS: usize = <U::Events as PortGroup>::NAMES.len();
+    const STRIDE: usize = 1 + Self::EVENTS;
 
     /// `count` instances at `params`, checked against the unit's declared ranges and
     /// cross-parameter rules (the error names the unit and the parameter).
@@ -62,8 +62,7 @@ impl<U: Unit> UnitHost<U> {
         Ok(UnitHost {
             params,
             instances: (0..count).map(|_| U::new(params)).collect(),
-            events: vec![0; count * Self::EVENTS],
-            active: vec![0; count],
+            counters: vec![0; count * Self::STRIDE],
             trace: None,
         })
     }
@@ -129,8 +128,11 @@ impl<U: Unit> UnitHost<U> {
             rec.record_inputs(i, cycle, inp);
         }
         let ev = self.instances[i].tick(inp);
-        self.active[i] += 1;
-        self.count_events(i, &ev);
+        let counts = self.counters_mut(i);
+        counts[0] += 1;
+        if !ev.is_idle() {
+            ev.count_ones(&mut counts[1..]);
+        }
         ev
     }
 
@@ -148,9 +150,14 @@ impl<U: Unit> UnitHost<U> {
     #[inline(always)]
     fn count_events(&mut self, i: usize, ev: &U::Events) {
         if !ev.is_idle() {
-            let n = Self::EVENTS;
-            ev.count_ones(&mut self.events[i * n..(i + 1) * n]);
+            ev.count_ones(&mut self.counters_mut(i)[1..]);
         }
+    }
+
+    /// Instance `i`'s counters: active edges, then one per event port.
+    #[inline(always)]
+    fn counters_mut(&mut self, i: usize) -> &mut [u64] {
+        &mut self.counters[i * Self::STRIDE..(i + 1) * Self::STRIDE]
     }
 
     /// A clock edge of instance `i` at `cycle` whose inputs were staged on the instance:
@@ -169,36 +176,40 @@ impl<U: Unit> UnitHost<U> {
             if let Some(rec) = self.trace.as_mut() {
                 rec.record_inputs(i, cycle, &inputs(&self.instances[i]));
             }
-            self.active[i] += 1;
+            self.counters_mut(i)[0] += 1;
         }
         edge(&mut self.instances[i]);
     }
 
     /// The activity of instance `i`.
     pub fn instance_activity(&self, i: usize) -> UnitActivity {
-        let n = Self::EVENTS;
-        self.activity_of(&self.events[i * n..(i + 1) * n], self.active[i], 1)
+        let n = Self::STRIDE;
+        self.activity_of(&self.counters[i * n..(i + 1) * n], 1)
     }
 
     /// The activity of every instance, summed.
     pub fn activity(&self) -> UnitActivity {
-        let n = Self::EVENTS;
-        let mut sum = vec![0u64; n];
-        for counts in self.events.chunks(n.max(1)) {
+        let mut sum = vec![0u64; Self::STRIDE];
+        for counts in self.counters.chunks(Self::STRIDE) {
             for (s, c) in sum.iter_mut().zip(counts) {
                 *s += c;
             }
         }
-        self.activity_of(&sum, self.active.iter().sum(), self.instances.len())
+        self.activity_of(&sum, self.instances.len())
     }
 
-    fn activity_of(&self, events: &[u64], active: u64, instances: usize) -> UnitActivity {
+    /// From [`Self::STRIDE`] counters (active edges, then the event ports').
+    fn activity_of(&self, counters: &[u64], instances: usize) -> UnitActivity {
         let names = <U::Events as PortGroup>::NAMES;
         UnitActivity {
             unit: U::desc().name,
             instances,
-            active_cycles: active,
-            events: names.iter().copied().zip(events.iter().copied()).collect(),
+            active_cycles: counters[0],
+            events: names
+                .iter()
+                .copied()
+                .zip(counters[1..].iter().copied())
+                .collect(),
         }
     }
 }
