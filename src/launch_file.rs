@@ -100,8 +100,11 @@ pub struct Output {
 }
 
 pub fn load(path: &Path) -> Result<PreparedLaunch> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read launch file {}", path.display()))?;
+    let text = crate::input_file::read_text_bounded(
+        path,
+        crate::input_file::MAX_LAUNCH_FILE_BYTES,
+        "the limit for a launch file",
+    )?;
     let file: LaunchFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -146,16 +149,13 @@ impl PreparedLaunch {
                                 anyhow::anyhow!("{here}: init = \"file\" needs `file = \"...\"`")
                             })?;
                             let path = self.dir.join(f);
-                            let data = std::fs::read(&path).with_context(|| {
-                                format!("{here}: cannot read {}", path.display())
-                            })?;
-                            if data.len() as u64 > *bytes {
-                                bail!(
-                                    "{here}: {} holds {} bytes, more than the buffer's {bytes}",
-                                    path.display(),
-                                    data.len()
-                                );
-                            }
+                            // Read no more than the buffer holds (+1 to see that it is more).
+                            let data = crate::input_file::read_bounded(
+                                &path,
+                                *bytes,
+                                "the size of the buffer it fills",
+                            )
+                            .with_context(|| here.clone())?;
                             host.write_bytes(ptr, &data)?;
                         }
                     }

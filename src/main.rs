@@ -3,6 +3,7 @@
 mod bench;
 mod cosim_cmd;
 mod gen_cmd;
+mod input_file;
 mod launch_file;
 mod report;
 
@@ -498,8 +499,11 @@ fn run_ptx(
     launch: &Path,
     record: &[String],
 ) -> Result<(RunResult, Vec<TraceRecorder>)> {
-    let text =
-        std::fs::read_to_string(ptx).with_context(|| format!("cannot read {}", ptx.display()))?;
+    let text = input_file::read_text_bounded(
+        ptx,
+        input_file::MAX_PTX_BYTES,
+        "the limit for a PTX module",
+    )?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
     for unit in record {

@@ -278,6 +278,9 @@ impl GpuConfig {
     /// Reject values the model cannot simulate.
     pub fn validate(&self) -> Result<(), SimError> {
         let bad = |k: &str, why: &str| Err(SimError::Config(format!("`{k}` {why}")));
+        // Every integer key's own range first (nothing below may size anything from an
+        // unchecked value), then the rules between keys.
+        crate::config_limits::check(self)?;
         let s = &self.sm;
         if s.count == 0 || s.count > 1024 {
             return bad("sm.count", "must be between 1 and 1024");

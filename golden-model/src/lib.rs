@@ -9,6 +9,7 @@
 
 pub mod address_map;
 pub mod config;
+pub mod config_limits;
 pub mod counters;
 pub mod error;
 pub mod exec;

@@ -9,6 +9,13 @@ use crate::ptx::ir::{Kernel, Module, ScalarType};
 const MAX_BLOCK_THREADS: u64 = 1024;
 const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
 const MAX_GRID_DIM: [u32; 3] = [2_147_483_647, 65535, 65535];
+/// Shared memory of one CTA, static and dynamic: the largest `sm.shared_bytes` the
+/// configuration accepts (16 MiB; 48-228 KB on real GPUs).
+pub const MAX_SHARED_BYTES_PER_CTA: u64 = 16 << 20;
+/// Local memory (the `.local` frame) of one thread. The model keeps every resident warp's
+/// frames (32 per warp) in host memory, so this bounds them: 16 KiB is 512 KiB per warp.
+/// CUDA allows up to 512 KiB per thread; kernels spill far less.
+pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 16 << 10;
 
 /// Grid, block and dynamic shared memory of a launch.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +69,21 @@ pub fn prepare(
             block.count()
         ));
     }
+    let shared_bytes = kernel.shared_bytes + dynamic_shared as u64;
+    if shared_bytes > MAX_SHARED_BYTES_PER_CTA {
+        return err(format!(
+            "needs {shared_bytes} bytes of shared memory per block ({} static, {dynamic_shared} \
+             dynamic), more than the model's limit of {MAX_SHARED_BYTES_PER_CTA}",
+            kernel.shared_bytes
+        ));
+    }
+    if kernel.local_bytes > MAX_LOCAL_BYTES_PER_THREAD {
+        return err(format!(
+            "needs {} bytes of local memory per thread, more than the model's limit of \
+             {MAX_LOCAL_BYTES_PER_THREAD}",
+            kernel.local_bytes
+        ));
+    }
     if args.len() != kernel.params.len() {
         return err(format!(
             "expects {} parameter(s) but {} were given",
@@ -99,7 +121,7 @@ pub fn prepare(
         params,
         consts,
         global_base,
-        shared_bytes: kernel.shared_bytes + dynamic_shared as u64,
+        shared_bytes,
         local_bytes: kernel.local_bytes,
         warps_per_cta: threads.div_ceil(WARP_SIZE as u32),
     })
