@@ -265,7 +265,8 @@ impl IssueScan {
         let first = greedy.filter(|_| passable & greedy_bit == 0);
         let members = sched.members() | greedy_bit;
         let rest = sched.positions(members & !passable & !greedy_bit);
-        let order = &sched.order;
+        // (a slice: its pointer and length stay in registers through the scan)
+        let order = sched.order.as_slice();
         let rest = set_bits(rest).map(|i| order[i]);
         // The stall counted if nothing issues: the blocker closest to issuing among every
         // path considered, visited or passed over.
