@@ -187,7 +187,7 @@ mod tests {
             x ^= x << 17;
             let sparse = x & x.rotate_left(11) & x.rotate_left(29);
             let words = [sparse, (x >> 3) & x.rotate_left(5) & x.rotate_left(41)];
-            let words = if x % 3 == 0 { [words[0], 0] } else { words };
+            let words = if x & 3 == 0 { [words[0], 0] } else { words };
             let all = words[0] as u128 | (words[1] as u128) << 64;
             if all == 0 {
                 continue;
