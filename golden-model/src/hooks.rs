@@ -18,6 +18,43 @@
 //! | [`GpuHooks::on_cache_fill`] | a line written into an L1 or L2 tag array | LAMAR, Snooze |
 //! | [`GpuHooks::on_cache_evict`] | a valid line leaving an L1 or L2 (replaced or invalidated) | Snooze |
 //!
+//! A unit that is itself a hardware model (`declare_unit!`) keeps its instances in a
+//! `units::host::UnitHost` inside its hooks type, gathers its inputs from the event hooks
+//! and ticks them from `on_cycle_start` (one edge per SM cycle), so its port traces and
+//! activity counters come with it.
+//!
+//! ```
+//! use warpforge_model::config::GpuConfig;
+//! use warpforge_model::gpu::{Gpu, Mode};
+//! use warpforge_model::hooks::{GpuHooks, RfAccess};
+//! use warpforge_model::host::{Dim3, Host, KernelArg};
+//!
+//! /// What a Slumber-like controller needs: per SM and register-file bank, the last cycle
+//! /// the bank was accessed.
+//! struct LastAccess(Vec<Vec<Option<u64>>>);
+//!
+//! impl GpuHooks for LastAccess {
+//!     fn on_rf_access(&mut self, ev: &RfAccess) {
+//!         self.0[ev.sm as usize][ev.bank as usize] = Some(ev.cycle);
+//!     }
+//! }
+//!
+//! let cfg = GpuConfig::preset("gtx480", &[]).unwrap();
+//! let banks = vec![vec![None; cfg.sm.rf_banks as usize]; cfg.sm.count as usize];
+//! let mut gpu = Gpu::with_hooks(cfg, Mode::Timing, LastAccess(banks));
+//! let ptx = ".version 6.0\n.target sm_70\n.address_size 64\n\
+//!     .visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<4>;\n\
+//!     ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n\
+//!     mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd2, %rd2, %rd3;\nst.global.u32 [%rd2], %r1;\n\
+//!     ret;\n}\n";
+//! let m = gpu.load_module("k.ptx", ptx).unwrap();
+//! let out = gpu.alloc(32 * 4).unwrap();
+//! gpu.launch(m, "k", Dim3::x(1), Dim3::x(32), 0, &[KernelArg::Ptr(out)]).unwrap();
+//! // The one block ran on SM 0; the other SMs' banks were never accessed.
+//! assert!(gpu.hooks().0[0].iter().any(|c| c.is_some()));
+//! assert!(gpu.hooks().0[1].iter().all(|c| c.is_none()));
+//! ```
+//!
 //! # Why a trait with default no-op methods, passed by `&mut`
 //! Every hook is statically dispatched: the GPU is generic over its hooks type
 //! (`Gpu<H: GpuHooks = NoHooks>`, so code naming plain `Gpu` gets the no-hook GPU), and the
