@@ -5,22 +5,22 @@
 //!
 //! | sub-block | module | owns |
 //! |---|---|---|
-//! | residency | [`residency`] | CTA slots, the resources they take; which warp slots are live |
-//! | warp table | [`warps`] | the per-warp record the blocker check reads (fields owned as marked) |
-//! | front end | [`frontend`] | instruction fetch: which paths need one, buffers, fetch completions |
-//! | issue scan | [`scan`] | the warp schedulers, their sleep, the per-path blocker cache |
+//! | residency | `residency` | CTA slots, the resources they take; which warp slots are live |
+//! | warp table | `warps` | the per-warp record the blocker check reads (fields owned as marked) |
+//! | front end | `frontend` | instruction fetch: which paths need one, buffers, fetch completions |
+//! | issue scan | `scan` | the warp schedulers, their sleep, the per-path blocker cache |
 //! | reconvergence stacks | `timing::reconv` | every warp's `simt_stack_spe`/`_dpe` unit instance |
-//! | back end | [`backend`] | functional units' busy times, the writeback wheel |
-//! | load/store unit | [`lsu`] | the memory request queue and its tokens, LSU busy time |
-//! | register dependencies | [`regdeps`] | the `dpe_scoreboard` unit instance, deferred releases |
+//! | back end | `backend` | functional units' busy times, the writeback wheel |
+//! | load/store unit | `lsu` | the memory request queue and its tokens, LSU busy time |
+//! | register dependencies | `regdeps` | the `dpe_scoreboard` unit instance, deferred releases |
 //! | register file | `timing::rf` | per-bank access counters (and conflicts) |
-//! | barriers | [`barriers`] | every CTA's barrier table, which warps wait where |
-//! | shared memory | [`shared`] | bank conflicts and latency of accesses served in the SM |
+//! | barriers | `barriers` | every CTA's barrier table, which warps wait where |
+//! | shared memory | `shared` | bank conflicts and latency of accesses served in the SM |
 //! | statistics | `stats::KernelStats` | this launch's per-SM figures (`Sm::stats`) |
 //!
 //! A sub-block answers with what happened (the writebacks due, the warps a fetch or a
 //! barrier release concerns, whether the LSU queue drained, the path a scheduler picked),
-//! and the SM (here and in [`issue`]) carries that to the others: this file is where the
+//! and the SM (here and in `issue`) carries that to the others: this file is where the
 //! sub-blocks meet, and the only place that knows the order of the phases.
 //!
 //! Per cycle ([`Sm::cycle`]): (1) writebacks due this cycle and memory completions stage
@@ -34,7 +34,7 @@
 //! the warp's SIMT stack in the same cycle, so the next instruction of the warp is known at
 //! t+1, and a control transfer flushes the instruction buffer.
 //!
-//! Hook points ([`crate::hooks`]): issue and branch in [`issue`], register-file reads at
+//! Hook points ([`crate::hooks`]): issue and branch in `issue`, register-file reads at
 //! issue and writes at writeback here; the memory hierarchy calls the cache hooks itself.
 
 mod backend;
