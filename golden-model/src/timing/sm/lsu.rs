@@ -11,6 +11,7 @@ use crate::config::GpuConfig;
 use crate::exec::MemAccess;
 use crate::hooks::GpuHooks;
 use crate::memory::MemoryHierarchy;
+use std::collections::VecDeque;
 
 /// Requests the LSU holds before the issue stage must wait.
 const LSU_QUEUE: usize = 2;
@@ -28,7 +29,7 @@ pub(super) struct Lsu {
     /// Cycle at which the LSU accepts its next request.
     free: u64,
     ii: u64,
-    queue: std::collections::VecDeque<(u32, MemAccess)>,
+    queue: VecDeque<(u32, MemAccess)>,
     tokens: Vec<PendingMem>,
     free_tokens: Vec<u32>,
 }
@@ -38,7 +39,7 @@ impl Lsu {
         Lsu {
             free: 0,
             ii: cfg.pipeline.lsu_ii as u64,
-            queue: std::collections::VecDeque::with_capacity(LSU_QUEUE),
+            queue: VecDeque::with_capacity(LSU_QUEUE),
             tokens: Vec::new(),
             free_tokens: Vec::new(),
         }
