@@ -6,6 +6,7 @@
 //! - [`memory`]: the timing model of the memory hierarchy (coalescer, caches, network, DRAM).
 //! - [`timing`]: the SM timing model (dispatcher, schedulers, scoreboard, pipelines).
 //! - [`gpu`]: the whole GPU, implementing the [`host::Host`] API in functional or timing mode.
+//! - [`hooks`]: the hook points where units that observe the timing model attach.
 
 pub mod address_map;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod counters;
 pub mod error;
 pub mod exec;
 pub mod gpu;
+pub mod hooks;
 pub mod host;
 pub mod memory;
 pub mod ptx;

@@ -9,6 +9,7 @@ use crate::config::GpuConfig;
 use crate::counters::Counters;
 use crate::error::SimError;
 use crate::exec::GlobalMemory;
+use crate::hooks::{GpuHooks, NoHooks};
 use crate::host::{DevPtr, Dim3, Host, KernelArg, ModuleId};
 use crate::memory::MemoryHierarchy;
 use crate::ptx::{self, ir::Module, ir::StateSpace};
@@ -39,7 +40,9 @@ struct LoadedModule {
 /// timing mode and "warp instructions" in functional mode.
 pub type ProgressFn = Box<dyn FnMut(&str, &'static str, u64) + Send>;
 
-pub struct Gpu {
+/// The GPU, with the hooks `H` of the units attached to its timing model (none by default;
+/// see [`crate::hooks`]).
+pub struct Gpu<H: GpuHooks = NoHooks> {
     cfg: GpuConfig,
     mode: Mode,
     global: GlobalMemory,
@@ -50,7 +53,10 @@ pub struct Gpu {
     clocks: Clocks,
     /// The named counters (timing mode; see `counters`).
     counters: Counters,
-    /// Called at every interval boundary (a DVFS controller).
+    /// The hooks of the attached units, lent to the timing loop of every launch.
+    hooks: H,
+    /// Called at every interval boundary after `hooks` (a DVFS controller given as a
+    /// closure).
     interval_hook: Option<Box<dyn IntervalHook>>,
     /// Base tick at which the next launch starts (time runs on across launches).
     now: u64,
@@ -60,7 +66,15 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// A GPU with no unit attached to its hook points.
     pub fn new(cfg: GpuConfig, mode: Mode) -> Gpu {
+        Gpu::with_hooks(cfg, mode, NoHooks)
+    }
+}
+
+impl<H: GpuHooks> Gpu<H> {
+    /// A GPU whose timing model calls `hooks` at its hook points (see [`crate::hooks`]).
+    pub fn with_hooks(cfg: GpuConfig, mode: Mode, hooks: H) -> Gpu<H> {
         let (sms, mem) = match mode {
             Mode::Timing => (
                 (0..cfg.sm.count).map(|i| Sm::new(i, &cfg)).collect(),
@@ -82,6 +96,7 @@ impl Gpu {
             mem,
             clocks,
             counters,
+            hooks,
             interval_hook: None,
             now: 0,
             launches: Vec::new(),
@@ -91,6 +106,13 @@ impl Gpu {
 
     pub fn config(&self) -> &GpuConfig {
         &self.cfg
+    }
+    /// The attached hooks (with what they gathered).
+    pub fn hooks(&self) -> &H {
+        &self.hooks
+    }
+    pub fn hooks_mut(&mut self) -> &mut H {
+        &mut self.hooks
     }
     pub fn mode(&self) -> Mode {
         self.mode
@@ -199,7 +221,7 @@ impl Gpu {
     }
 }
 
-impl Host for Gpu {
+impl<H: GpuHooks> Host for Gpu<H> {
     fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
         let module = ptx::parse_module(file, text)?;
         let global_base = self
@@ -363,10 +385,7 @@ impl Host for Gpu {
                 let env = TimingEnv {
                     clocks: &mut self.clocks,
                     counters: &mut self.counters,
-                    hook: self
-                        .interval_hook
-                        .as_mut()
-                        .map(|h| &mut **h as &mut dyn IntervalHook),
+                    hooks: &mut (&mut self.hooks, &mut self.interval_hook),
                 };
                 let r = timing::run_kernel(
                     &ctx,

@@ -218,6 +218,12 @@ impl<P: ReplacementPolicy> TagArray<P> {
         (key as usize) & (self.sets - 1)
     }
 
+    /// The way of a line within its set.
+    #[inline]
+    pub fn way_of(&self, idx: LineIdx) -> usize {
+        idx % self.assoc
+    }
+
     /// Find a line (valid tag) in `set`. Does not update LRU.
     pub fn probe(&self, set: usize, line_addr: u64) -> Option<LineIdx> {
         let base = set * self.assoc;

@@ -32,6 +32,7 @@ use super::coalescer::SECTOR_BYTES;
 use super::dram::DramReq;
 use super::icnt::{Packet, PacketKind};
 use super::stats::MemStats;
+use crate::hooks::{CacheEvict, CacheFill, CacheId, CacheMiss, EvictCause, GpuHooks, MissKind};
 
 /// Address -> (L2 bank, DRAM channel, DRAM bank/row) mapping.
 #[derive(Debug, Clone)]
@@ -225,6 +226,52 @@ impl L2Bank {
             || self.mshr.used() > 0
     }
 
+    /// The cache hooks' name of this bank.
+    #[inline]
+    fn cache_id(&self) -> CacheId {
+        CacheId::L2 {
+            bank: self.id as u32,
+        }
+    }
+
+    /// Allocate `line_addr` in `set` with the given sectors (a fill, or a store's write
+    /// allocation), calling the eviction and fill hooks. Returns the line and the victim.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn allocate<H: GpuHooks>(
+        &mut self,
+        set: usize,
+        line_addr: u64,
+        valid: u32,
+        dirty: u32,
+        now: u64,
+        hooks: &mut H,
+    ) -> (usize, Option<Victim>) {
+        let (i, v) = self.tags.insert(set, line_addr, valid, dirty);
+        let way = self.tags.way_of(i) as u32;
+        if let Some(v) = v {
+            hooks.on_cache_evict(&CacheEvict {
+                cache: self.cache_id(),
+                now,
+                line_addr: v.line_addr,
+                set: set as u32,
+                way,
+                dirty: v.dirty,
+                cause: EvictCause::Replaced,
+            });
+        }
+        hooks.on_cache_fill(&CacheFill {
+            cache: self.cache_id(),
+            now,
+            line_addr,
+            set: set as u32,
+            way,
+            sectors: valid | dirty,
+            allocated: true,
+        });
+        (i, v)
+    }
+
     fn writeback(&mut self, v: Victim, map: &AddrMap, stats: &mut MemStats) -> bool {
         if v.dirty == 0 {
             return false;
@@ -240,13 +287,14 @@ impl L2Bank {
     /// One tag-array cycle: serve the head request if it has reached the tag array.
     /// `reply_cap`/`dram_cap` bound the reply and DRAM queues. Returns what happened and how
     /// many queue items were created (replies + DRAM requests), for liveness accounting.
-    pub fn step(
+    pub fn step<H: GpuHooks>(
         &mut self,
         now: u64,
         map: &AddrMap,
         reply_cap: usize,
         dram_cap: usize,
         stats: &mut MemStats,
+        hooks: &mut H,
     ) -> (Step, u32) {
         let Some(&(ready, p)) = self.input.front() else {
             return (Step::Idle, 0);
@@ -278,7 +326,14 @@ impl L2Bank {
                 }
                 None => {
                     stats.l2_misses += 1;
-                    let (_, v) = self.tags.insert(set, p.line_addr, 0, p.sectors);
+                    hooks.on_cache_miss(&CacheMiss {
+                        cache: self.cache_id(),
+                        now,
+                        line_addr: p.line_addr,
+                        set: set as u32,
+                        kind: MissKind::WriteAllocate,
+                    });
+                    let (_, v) = self.allocate(set, p.line_addr, 0, p.sectors, now, hooks);
                     if let Some(v) = v {
                         created += self.writeback(v, map, stats) as u32;
                     }
@@ -307,10 +362,11 @@ impl L2Bank {
             self.input.pop_front();
             return (Step::Done, 1);
         }
-        match self.mshr.find(p.line_addr) {
+        let kind = match self.mshr.find(p.line_addr) {
             Some(m) if self.mshr.can_merge(m) => {
                 self.mshr.merge(m, p);
                 stats.l2_mshr_merges += 1;
+                MissKind::Merged
             }
             None if !self.mshr.is_full() && self.to_dram.len() < dram_cap => {
                 let m = self.mshr.allocate(p.line_addr, p);
@@ -321,27 +377,37 @@ impl L2Bank {
                 self.to_dram
                     .push_back(DramReq::new(false, bytes, b, row, self.id, m));
                 created += 1;
+                MissKind::NewMshr
             }
             _ => {
                 stats.l2_stall_cycles += 1;
                 self.stalled = true;
                 return (Step::Stalled, 0);
             }
-        }
+        };
         stats.l2_accesses += 1;
         stats.l2_misses += 1;
+        hooks.on_cache_miss(&CacheMiss {
+            cache: self.cache_id(),
+            now,
+            line_addr: p.line_addr,
+            set: set as u32,
+            kind,
+        });
         self.input.pop_front();
         (Step::Done, created)
     }
 
     /// DRAM data for MSHR `m` arrived: fill the line, queue replies for every waiter.
     /// Returns the number of queue items created (replies + writebacks).
-    pub fn fill(
+    pub fn fill<H: GpuHooks>(
         &mut self,
         m: MshrIdx,
         map: &AddrMap,
         scratch: &mut Vec<Packet>,
         stats: &mut MemStats,
+        now: u64,
+        hooks: &mut H,
     ) -> u32 {
         self.stalled = false;
         let line_addr = self.mshr.line_of(m);
@@ -351,10 +417,19 @@ impl L2Bank {
         let i = match self.tags.probe(set, line_addr) {
             Some(i) => {
                 self.tags.update(i, fetch, 0);
+                hooks.on_cache_fill(&CacheFill {
+                    cache: self.cache_id(),
+                    now,
+                    line_addr,
+                    set: set as u32,
+                    way: self.tags.way_of(i) as u32,
+                    sectors: fetch,
+                    allocated: false,
+                });
                 i
             }
             None => {
-                let (i, v) = self.tags.insert(set, line_addr, fetch, 0);
+                let (i, v) = self.allocate(set, line_addr, fetch, 0, now, hooks);
                 if let Some(v) = v {
                     created += self.writeback(v, map, stats) as u32;
                 }

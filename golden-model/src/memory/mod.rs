@@ -97,6 +97,9 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::GpuConfig;
 use crate::exec::{MemAccess, MemKind};
+use crate::hooks::{
+    CacheEvict, CacheFill, CacheId, CacheMiss, EvictCause, GpuHooks, MissKind, NoHooks,
+};
 use crate::ptx::ir::StateSpace;
 
 use cache::{MshrIdx, MshrTable, Policy, TagArray};
@@ -510,6 +513,20 @@ impl MemoryHierarchy {
         token: u32,
         access: &MemAccess,
     ) -> Result<IssueInfo, MemStall> {
+        self.issue_with(now, sm, token, access, &mut NoHooks)
+    }
+
+    /// [`MemoryHierarchy::issue`] calling the L1 cache hooks (misses, and lines a store
+    /// invalidates) of an accepted instruction.
+    #[inline]
+    pub fn issue_with<H: GpuHooks>(
+        &mut self,
+        now: u64,
+        sm: usize,
+        token: u32,
+        access: &MemAccess,
+        hooks: &mut H,
+    ) -> Result<IssueInfo, MemStall> {
         // A rejected instruction is usually retried unchanged every cycle: keep its
         // coalescing result (boxed, so taking it out and back is a pointer move).
         let mut retry = self.sms[sm].retry.take().expect("retry buffer present");
@@ -530,7 +547,15 @@ impl MemoryHierarchy {
                 }
                 Err(st)
             }
-            _ => self.issue_coalesced(now, sm, token, access, &retry.co, &mut retry.load_check),
+            _ => self.issue_coalesced(
+                now,
+                sm,
+                token,
+                access,
+                &retry.co,
+                &mut retry.load_check,
+                hooks,
+            ),
         };
         match r {
             Ok(_) => {
@@ -550,7 +575,8 @@ impl MemoryHierarchy {
         r
     }
 
-    fn issue_coalesced(
+    #[allow(clippy::too_many_arguments)]
+    fn issue_coalesced<H: GpuHooks>(
         &mut self,
         now: u64,
         sm: usize,
@@ -558,6 +584,7 @@ impl MemoryHierarchy {
         access: &MemAccess,
         co: &coalescer::Coalesced,
         load_check: &mut Option<(LoadCheck, u64)>,
+        hooks: &mut H,
     ) -> Result<IssueInfo, MemStall> {
         let n = co.len() as u32;
         if co.is_empty() {
@@ -634,10 +661,19 @@ impl MemoryHierarchy {
                         }
                     }
                     self.stats.l1_load_misses += 1;
+                    let miss = |kind| CacheMiss {
+                        cache: CacheId::L1 { sm: sm as u32 },
+                        now,
+                        line_addr: t.line_addr,
+                        set: set as u32,
+                        kind,
+                    };
                     if let Some(m) = s.mshr.find(t.line_addr) {
                         s.mshr.merge(m, slot);
                         self.stats.l1_mshr_merges += 1;
+                        hooks.on_cache_miss(&miss(MissKind::Merged));
                     } else if !s.mshr.is_full() {
+                        hooks.on_cache_miss(&miss(MissKind::NewMshr));
                         let m = s.mshr.allocate(t.line_addr, slot);
                         let p = self.packet(
                             PacketKind::Load,
@@ -648,6 +684,7 @@ impl MemoryHierarchy {
                         );
                         self.enqueue_packet(sm, p);
                     } else {
+                        hooks.on_cache_miss(&miss(MissKind::Bypass));
                         let p =
                             self.packet(PacketKind::LoadBypass, sm, t.line_addr, t.sectors, slot);
                         self.enqueue_packet(sm, p);
@@ -682,6 +719,15 @@ impl MemoryHierarchy {
                             if local {
                                 s.l1.touch(i);
                             } else {
+                                hooks.on_cache_evict(&CacheEvict {
+                                    cache: CacheId::L1 { sm: sm as u32 },
+                                    now,
+                                    line_addr: t.line_addr,
+                                    set: set as u32,
+                                    way: s.l1.way_of(i) as u32,
+                                    dirty: s.l1.dirty_sectors(i),
+                                    cause: EvictCause::Invalidated,
+                                });
                                 s.l1.invalidate(i);
                             }
                         }
@@ -807,6 +853,13 @@ impl MemoryHierarchy {
 
     /// Advance one core cycle.
     pub fn cycle(&mut self, now: u64) {
+        self.cycle_with(now, &mut NoHooks)
+    }
+
+    /// [`MemoryHierarchy::cycle`] calling the cache hooks of the fills (and the evictions
+    /// they cause) at L1 and L2 and of the L2 misses.
+    #[inline]
+    pub fn cycle_with<H: GpuHooks>(&mut self, now: u64, hooks: &mut H) {
         let target = self.dram_cycles_at(now);
         if !self.busy() {
             self.dram_now = self.dram_now.max(target);
@@ -815,12 +868,12 @@ impl MemoryHierarchy {
             return;
         }
         self.dram(now, target);
-        self.process_events(now);
+        self.process_events(now, hooks);
         // The L2 banks act on the L2 clock's edges only (every tick at the presets).
         if self.l2_items > 0
             && (self.l2_khz == self.base_khz || edge_at(now, self.l2_khz, self.base_khz))
         {
-            self.l2_banks(now);
+            self.l2_banks(now, hooks);
         }
         if self.injected > 0 {
             self.inject(now);
@@ -847,14 +900,14 @@ impl MemoryHierarchy {
         self.scratch_done = done;
     }
 
-    fn process_events(&mut self, now: u64) {
+    fn process_events<H: GpuHooks>(&mut self, now: u64, hooks: &mut H) {
         // late events (scheduled for a cycle already processed) come first
         while let Some(&Reverse((t, _, e))) = self.events.far.peek() {
             if t >= self.events.cursor || t > now {
                 break;
             }
             self.events.far.pop();
-            self.handle(now, e);
+            self.handle(now, e, hooks);
         }
         while self.events.cursor <= now {
             let far_due = matches!(self.events.far.peek(), Some(&Reverse((t, _, _))) if t <= now);
@@ -868,7 +921,7 @@ impl MemoryHierarchy {
                 let mut v = std::mem::take(&mut self.events.slots[slot]);
                 self.events.in_wheel -= v.len();
                 for &e in &v {
-                    self.handle(now, e);
+                    self.handle(now, e, hooks);
                 }
                 v.clear();
                 self.events.slots[slot] = v;
@@ -878,7 +931,7 @@ impl MemoryHierarchy {
         }
     }
 
-    fn handle(&mut self, now: u64, e: Event) {
+    fn handle<H: GpuHooks>(&mut self, now: u64, e: Event, hooks: &mut H) {
         match e {
             Event::TxDone { sm, slot } => self.tx_done(now, sm as usize, slot),
             Event::L1Fill { sm, mshr } => {
@@ -890,13 +943,38 @@ impl MemoryHierarchy {
                 s.l1_version += 1;
                 let line = s.mshr.line_of(mshr);
                 let set = s.l1.set_of(line >> self.line_shift);
-                match s.l1.probe(set, line) {
-                    Some(i) => s.l1.update(i, self.full_sectors, 0),
+                let cache = CacheId::L1 { sm: sm as u32 };
+                let (i, allocated) = match s.l1.probe(set, line) {
+                    Some(i) => {
+                        s.l1.update(i, self.full_sectors, 0);
+                        (i, false)
+                    }
                     None => {
                         // L1 is write-through: victims are never dirty.
-                        s.l1.insert(set, line, self.full_sectors, 0);
+                        let (i, victim) = s.l1.insert(set, line, self.full_sectors, 0);
+                        if let Some(v) = victim {
+                            hooks.on_cache_evict(&CacheEvict {
+                                cache,
+                                now,
+                                line_addr: v.line_addr,
+                                set: set as u32,
+                                way: s.l1.way_of(i) as u32,
+                                dirty: v.dirty,
+                                cause: EvictCause::Replaced,
+                            });
+                        }
+                        (i, true)
                     }
-                }
+                };
+                hooks.on_cache_fill(&CacheFill {
+                    cache,
+                    now,
+                    line_addr: line,
+                    set: set as u32,
+                    way: s.l1.way_of(i) as u32,
+                    sectors: self.full_sectors,
+                    allocated,
+                });
                 s.mshr.release(mshr, &mut w);
                 for &slot in &w {
                     self.tx_done(now, sm, slot);
@@ -910,6 +988,8 @@ impl MemoryHierarchy {
                     &self.map,
                     &mut w,
                     &mut self.bank_stats[bank as usize],
+                    now,
+                    hooks,
                 );
                 self.scratch_l2 = w;
                 // the DRAM read (counted while queued) is replaced by what the fill created
@@ -921,14 +1001,14 @@ impl MemoryHierarchy {
         }
     }
 
-    fn l2_banks(&mut self, now: u64) {
+    fn l2_banks<H: GpuHooks>(&mut self, now: u64, hooks: &mut H) {
         let mut from = 0;
         while let Some(b) = next_set(&self.bank_mask, from) {
             from = b + 1;
             if self.bank_wake[b] > now {
                 continue;
             }
-            self.l2_bank(now, b);
+            self.l2_bank(now, b, hooks);
             let bank = &self.banks[b];
             let mut wake = u64::MAX;
             if let Some(&(ready, _)) = bank.input.front() {
@@ -949,7 +1029,7 @@ impl MemoryHierarchy {
 
     /// One cycle of L2 bank `b` (which has something queued).
     #[inline]
-    fn l2_bank(&mut self, now: u64, b: usize) {
+    fn l2_bank<H: GpuHooks>(&mut self, now: u64, b: usize, hooks: &mut H) {
         let bank = &mut self.banks[b];
         let (step, created) = bank.step(
             now,
@@ -957,6 +1037,7 @@ impl MemoryHierarchy {
             self.reply_cap,
             self.dram_cap,
             &mut self.bank_stats[b],
+            hooks,
         );
         if step == l2::Step::Done {
             // the request is consumed; a load miss keeps one item for its DRAM read

@@ -5,7 +5,6 @@ pub mod clock;
 pub mod decode;
 pub mod reconv;
 pub mod rf;
-mod scan;
 pub mod scheduler;
 pub mod sm;
 
@@ -13,6 +12,7 @@ use crate::config::GpuConfig;
 use crate::counters::Counters;
 use crate::error::{FaultKind, GuestFault, SimError};
 use crate::exec::GlobalMemory;
+use crate::hooks::{CtaDispatch, GpuHooks};
 use crate::memory::MemoryHierarchy;
 use clock::Clocks;
 use sm::{CtaFootprint, KernelCtx, Sm};
@@ -20,7 +20,8 @@ use sm::{CtaFootprint, KernelCtx, Sm};
 /// Called at every interval boundary (`sim.interval_cycles`), right after the counters were
 /// snapshotted, with the base tick, the counters (read them by name or id) and the clock
 /// domains: a DVFS controller changes SM frequencies here (`Clocks::set_sm_khz`), effective
-/// from the next tick.
+/// from the next tick. The boxed form of [`GpuHooks::on_interval`], for a closure given at
+/// run time (`Gpu::set_interval_hook`); a unit with other hooks implements `GpuHooks`.
 pub trait IntervalHook: Send {
     fn on_interval(&mut self, now: u64, counters: &Counters, clocks: &mut Clocks);
 }
@@ -31,11 +32,21 @@ impl<F: FnMut(u64, &Counters, &mut Clocks) + Send> IntervalHook for F {
     }
 }
 
-/// The clock domains, the counters and the interval hook a launch runs with.
-pub struct TimingEnv<'a> {
+/// An optional boxed interval hook is a [`GpuHooks`] with only `on_interval`.
+impl GpuHooks for Option<Box<dyn IntervalHook>> {
+    #[inline]
+    fn on_interval(&mut self, now: u64, counters: &Counters, clocks: &mut Clocks) {
+        if let Some(h) = self {
+            h.on_interval(now, counters, clocks);
+        }
+    }
+}
+
+/// The clock domains, the counters and the hooks a launch runs with.
+pub struct TimingEnv<'a, H: GpuHooks> {
     pub clocks: &'a mut Clocks,
     pub counters: &'a mut Counters,
-    pub hook: Option<&'a mut dyn IntervalHook>,
+    pub hooks: &'a mut H,
 }
 
 /// Progress callback: called every `PROGRESS_INTERVAL` cycles with the cycle count and
@@ -48,23 +59,25 @@ pub const PROGRESS_INTERVAL: u64 = 1 << 16;
 /// times). Returns the base tick at which the launch finished; the per-SM statistics stay in
 /// `sms`, the counters' final values in `env.counters`, for the caller to collect.
 ///
-/// Each base tick: every SM clock domain steps; the dispatcher offers CTAs to the SMs with an
-/// edge; the memory hierarchy advances; every SM with an edge runs one of its cycles. At the
-/// presets every SM has an edge every tick and its cycle counter equals the base tick, which
-/// is exactly the single-clock loop this replaced.
-pub fn run_kernel(
+/// Each base tick: every SM clock domain steps (the cycle-start hook of every SM with an
+/// edge); the dispatcher offers CTAs to the SMs with an edge; the memory hierarchy advances;
+/// every SM with an edge and work runs one of its cycles; at an interval boundary the
+/// counters are snapshotted and the interval hook runs. At the presets every SM has an edge
+/// every tick and its cycle counter equals the base tick, which is exactly the single-clock
+/// loop this replaced.
+pub fn run_kernel<H: GpuHooks>(
     k: &KernelCtx,
     sms: &mut [Sm],
     mem: &mut MemoryHierarchy,
     global: &mut GlobalMemory,
-    env: TimingEnv,
+    env: TimingEnv<H>,
     start: u64,
     mut progress: Option<Progress>,
 ) -> Result<u64, SimError> {
     let TimingEnv {
         clocks,
         counters,
-        mut hook,
+        hooks,
     } = env;
     let cfg: &GpuConfig = k.cfg;
     let footprint = CtaFootprint::of(cfg, k.kernel, k.launch);
@@ -118,6 +131,12 @@ pub fn run_kernel(
                 *l = now.wrapping_sub(d.cycles.wrapping_sub(*e as u64));
             }
         }
+        // Every SM's cycle starts, idle or not (no work without a hook attached).
+        for (s, (&e, &l)) in edge.iter().zip(&lag).enumerate() {
+            if e {
+                hooks.on_cycle_start(s, now.wrapping_sub(l), now);
+            }
+        }
         // Dispatcher: at most one CTA per SM per cycle of the SM, SMs visited round robin.
         if next_cta < total_ctas {
             let mut id = next_cta;
@@ -125,20 +144,28 @@ pub fn run_kernel(
                 if !edge[s] || !sms[s].can_accept(&footprint, cfg) {
                     return false;
                 }
-                sms[s].launch_cta(k, id as u32, footprint, now.wrapping_sub(lag[s]));
+                let cycle = now.wrapping_sub(lag[s]);
+                sms[s].launch_cta(k, id as u32, footprint, cycle);
+                hooks.on_cta_dispatch(&CtaDispatch {
+                    sm: s as u32,
+                    cta: id as u32,
+                    warps: footprint.warps,
+                    cycle,
+                    now,
+                });
                 id += 1;
                 true
             });
         }
         // The memory hierarchy advances first, so that completions due at `now` are seen by
         // the SMs this cycle (its calling convention).
-        mem.cycle(now);
+        mem.cycle_with(now, hooks);
         let mut all_idle = true;
         if zero_lag {
             for sm in sms.iter_mut() {
                 // (an SM with nothing resident does nothing in a cycle: no call)
                 if !sm.is_idle() {
-                    sm.cycle(now, now, k, global, mem, num_sms)
+                    sm.cycle(now, now, k, global, mem, num_sms, hooks)
                         .map_err(SimError::Fault)?;
                     all_idle &= sm.is_idle();
                 }
@@ -147,7 +174,7 @@ pub fn run_kernel(
             // (every `edge` is true while `uniform`)
             for ((sm, &l), &e) in sms.iter_mut().zip(&lag).zip(&edge) {
                 if e && !sm.is_idle() {
-                    sm.cycle(now.wrapping_sub(l), now, k, global, mem, num_sms)
+                    sm.cycle(now.wrapping_sub(l), now, k, global, mem, num_sms, hooks)
                         .map_err(SimError::Fault)?;
                 }
                 all_idle &= sm.is_idle();
@@ -161,22 +188,20 @@ pub fn run_kernel(
             next_boundary += interval;
             sync(clocks, &lag, uniform, now);
             counters.snapshot(now, sms, mem, clocks);
-            if let Some(h) = hook.as_mut() {
-                h.on_interval(now, counters, clocks);
-                if clocks.changed {
-                    clocks.changed = false;
-                    for (i, d) in clocks.sms.iter().enumerate() {
-                        mem.set_sm_clock(i, d.khz);
-                    }
-                    uniform = clocks.all_sms_at_base();
-                    for (l, d) in lag.iter_mut().zip(&clocks.sms) {
-                        *l = now.wrapping_sub(d.cycles);
-                    }
-                    if uniform {
-                        edge.iter_mut().for_each(|e| *e = true);
-                    }
-                    zero_lag = uniform && lag.iter().all(|&l| l == 0);
+            hooks.on_interval(now, counters, clocks);
+            if clocks.changed {
+                clocks.changed = false;
+                for (i, d) in clocks.sms.iter().enumerate() {
+                    mem.set_sm_clock(i, d.khz);
                 }
+                uniform = clocks.all_sms_at_base();
+                for (l, d) in lag.iter_mut().zip(&clocks.sms) {
+                    *l = now.wrapping_sub(d.cycles);
+                }
+                if uniform {
+                    edge.iter_mut().for_each(|e| *e = true);
+                }
+                zero_lag = uniform && lag.iter().all(|&l| l == 0);
             }
         }
         if now - start >= cfg.sim.max_cycles {
