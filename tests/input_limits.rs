@@ -20,7 +20,8 @@ fn kernel(decl: &str, body: &str) -> String {
     )
 }
 
-const LAUNCH: &str = "kernel = \"k\"\ngrid = 2\nblock = 64\n[[param]]\nkind = \"buffer\"\nbytes = 256\n";
+const LAUNCH: &str =
+    "kernel = \"k\"\ngrid = 2\nblock = 64\n[[param]]\nkind = \"buffer\"\nbytes = 256\n";
 
 fn run(name: &str, ptx: &str, launch: &str) -> (Option<i32>, String) {
     let dir = scratch(name);
@@ -81,7 +82,15 @@ fn a_buffer_file_is_read_no_further_than_the_buffer() {
 #[test]
 fn an_endless_ptx_file_is_refused_at_its_limit() {
     let o = Command::new(env!("CARGO_BIN_EXE_warpforge"))
-        .args(["run", "--no-cosim", "--quiet", "--ptx", "/dev/zero", "--launch", "/dev/null"])
+        .args([
+            "run",
+            "--no-cosim",
+            "--quiet",
+            "--ptx",
+            "/dev/zero",
+            "--launch",
+            "/dev/null",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

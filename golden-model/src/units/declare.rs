@@ -51,11 +51,22 @@ pub trait PortValue: Default {
     fn is_zero(&self) -> bool {
         self.ones() == 0
     }
+    /// The value's lowest 64 bits (all of it for the single-word types).
+    fn low_word(&self) -> u64;
     /// The value is not 0 at `width` bits (a trace records it).
-    fn nonzero(&self, width: PortWidth) -> bool;
+    #[inline]
+    fn nonzero(&self, width: PortWidth) -> bool {
+        self.low_word() & width.low_mask != 0
+    }
     /// Unless the value is 0 at `width` bits: its 64-bit words at that width, low word
     /// first, as a trace stores them.
-    fn sparse_words(&self, width: PortWidth, out: &mut impl FnMut(u64));
+    #[inline]
+    fn sparse_words(&self, width: PortWidth, out: &mut impl FnMut(u64)) {
+        let w = self.low_word() & width.low_mask;
+        if w != 0 {
+            out(w);
+        }
+    }
 }
 
 /// A port's width as trace encoding uses it: its bits, and the mask of its first word
@@ -89,15 +100,8 @@ impl PortValue for bool {
         *self as u32
     }
     #[inline]
-    fn nonzero(&self, width: PortWidth) -> bool {
-        *self as u64 & width.low_mask != 0
-    }
-    #[inline]
-    fn sparse_words(&self, width: PortWidth, out: &mut impl FnMut(u64)) {
-        let w = *self as u64 & width.low_mask;
-        if w != 0 {
-            out(w);
-        }
+    fn low_word(&self) -> u64 {
+        *self as u64
     }
 }
 
@@ -117,15 +121,8 @@ macro_rules! int_port_value {
                 self.count_ones()
             }
             #[inline]
-            fn nonzero(&self, width: PortWidth) -> bool {
-                *self as u64 & width.low_mask != 0
-            }
-            #[inline]
-            fn sparse_words(&self, width: PortWidth, out: &mut impl FnMut(u64)) {
-                let w = *self as u64 & width.low_mask;
-                if w != 0 {
-                    out(w);
-                }
+            fn low_word(&self) -> u64 {
+                *self as u64
             }
         }
     )*};
@@ -144,6 +141,9 @@ impl PortValue for Bits {
         self.words().iter().map(|w| w.count_ones()).sum()
     }
     /// A value of another width (a default, empty one too) is cut or zero-extended.
+    fn low_word(&self) -> u64 {
+        self.words().first().copied().unwrap_or(0)
+    }
     fn nonzero(&self, width: PortWidth) -> bool {
         (0..width.bits.div_ceil(64).max(1)).any(|k| masked_word(self, width, k) != 0)
     }
