@@ -240,6 +240,7 @@ impl<U: Unit> UnitModel for Adapter<U> {
 ///         standard_sets: &[&[], &[("DEPTH", 4)]],
 ///         check: |_| Ok(()),
 ///         gpu: |cfg| GpuUse::NotUsed { set: &["sm.reconvergence=spe"] },
+///         localparams: |p| vec![LocalParam::int("ENTRY_W", 96, "doc")], // optional
 ///         ports: spe_port,
 ///     }
 ///     params SpeParams {
@@ -265,6 +266,7 @@ macro_rules! declare_unit {
             standard_sets: $sets:expr,
             check: $check:expr,
             gpu: $gpu:expr,
+            $(localparams: $lps:expr,)?
             ports: $portmod:ident $(,)?
         }
         $(#[$pmeta:meta])*
@@ -298,6 +300,7 @@ macro_rules! declare_unit {
             check: $check,
             build: $crate::units::declare::Adapter::<$Model>::boxed,
             gpu: $gpu,
+            localparams: $crate::declare_unit!(@localparams $($lps)?),
         };
 
         /// Positions of the unit's ports in its port list (generated from the declaration).
@@ -388,6 +391,9 @@ macro_rules! declare_unit {
             }
         }
     };
+
+    (@localparams) => { |_| ::std::vec::Vec::new() };
+    (@localparams $lps:expr) => { $lps };
 
     (@group $portmod:ident, $(#[$meta:meta])* $Group:ident { $( $(#[$fm:meta])* $field:ident : $ty:ty ),* }) => {
         $(#[$meta])*
