@@ -31,9 +31,13 @@ fn units() -> Vec<&'static UnitDesc> {
 
 fn cosim(desc: &'static UnitDesc, params: &Params) -> Cosim {
     let g = warpforge_gen::generate(desc, params).unwrap();
-    let rtl = RtlSource::new(desc.name, g.files.clone());
-    Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())
-        .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
+    Cosim::new(
+        desc,
+        params.clone(),
+        RtlSource::cosim_of(&g),
+        &BuildOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
 }
 
 #[test]
@@ -136,7 +140,7 @@ fn every_mutant_of_every_unit_is_caught() {
         // The smallest standard set keeps the builds quick; the stimulus is the same.
         let params = desc.standard_params().swap_remove(1);
         let g = warpforge_gen::generate(desc, &params).unwrap();
-        let rtl = RtlSource::new(desc.name, g.files.clone());
+        let rtl = RtlSource::cosim_of(&g);
         let opts = MutantOptions {
             max_mutants: 12,
             max_cycles: 50_000,
@@ -155,7 +159,7 @@ fn every_mutant_of_every_unit_is_caught() {
         // A mutant can be equivalent at one parameter set (e.g. a flipped test of the
         // DUAL parameter when DUAL=1); it must then be caught at another standard set,
         // built from the same mutated text with those parameters.
-        let all = mutants::generate(&g.files[0].1);
+        let all = mutants::candidates(desc, &g.files[0].1).unwrap();
         for survivor in report.survivors() {
             let m = all.iter().find(|m| m.id == survivor.id).unwrap();
             let caught = desc
@@ -163,8 +167,17 @@ fn every_mutant_of_every_unit_is_caught() {
                 .into_iter()
                 .filter(|p| *p != params && p.iter().map(|(_, v)| v).product::<u64>() < 1 << 24)
                 .any(|p| {
-                    let rtl =
-                        RtlSource::new(desc.name, vec![(g.files[0].0.clone(), m.text.clone())]);
+                    // The same mutant of the RTL generated at the other set (the localparams
+                    // are rendered per set): the same id and edit.
+                    let other = warpforge_gen::generate(desc, &p).unwrap();
+                    let Some(same) = mutants::candidates(desc, &other.files[0].1)
+                        .unwrap()
+                        .into_iter()
+                        .find(|o| o.id == m.id && o.description == m.description)
+                    else {
+                        return false;
+                    };
+                    let rtl = RtlSource::cosim_of(&other).with_file_text(0, same.text);
                     let c = Cosim::new(desc, p.clone(), rtl, &BuildOptions::default())
                         .unwrap()
                         .with_failure_dir(None);

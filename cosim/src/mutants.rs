@@ -16,11 +16,16 @@
 //! | `DropReset` | one assignment removed from the reset branch (`if (!rst_n)`) |
 //! | `InvertIf` | `if (c)` → `if (!(c))` |
 //! | `SwapTargets` | two adjacent nonblocking assignments exchange their targets |
+//! | `RamPort` | a port of a `wf_ram_dp` instance: write or read enable stuck at 0 or 1, write or read address off by one (a wrong spill or fill/prefetch word) |
+//! | `Directed` | a unit's own hand-written edits of its storage logic (its kit's `mutants`, e.g. the registered-read fill data never selected) |
 //!
-//! [`select`] picks a deterministic, class-balanced subset; [`run_mutants`] builds each (in
-//! the build cache, so re-runs are free), runs it in lockstep with a fresh stimulus and
-//! reports killed / survived / not built. A survivor is either equivalent to the original
-//! or a gap in the stimulus: the report lists it so a person can tell which.
+//! [`select`] picks a deterministic, class-balanced subset of the seven operator classes;
+//! [`run_mutants`] adds every `RamPort` and `Directed` mutant (the storage logic is small
+//! and every one of them must be caught), builds each (in the build cache, so re-runs are
+//! free), runs it in lockstep with a fresh stimulus and reports killed / survived / not
+//! built. A mutant that makes the RTL stop (a failed check of illegal RAM use, `$stop`) is
+//! killed too. A survivor is either equivalent to the original or a gap in the stimulus:
+//! the report lists it so a person can tell which.
 
 use crate::build::{BuildOptions, RtlSource};
 use crate::lockstep::{Cosim, Stimulus};
@@ -39,8 +44,13 @@ pub enum MutantClass {
     DropReset,
     InvertIf,
     SwapTargets,
+    /// A port connection of a storage primitive (`wf_ram_dp`) instance.
+    RamPort,
+    /// A hand-written edit from the unit's co-simulation kit.
+    Directed,
 }
 
+/// The operator classes [`select`] balances (the storage classes are always run in full).
 pub const CLASSES: [MutantClass; 7] = [
     MutantClass::CompareFlip,
     MutantClass::OffByOne,
@@ -611,11 +621,138 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
             ],
         );
     }
+    for (port, expr, line) in ram_ports(&toks, verilog) {
+        let (s, e) = expr;
+        let text = &verilog[s..e];
+        let edits: Vec<(String, String)> = match port {
+            "wr_en" => vec![
+                ("1'b0".into(), "RAM write enable stuck at 0".into()),
+                ("1'b1".into(), "RAM write enable stuck at 1".into()),
+            ],
+            "rd_en" => vec![
+                ("1'b0".into(), "RAM read enable stuck at 0".into()),
+                ("1'b1".into(), "RAM read enable stuck at 1".into()),
+            ],
+            "wr_addr" => vec![(
+                format!("({text}) + 1'b1"),
+                "RAM write address off by one (spill to the wrong word)".into(),
+            )],
+            "rd_addr" => vec![(
+                format!("({text}) + 1'b1"),
+                "RAM read address off by one (fill or prefetch of the wrong word)".into(),
+            )],
+            _ => vec![],
+        };
+        for (to, what) in edits {
+            g.push(
+                MutantClass::RamPort,
+                line,
+                format!("line {line}: .{port}({text}) → .{port}({to}): {what}"),
+                &[(s, e, to)],
+            );
+        }
+    }
     let mut out = g.out;
     for (k, m) in out.iter_mut().enumerate() {
         m.id = format!("m{k:03}");
     }
     out
+}
+
+/// The library module whose instances' ports [`MutantClass::RamPort`] mutates.
+pub const RAM_MODULE: &str = "wf_ram_dp";
+
+/// The connections `.port (expr)` of every [`RAM_MODULE`] instance: (port name, byte span
+/// of `expr`, line).
+fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), usize)> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < toks.len() {
+        if !(toks[i].kind == Kind::Ident && toks[i].text == RAM_MODULE) {
+            i += 1;
+            continue;
+        }
+        // Skip the parameter list `#( ... )`, then the instance name, to the port list.
+        let mut j = i + 1;
+        if toks.get(j).is_some_and(|t| t.text == "#") {
+            j = skip_group(toks, j + 1);
+        }
+        j += 1; // the instance name
+        if toks.get(j).is_none_or(|t| t.text != "(") {
+            i += 1;
+            continue;
+        }
+        let end = skip_group(toks, j);
+        let mut k = j + 1;
+        while k + 2 < end {
+            if toks[k].text == "." && toks[k + 1].kind == Kind::Ident && toks[k + 2].text == "(" {
+                let close = skip_group(toks, k + 2);
+                if close > k + 3 {
+                    let span = (toks[k + 3].start, toks[close - 1].end);
+                    debug_assert!(span.1 <= src.len());
+                    out.push((toks[k + 1].text, span, toks[k + 1].line));
+                }
+                k = close + 1;
+            } else {
+                k += 1;
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// The index of the `)` that closes the group opened at `open`
+/// (or the last token when unbalanced).
+fn skip_group(toks: &[Tok], open: usize) -> usize {
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t.text {
+            "(" => depth += 1,
+            ")" => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    toks.len().saturating_sub(1)
+}
+
+/// A unit's hand-written mutant: replace the first occurrence of `from` (which must occur
+/// in the generated text) with `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectedMutant {
+    pub description: &'static str,
+    pub from: &'static str,
+    pub to: &'static str,
+}
+
+/// Every mutant of a unit's module text: [`generate`]'s, then the unit's kit's directed
+/// ones (ids `d00`, `d01`...). A directed edit whose `from` is not in the text is an error
+/// naming it (the template changed under it).
+pub fn candidates(desc: &'static UnitDesc, verilog: &str) -> Result<Vec<Mutant>, String> {
+    let mut out = generate(verilog);
+    let directed = crate::kits::kit(desc).map_or(&[][..], |k| k.mutants);
+    for (k, d) in directed.iter().enumerate() {
+        let Some(at) = verilog.find(d.from) else {
+            return Err(format!(
+                "{}: directed mutant `{}`: `{}` is not in the generated RTL",
+                desc.name, d.description, d.from
+            ));
+        };
+        let line = verilog[..at].matches('\n').count() + 1;
+        out.push(Mutant {
+            id: format!("d{k:02}"),
+            class: MutantClass::Directed,
+            line,
+            description: format!("line {line}: {}", d.description),
+            text: verilog.replacen(d.from, d.to, 1),
+        });
+    }
+    Ok(out)
 }
 
 /// Indices `0..k` in a spread order: 0, k/2, k/4, 3k/4, k/8... then any left over, so the
@@ -716,11 +853,32 @@ impl MutantReport {
     }
 }
 
+impl MutantReport {
+    /// (killed, run) of the operator-class mutants ([`CLASSES`]) and of the storage ones
+    /// (`RamPort`, `Directed`).
+    pub fn split(&self) -> [(usize, usize); 2] {
+        let mut out = [(0, 0); 2];
+        for r in &self.results {
+            let k = !CLASSES.contains(&r.class) as usize;
+            match r.outcome {
+                MutantOutcome::Killed { .. } | MutantOutcome::KilledByError { .. } => {
+                    out[k].0 += 1;
+                    out[k].1 += 1;
+                }
+                MutantOutcome::Survived { .. } => out[k].1 += 1,
+                MutantOutcome::NotBuilt { .. } => {}
+            }
+        }
+        out
+    }
+}
+
 impl fmt::Display for MutantReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [(ok, n), (sk, sn)] = self.split();
         writeln!(
             f,
-            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}%",
+            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}% (operator classes {ok}/{n}, storage {sk}/{sn})",
             self.unit,
             self.params,
             self.results.len(),
@@ -767,7 +925,8 @@ pub struct MutantOptions {
     /// Cycle limit of each run.
     pub max_cycles: u64,
     pub build: BuildOptions,
-    /// Index of the file to mutate (default: the one that declares the top module).
+    /// Index of the file to mutate (default: the one that declares the unit's module, not
+    /// a library module or the co-simulation wrapper).
     pub file: Option<usize>,
 }
 
@@ -806,14 +965,14 @@ where
         },
         e => e,
     })?;
-    let file = opts.file.unwrap_or_else(|| {
-        rtl.files
-            .iter()
-            .position(|(_, t)| declares_module(t, &rtl.top))
-            .unwrap_or(0)
-    });
-    let all = generate(&rtl.files[file].1);
-    let chosen = select(&all, opts.max_mutants);
+    let file = opts.file.unwrap_or_else(|| rtl.file_of_module(desc.name));
+    let all = candidates(desc, &rtl.files[file].1).map_err(|log| CosimError::Build {
+        stage: "mutants".into(),
+        log,
+    })?;
+    // A balanced selection of the operator classes, then every storage mutant.
+    let mut chosen = select(&all, opts.max_mutants);
+    chosen.extend(all.iter().filter(|m| !CLASSES.contains(&m.class)).cloned());
     let mut report = MutantReport {
         unit: desc.name.to_string(),
         params: params.to_string(),
@@ -864,7 +1023,8 @@ where
     Ok(report)
 }
 
-fn declares_module(text: &str, top: &str) -> bool {
+/// Whether `text` declares module `top`.
+pub fn declares_module(text: &str, top: &str) -> bool {
     let toks = lex(text);
     toks.windows(2)
         .any(|w| w[0].text == "module" && w[1].text == top)

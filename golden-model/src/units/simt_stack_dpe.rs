@@ -164,13 +164,17 @@ fn dpe_localparams(p: &Params) -> Vec<LocalParam> {
         ),
         LocalParam::int(
             "RAM_ADDR_W",
-            clog2(words).max(1) as u64,
-            "width of a RAM word address",
+            clog2(words + 1) as u64,
+            "RAM address width (one past the last word fits: the range checks see it)",
         ),
         LocalParam::sized("KIND_SEQ", 2, UpdKind::Seq as u64, "upd_kind: sequential"),
-        LocalParam::sized("KIND_BRANCH", 2, UpdKind::Branch as u64, "upd_kind: branch"),
         LocalParam::sized("KIND_JUMP", 2, UpdKind::Jump as u64, "upd_kind: jump"),
-        LocalParam::sized("KIND_EXIT", 2, UpdKind::Exit as u64, "upd_kind: exit"),
+        LocalParam::sized(
+            "KIND_EXIT",
+            2,
+            UpdKind::Exit as u64,
+            "upd_kind: exit (the other value, 1, is a branch: the case default)",
+        ),
     ]
 }
 
