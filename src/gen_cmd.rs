@@ -38,6 +38,11 @@ pub struct SynthArgs {
     /// Override a parameter (repeatable), e.g. --param DEPTH=8.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
+    /// Map to an FPGA family with Yosys' vendor flow instead of the generic gate estimate:
+    /// `xilinx` (synth_xilinx), `ecp5` (synth_ecp5) or `ice40` (synth_ice40); reports LUTs,
+    /// flip-flops, LUT-RAM and block-RAM cells.
+    #[arg(long, value_name = "FAMILY", value_parser = ["xilinx", "ecp5", "ice40"])]
+    target: Option<String>,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -108,6 +113,25 @@ fn lint_dir(out: &Path, module: &str) -> PathBuf {
 
 pub fn synth(a: &SynthArgs) -> Result<u8> {
     let g = gen::generate_by_name(&a.unit, &a.params)?;
+    if let Some(t) = &a.target {
+        let family = synth::Family::parse(t).expect("clap checks the family");
+        let r = match synth::fpga(&g, family) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: synth {} for {family}: {e}", g.module());
+                return Ok(EXIT_FAIL);
+            }
+        };
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r).context("serialising the report")?
+            );
+        } else {
+            println!("{r}");
+        }
+        return Ok(0);
+    }
     let r = match synth::synth(&g) {
         Ok(r) => r,
         Err(e) => {

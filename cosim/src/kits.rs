@@ -41,16 +41,19 @@ const STACK_STORAGE: [DirectedMutant; 3] = [
         description: "registered-read fill data never selected (top_in_q stuck at 0)",
         from: "top_in_q_q <= 1'b1;",
         to: "top_in_q_q <= 1'b0;",
+        only_if: Some(("RAM_RD_REG", 1)),
     },
     DirectedMutant {
         description: "asynchronous fill does not load the top registers",
         from: "(fill && (RAM_RD_REG == 0))",
         to: "1'b0",
+        only_if: Some(("RAM_RD_REG", 0)),
     },
     DirectedMutant {
         description: "fill reads the top's own word, not the one below",
         from: "[RAM_ADDR_W-1:0] - 1'b1)",
         to: "[RAM_ADDR_W-1:0])",
+        only_if: None,
     },
 ];
 
@@ -62,6 +65,7 @@ static SPE_MUTANTS: [DirectedMutant; 4] = [
         description: "two pushes spill the pair without the rewritten TOS",
         from: "spill_data = {push0_e, div_tos_e};",
         to: "spill_data = {push0_e, view0};",
+        only_if: None,
     },
 ];
 
@@ -73,6 +77,7 @@ static DPE_MUTANTS: [DirectedMutant; 4] = [
         description: "a push spills the parent without its slot update",
         from: ".wr_data (parent)",
         to: ".wr_data (view)",
+        only_if: None,
     },
 ];
 

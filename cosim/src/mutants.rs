@@ -71,6 +71,23 @@ pub struct Mutant {
     pub line: usize,
     pub description: String,
     pub text: String,
+    /// `(parameter, value)`: the mutant is equivalent unless the unit's parameter has this
+    /// value (e.g. a read-enable mutant of a RAM whose read is asynchronous); run only
+    /// there ([`Mutant::applies`]).
+    pub only_if: Option<(String, u64)>,
+}
+
+impl Mutant {
+    /// Whether the mutant can differ from the original at `params`.
+    pub fn applies(&self, params: &Params) -> bool {
+        match &self.only_if {
+            None => true,
+            Some((name, value)) => params
+                .iter()
+                .find(|(n, _)| n == name)
+                .is_none_or(|(_, v)| v == *value),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -467,6 +484,17 @@ impl Gen<'_> {
         description: String,
         edits: &[(usize, usize, String)],
     ) {
+        self.push_if(class, line, description, edits, None)
+    }
+
+    fn push_if(
+        &mut self,
+        class: MutantClass,
+        line: usize,
+        description: String,
+        edits: &[(usize, usize, String)],
+        only_if: Option<(String, u64)>,
+    ) {
         let mut edits = edits.to_vec();
         edits.sort_by_key(|e| std::cmp::Reverse(e.0));
         let mut text = self.src.to_string();
@@ -482,6 +510,7 @@ impl Gen<'_> {
             line,
             description,
             text,
+            only_if,
         });
     }
 }
@@ -621,9 +650,15 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
             ],
         );
     }
-    for (port, expr, line) in ram_ports(&toks, verilog) {
+    for (port, expr, line, rd_reg) in ram_ports(&toks, verilog) {
         let (s, e) = expr;
         let text = &verilog[s..e];
+        // The read enable only qualifies the range check of an asynchronous read.
+        let only_if = match (port, rd_reg) {
+            ("rd_en", RdReg::Param(p)) => Some((p.to_string(), 1)),
+            ("rd_en", RdReg::Const(false)) => continue,
+            _ => None,
+        };
         let edits: Vec<(String, String)> = match port {
             "wr_en" => vec![
                 ("1'b0".into(), "RAM write enable stuck at 0".into()),
@@ -644,11 +679,12 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
             _ => vec![],
         };
         for (to, what) in edits {
-            g.push(
+            g.push_if(
                 MutantClass::RamPort,
                 line,
                 format!("line {line}: .{port}({text}) → .{port}({to}): {what}"),
                 &[(s, e, to)],
+                only_if.clone(),
             );
         }
     }
@@ -662,9 +698,17 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
 /// The library module whose instances' ports [`MutantClass::RamPort`] mutates.
 pub const RAM_MODULE: &str = "wf_ram_dp";
 
+/// How a RAM instance sets its `RD_REG` parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RdReg<'a> {
+    Const(bool),
+    /// From the unit's parameter of that name.
+    Param(&'a str),
+}
+
 /// The connections `.port (expr)` of every [`RAM_MODULE`] instance: (port name, byte span
-/// of `expr`, line).
-fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), usize)> {
+/// of `expr`, line, the instance's read mode).
+fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), usize, RdReg<'a>)> {
     let mut out = vec![];
     let mut i = 0;
     while i < toks.len() {
@@ -674,10 +718,22 @@ fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), u
         }
         // Skip the parameter list `#( ... )`, then the instance name, to the port list.
         let mut j = i + 1;
+        // The primitive's default is a registered read.
+        let mut rd_reg = RdReg::Const(true);
         if toks.get(j).is_some_and(|t| t.text == "#") {
-            j = skip_group(toks, j + 1);
+            let close = skip_group(toks, j + 1);
+            for k in j + 1..close.saturating_sub(3) {
+                if toks[k].text == "." && toks[k + 1].text == "RD_REG" && toks[k + 2].text == "(" {
+                    let v = &toks[k + 3];
+                    rd_reg = match (v.kind, literal_value(v.text)) {
+                        (Kind::Number, Some(n)) => RdReg::Const(n != 0),
+                        _ => RdReg::Param(v.text),
+                    };
+                }
+            }
+            j = close + 1;
         }
-        j += 1; // the instance name
+        j += 1; // past the instance name
         if toks.get(j).is_none_or(|t| t.text != "(") {
             i += 1;
             continue;
@@ -690,7 +746,7 @@ fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), u
                 if close > k + 3 {
                     let span = (toks[k + 3].start, toks[close - 1].end);
                     debug_assert!(span.1 <= src.len());
-                    out.push((toks[k + 1].text, span, toks[k + 1].line));
+                    out.push((toks[k + 1].text, span, toks[k + 1].line, rd_reg));
                 }
                 k = close + 1;
             } else {
@@ -728,6 +784,8 @@ pub struct DirectedMutant {
     pub description: &'static str,
     pub from: &'static str,
     pub to: &'static str,
+    /// `(parameter, value)`: equivalent unless the parameter has that value.
+    pub only_if: Option<(&'static str, u64)>,
 }
 
 /// Every mutant of a unit's module text: [`generate`]'s, then the unit's kit's directed
@@ -750,6 +808,7 @@ pub fn candidates(desc: &'static UnitDesc, verilog: &str) -> Result<Vec<Mutant>,
             line,
             description: format!("line {line}: {}", d.description),
             text: verilog.replacen(d.from, d.to, 1),
+            only_if: d.only_if.map(|(p, v)| (p.to_string(), v)),
         });
     }
     Ok(out)
@@ -970,9 +1029,14 @@ where
         stage: "mutants".into(),
         log,
     })?;
-    // A balanced selection of the operator classes, then every storage mutant.
+    // A balanced selection of the operator classes, then every storage mutant that is not
+    // equivalent at these parameters.
     let mut chosen = select(&all, opts.max_mutants);
-    chosen.extend(all.iter().filter(|m| !CLASSES.contains(&m.class)).cloned());
+    chosen.extend(
+        all.iter()
+            .filter(|m| !CLASSES.contains(&m.class) && m.applies(params))
+            .cloned(),
+    );
     let mut report = MutantReport {
         unit: desc.name.to_string(),
         params: params.to_string(),
@@ -1092,6 +1156,33 @@ endmodule
         let ids: std::collections::HashSet<_> = ms.iter().map(|m| &m.id).collect();
         assert_eq!(ids.len(), ms.len());
         assert_eq!(generate(V), ms, "deterministic");
+    }
+
+    #[test]
+    fn ram_instance_ports_are_mutated() {
+        let v = "module u (input clk);\n  wf_ram_dp #(.WIDTH(8), .WORDS(4)) u_ram (\n    .clk (clk),\n    .wr_en (spill && x),\n    .wr_addr (p[1:0]),\n    .wr_data (d),\n    .rd_en (fill),\n    .rd_addr (p[1:0] - 1'b1),\n    .rd_data (q)\n  );\nendmodule\n";
+        let ms: Vec<Mutant> = generate(v)
+            .into_iter()
+            .filter(|m| m.class == MutantClass::RamPort)
+            .collect();
+        assert_eq!(ms.len(), 6, "{ms:#?}");
+        // Registered read by default: the read-enable mutants always apply.
+        assert!(ms.iter().all(|m| m.only_if.is_none()));
+        let asy = generate(&v.replace(".WORDS(4))", ".WORDS(4), .RD_REG(RAM_RD_REG))"));
+        let rd_en: Vec<&Mutant> = asy
+            .iter()
+            .filter(|m| m.description.contains(".rd_en"))
+            .collect();
+        assert_eq!(rd_en.len(), 2);
+        assert!(rd_en
+            .iter()
+            .all(|m| m.only_if == Some(("RAM_RD_REG".to_string(), 1))));
+        assert!(ms[0].text.contains(".wr_en (1'b0)") && ms[0].line == 4);
+        assert!(ms[1].text.contains(".wr_en (1'b1)"));
+        assert!(ms[2].text.contains(".wr_addr ((p[1:0]) + 1'b1)"));
+        assert!(ms[5].text.contains(".rd_addr ((p[1:0] - 1'b1) + 1'b1)"));
+        // The parameter list is not a port list.
+        assert!(ms.iter().all(|m| m.text.contains(".WIDTH(8)")));
     }
 
     #[test]
