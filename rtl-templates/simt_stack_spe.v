@@ -187,6 +187,9 @@
         end
     end
     wire top_we = upd_cont || div_ok || (fill && (RAM_RD_REG == 0));
+    // The RAM words: P (a spill's) and P-1 (a fill's); P <= RAM_WORDS fits RAM_ADDR_W bits.
+    wire [RAM_ADDR_W-1:0] wr_word = sp_m1[RAM_ADDR_W:1];
+    wire [RAM_ADDR_W-1:0] rd_word = wr_word - 1'b1;
 
     wf_ram_dp #(
         .WIDTH  (2 * ENTRY_W),
@@ -196,10 +199,10 @@
     ) u_ram (
         .clk     (clk),
         .wr_en   (spill),
-        .wr_addr (pair[RAM_ADDR_W-1:0]),
+        .wr_addr (wr_word),
         .wr_data (spill_data),
         .rd_en   (fill),
-        .rd_addr (pair[RAM_ADDR_W-1:0] - 1'b1),
+        .rd_addr (rd_word),
         .rd_data (ram_rd_data)
     );
 

@@ -5,7 +5,8 @@
 //! - the directed vectors of spec §10 for both stacks;
 //! - the port traffic of every instance (each warp's stack, each SM's scoreboard) recorded
 //!   while every workload runs at tiny size, under SPE and under DPE;
-//! - mutants: at least 10 broken variants of each unit's RTL, every one caught.
+//! - mutants: at least 10 broken variants of each unit's RTL, every one caught, and every
+//!   storage mutant (RAM ports, the units' own storage edits) at a set where it applies.
 //!
 //! Needs Verilator and g++ (`./scripts/install-tools.sh`); built models are cached in
 //! `~/.cache/warpforge`, so only the first run pays for the builds.
@@ -187,6 +188,36 @@ fn every_mutant_of_every_unit_is_caught() {
                 caught,
                 "{} survives at every standard set: {report}",
                 survivor.id
+            );
+        }
+        // The storage mutants that are equivalent at this set (e.g. of the asynchronous
+        // read when this set reads registered) run at the first standard set where they
+        // are not, and are caught there.
+        for m in all
+            .iter()
+            .filter(|m| !mutants::CLASSES.contains(&m.class) && !m.applies(&params))
+        {
+            let p = desc
+                .standard_params()
+                .into_iter()
+                .find(|p| m.applies(p))
+                .unwrap_or_else(|| panic!("{}: {} applies at no standard set", desc.name, m.id));
+            let other = warpforge_gen::generate(desc, &p).unwrap();
+            let same = mutants::candidates(desc, &other.files[0].1)
+                .unwrap()
+                .into_iter()
+                .find(|o| o.id == m.id && o.description == m.description)
+                .unwrap();
+            let rtl = RtlSource::cosim_of(&other).with_file_text(0, same.text);
+            let c = Cosim::new(desc, p.clone(), rtl, &BuildOptions::default())
+                .unwrap()
+                .with_failure_dir(None);
+            assert!(
+                c.run(&mut random_stimulus(desc, &p, 7, 50_000)).is_err(),
+                "{} ({p}): storage mutant {} {} survives",
+                desc.name,
+                m.id,
+                m.description
             );
         }
     }

@@ -33,10 +33,9 @@ pub struct Kit {
 
 /// The storage mutants of both stacks (the same names in both templates): the
 /// registered-read fill's data never selected (the RAM read register is loaded but the
-/// top stays in the registers: the registered-read analog of a missing bypass), the fill
-/// reading the word of the top itself instead of the one below (a wrong prefetch address;
-/// `RamPort` covers the word above), the asynchronous fill not loading the registers.
-const STACK_STORAGE: [DirectedMutant; 3] = [
+/// top stays in the registers: the registered-read analog of a missing bypass), the
+/// asynchronous fill not loading the registers.
+const STACK_STORAGE: [DirectedMutant; 2] = [
     DirectedMutant {
         description: "registered-read fill data never selected (top_in_q stuck at 0)",
         from: "top_in_q_q <= 1'b1;",
@@ -49,18 +48,19 @@ const STACK_STORAGE: [DirectedMutant; 3] = [
         to: "1'b0",
         only_if: Some(("RAM_RD_REG", 0)),
     },
-    DirectedMutant {
-        description: "fill reads the top's own word, not the one below",
-        from: "[RAM_ADDR_W-1:0] - 1'b1)",
-        to: "[RAM_ADDR_W-1:0])",
-        only_if: None,
-    },
 ];
 
+/// The fill reading the word of the top itself instead of the one below (a wrong fill
+/// address; `RamPort` covers the word above).
 static SPE_MUTANTS: [DirectedMutant; 4] = [
     STACK_STORAGE[0],
     STACK_STORAGE[1],
-    STACK_STORAGE[2],
+    DirectedMutant {
+        description: "fill reads the top pair's own word, not the one below",
+        from: "rd_word = wr_word - 1'b1;",
+        to: "rd_word = wr_word;",
+        only_if: None,
+    },
     DirectedMutant {
         description: "two pushes spill the pair without the rewritten TOS",
         from: "spill_data = {push0_e, div_tos_e};",
@@ -72,7 +72,12 @@ static SPE_MUTANTS: [DirectedMutant; 4] = [
 static DPE_MUTANTS: [DirectedMutant; 4] = [
     STACK_STORAGE[0],
     STACK_STORAGE[1],
-    STACK_STORAGE[2],
+    DirectedMutant {
+        description: "fill reads the TOS's own word, not the one below",
+        from: ".rd_addr (sp_m1[RAM_ADDR_W-1:0] - 1'b1)",
+        to: ".rd_addr (sp_m1[RAM_ADDR_W-1:0])",
+        only_if: None,
+    },
     DirectedMutant {
         description: "a push spills the parent without its slot update",
         from: ".wr_data (parent)",
