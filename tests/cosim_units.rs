@@ -72,7 +72,15 @@ fn every_unit_with_directed_vectors_matches_its_rtl_on_them() {
             let s = c
                 .run(&mut directed(desc, &params))
                 .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
-            assert!(s.cycles > 100, "{}: {} cycles", desc.name, s.cycles);
+            // The smallest stacks (DEPTH 2 and 3: one RAM word) leave out the vectors that
+            // nest deeper than they are; the rest still runs.
+            let least = if params.get("DEPTH") <= 3 { 80 } else { 100 };
+            assert!(
+                s.cycles > least,
+                "{} ({params}): {} cycles",
+                desc.name,
+                s.cycles
+            );
         }
     }
 }

@@ -50,7 +50,19 @@ fn gen_writes_verilog_manifest_and_filelist_and_lints_clean() {
     assert_eq!(m["params"]["WARP_SIZE"], 8);
     assert_eq!(
         std::fs::read_to_string(out.join("simt_stack_spe.f")).unwrap(),
-        "simt_stack_spe.v\n"
+        "simt_stack_spe.v\nwf_ram_dp.v\n"
+    );
+    // The co-simulated design: the synthesizable files and the wrapper with the debug ports.
+    assert_eq!(
+        std::fs::read_to_string(out.join("simt_stack_spe_cosim.f")).unwrap(),
+        "simt_stack_spe.v\nwf_ram_dp.v\nsimt_stack_spe_cosim.v\n"
+    );
+    for f in ["wf_ram_dp.v", "simt_stack_spe_cosim.v"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert!(
+        !v.contains("dbg_stack"),
+        "no debug port in the synthesizable module"
     );
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -68,7 +80,9 @@ fn gen_all_with_standard_sets() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.join("simt_stack_spe.v").is_file());
     assert!(out
-        .join("simt_stack_spe/WARP_SIZE-8_DEPTH-4_PC_W-16/simt_stack_spe.manifest.json")
+        .join(
+            "simt_stack_spe/WARP_SIZE-8_DEPTH-4_PC_W-16_RAM_RD_REG-1/simt_stack_spe.manifest.json"
+        )
         .is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -127,7 +141,34 @@ fn synth_prints_a_table_or_json() {
     let o = warpforge(&json_args);
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    // 2 entries of 2*8+8 bits, sp (2 bits), done (8), two flags
-    assert_eq!(r["flops"], 2 * 24 + 2 + 8 + 2);
+    // In the generic flow the RAM is flip-flops: its one pair word (never used at DEPTH=2),
+    // the top pair, the RAM's read register (pairs of 2 entries of 2*8+8 bits), sp (2 bits),
+    // done (8), two flags and top_in_q.
+    assert_eq!(r["flops"], 3 * 48 + 2 + 8 + 2 + 1);
     assert!(r["transistors"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn synth_maps_to_an_fpga_family() {
+    let o = warpforge(&[
+        "synth",
+        "--unit",
+        "simt_stack_dpe",
+        "--param",
+        "WARP_SIZE=8",
+        "--param",
+        "PC_W=8",
+        "--param",
+        "DEPTH=4",
+        "--target",
+        "ecp5",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["family"], "ecp5");
+    assert!(r["lut_ram"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["luts"].as_u64().unwrap() > 0, "{r}");
+    let o = warpforge(&["synth", "--unit", "simt_stack_dpe", "--target", "gowin"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }

@@ -9,7 +9,10 @@
 //!   outputs, each readable from and writable to generic port values ([`PortGroup`]);
 //! - the port list ([`PortSpec`]s, `rst_n` first) and a module of port positions, numbered
 //!   by the macro rather than by hand;
-//! - the unit's [`UnitDesc`] with a by-name adapter ([`Adapter`]) over the typed model.
+//! - the unit's [`UnitDesc`] with a by-name adapter ([`Adapter`]) over the typed model;
+//! - optionally (`localparams:`), the constants the model and the RTL share (encodings,
+//!   storage geometry), computed in Rust from the parameters and rendered by the generator
+//!   into the module as `localparam`s, so they are never written twice.
 //!
 //! The unit author then writes only the model: state, registered outputs, combinational
 //! outputs, next state and (optionally) the packing of its debug-state ports, by
