@@ -213,3 +213,35 @@ fn a_misused_ram_stops_the_rtl_and_the_cosimulation_reports_it() {
     // The process goes on: the same design runs again, clean.
     cosim(1).run(&mut traffic(u64::MAX, |_| {})).unwrap();
 }
+
+/// Instances freed in another order than created, with the RAM's `%m` messages (Verilator
+/// scopes, which unregister through the thread's current context): each instance frees its
+/// scopes under its own context (this hung in Verilator's runtime before the shim set it).
+#[test]
+fn instances_with_scopes_are_freed_in_any_order() {
+    let c = cosim(1);
+    for trace in [false, true] {
+        let a = c.rtl_model(trace).unwrap();
+        let b = c.rtl_model(true).unwrap();
+        drop(b);
+        drop(a);
+    }
+    // A divergence writes VCD windows with a second, trace-capable instance, then frees
+    // both: a RAM model that reads the wrong word from cycle 100 on.
+    let dir = std::env::temp_dir().join(format!("warpforge-ram-scopes-{}", std::process::id()));
+    let p = RAM_DESC.params(&[("RD_REG", 0u64)]).unwrap();
+    let wrong = rtl().with_file_text(
+        1,
+        rtl().files[1].1.replacen(
+            "assign rd_data = mem[rd_addr];",
+            "assign rd_data = mem[rd_addr] ^ 8'h01;",
+            1,
+        ),
+    );
+    let c = Cosim::new(&RAM_DESC, p, wrong, &BuildOptions::default())
+        .unwrap()
+        .with_failure_dir(Some(dir.clone()));
+    let e = c.run(&mut traffic(u64::MAX, |_| {})).unwrap_err();
+    assert!(e.divergence().is_some(), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
