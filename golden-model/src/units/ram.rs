@@ -37,10 +37,10 @@ impl fmt::Display for RamMisuse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             RamMisuse::WriteOutOfRange { addr, words } => {
-                write!(f, "write to address {addr}, out of range 0..{words}")
+                write!(f, "write to address {addr}, out of range 0..{}", words - 1)
             }
             RamMisuse::ReadOutOfRange { addr, words } => {
-                write!(f, "read of address {addr}, out of range 0..{words}")
+                write!(f, "read of address {addr}, out of range 0..{}", words - 1)
             }
             RamMisuse::ReadDuringWrite { addr } => write!(
                 f,
@@ -185,6 +185,11 @@ mod tests {
         assert!(RamMisuse::ReadDuringWrite { addr: 1 }
             .to_string()
             .contains("read-during-write"));
+        // As the RTL's check says it: the last address, inclusive.
+        assert_eq!(
+            RamMisuse::WriteOutOfRange { addr: 7, words: 7 }.to_string(),
+            "write to address 7, out of range 0..6"
+        );
         let a = DpRam::<u32>::new(3, false);
         assert!(a.read_async(3).is_err());
     }
