@@ -26,7 +26,8 @@ module {{ m.module }} #(
 {%- endfor %}
 );
 {%- if !m.localparams.is_empty() %}
-    // ---- constants computed by the model (one source of truth; see its localparams) ----
+    // ---- constants computed by the model for the parameter values above (one source of
+    // truth: its localparams); for other values regenerate rather than override with -G ----
 {%- for l in m.localparams %}
     {{ l }}
 {%- endfor %}
