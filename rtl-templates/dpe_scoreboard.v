@@ -13,6 +13,23 @@
     // ([L516]), read from the state of this cycle. DUAL=0 is the SPE scoreboard (A19):
     // every side input is ignored (side 0), copies are ignored, side 1 and S stay zero.
     // A warp index >= NUM_WARPS or register index >= NUM_REGS selects nothing.
+    //
+    // Storage decision (design.md §5, RAM primitives): the P and S rows stay in flops; no
+    // banked RAM serves the ports at a reasonable cost. (1) Per cycle the unit reads, for
+    // each of the Q query ports, the P row of (w, s) and the S row of (w, !s) of any warp,
+    // and each of the NRSV reserve and NWB release ports read-modify-writes one row of any
+    // warp: 2*Q + NRSV + NWB row reads and NRSV + NWB row writes (12 port accesses at the
+    // default Q = NRSV = NWB = 2, 24 at the GPU's NRSV = NWB = 8) against two ports per
+    // bank. Banking by warp helps only when the warps of one cycle fall in different banks,
+    // which the SM does not guarantee (two schedulers issue and several writebacks retire
+    // for any warps); a conflict would have to stall, which changes the timing the GPU
+    // statistics depend on. (2) A copy (cpy_valid) updates the S rows of any number of warps
+    // in one cycle, a flash operation over the array that no RAM has. (3) Replicating the
+    // rows per read port (the LUT-RAM way to add read ports) multiplies the storage by
+    // 2*Q + NRSV + NWB and still leaves one write port. The per-row logic is small
+    // (P' = (P & ~REL) | RSV), so the state stays in NUM_WARPS*2*NUM_REGS*2 flops. The debug
+    // ports dbg_P/dbg_S left this module: the co-simulation wrapper dpe_scoreboard_cosim
+    // reads p_rows and s_rows.
 
     // ---- constants ---------------------------------------------------------------------
     localparam integer WARP_W = $clog2(NUM_WARPS);
@@ -106,8 +123,6 @@
             end
             assign p_rows[row] = pending;
             assign s_rows[row] = shadow;
-            assign dbg_P[row*NUM_REGS +: NUM_REGS] = pending;
-            assign dbg_S[row*NUM_REGS +: NUM_REGS] = shadow;
         end
     endgenerate
 

@@ -1,8 +1,8 @@
 {% extends "_module.v" %}
 {%- block body %}
     // Cycle-exact twin of warpforge_model::units::simt_stack_dpe::SimtStackDpe: the names
-    // below are the model's (entries with slots L/R and a shared rpc, sp, done, err_*;
-    // decide() and tick()).
+    // below are the model's (entries with slots L/R and a shared rpc; top, top_in_q, ram,
+    // sp, done, err_*; decide(), tick(), pop()).
     //
     // Each entry holds two paths (slots L and R, each {valid, pc, mask}) and one RPC. Both
     // TOS slots are schedulable; upd_side says which one issued. Decisions where the seed is
@@ -13,47 +13,54 @@
     // A12 v2 `done` mask of exited threads ANDed into every mask read, a slot with no live
     // thread counts as invalid, a TOS with no live slot pops itself on an idle cycle. A
     // launch clears the stack, the done mask and the error flags; its path goes into slot L.
+    //
+    // Storage (design.md §5): the TOS entry is the register top_e; the entries below it,
+    // 0..sp-2, are in the RAM u_ram (wf_ram_dp, one write and one read port, RAM_WORDS =
+    // DEPTH-1 entry words). A push writes the parent (the TOS with its issuing slot updated)
+    // to word sp-1 (one write) and the child becomes the TOS; a pop from sp >= 2 fills the
+    // TOS from word sp-2 (one read); never both in one cycle. RAM_RD_REG=0 (LUT RAM): the
+    // fill loads top_e from the word read in the same cycle. RAM_RD_REG=1 (block RAM): the
+    // fill's read happens at the popping edge and the TOS is the RAM's read register from
+    // then on (top_in_q), until the next change of the TOS copies it into top_e. No
+    // prefetch and no bypass: a word is always read back at a later edge than it was
+    // written.
 
     // ---- constants ---------------------------------------------------------------------
     localparam integer DEPTH_W = $clog2(DEPTH + 1);  // width of sp (the depth output)
-    localparam integer IDX_W   = $clog2(DEPTH);      // width of an entry index
-    localparam integer SLOT_W  = 1 + PC_W + WARP_SIZE;   // one slot {mask, pc, valid}
-    localparam integer ENTRY_W = 2 * SLOT_W + PC_W;      // one entry {rpc, R slot, L slot}
     localparam [DEPTH_W-1:0] SP_FULL = DEPTH[DEPTH_W-1:0];
-
-    // upd_kind encoding (UpdKind)
-    localparam [1:0] KIND_SEQ  = 2'd0;  // ALU or memory: sequential
-    // (2'd1 is the conditional branch: the case default below)
-    localparam [1:0] KIND_JUMP = 2'd2;  // unconditional jump
-    localparam [1:0] KIND_EXIT = 2'd3;  // EXIT: the upd_taken lanes retire
+    // An entry is {rpc, R slot, L slot} (ENTRY_W bits), a slot {mask, pc, valid} (SLOT_W
+    // bits, valid at bit 0): the layout of dbg_stack.
+    localparam integer S_PC   = 1;                // lsb of a slot's pc
+    localparam integer S_MASK = 1 + PC_W;         // lsb of a slot's mask
+    localparam integer E_R    = SLOT_W;           // lsb of the R slot
+    localparam integer E_RPC  = 2 * SLOT_W;       // lsb of rpc
 
     // ---- state -------------------------------------------------------------------------
-    // The entry storage has no reset: entries at and above sp are never read (the TOS
-    // outputs read 0 when the stack is empty, dbg_stack shows them as 0), and every entry
-    // is written whole when it is pushed or launched.
-    reg                 entries_l_valid [0:DEPTH-1];
-    reg [PC_W-1:0]      entries_l_pc    [0:DEPTH-1];
-    reg [WARP_SIZE-1:0] entries_l_mask  [0:DEPTH-1];
-    reg                 entries_r_valid [0:DEPTH-1];
-    reg [PC_W-1:0]      entries_r_pc    [0:DEPTH-1];
-    reg [WARP_SIZE-1:0] entries_r_mask  [0:DEPTH-1];
-    reg [PC_W-1:0]      entries_rpc     [0:DEPTH-1];
-    reg [DEPTH_W-1:0]   sp;              // number of entries; the TOS is entries[sp-1]
+    // The entry storage (top_e, the RAM) has no reset: entries at and above sp are never
+    // read (the TOS outputs read 0 when the stack is empty), and every entry is written
+    // whole when it is pushed or launched.
+    reg [ENTRY_W-1:0]   top_e;           // the TOS entry (the model's `top`)
+    wire                top_in_q;        // the TOS is the RAM's read data (RD_REG=1)
+    reg [DEPTH_W-1:0]   sp;              // number of entries; the TOS is entry sp-1
     reg [WARP_SIZE-1:0] done;            // threads that have exited (A12 v2)
     reg                 err_overflow_q;  // sticky
     reg                 err_pc_q;        // sticky
     reg                 err_side_q;      // sticky
+    wire [ENTRY_W-1:0]  ram_rd_data;     // the entry read
 
     // ---- the top of stack (meaningless while the stack is empty) ------------------------
-    wire                 empty      = (sp == {DEPTH_W{1'b0}});
-    wire [IDX_W-1:0]     top        = sp[IDX_W-1:0] - 1'b1;  // sp-1 for 1 <= sp <= DEPTH
-    wire                 top_l_valid = entries_l_valid[top];
-    wire [PC_W-1:0]      top_l_pc    = entries_l_pc[top];
-    wire [WARP_SIZE-1:0] top_l_mask  = entries_l_mask[top];
-    wire                 top_r_valid = entries_r_valid[top];
-    wire [PC_W-1:0]      top_r_pc    = entries_r_pc[top];
-    wire [WARP_SIZE-1:0] top_r_mask  = entries_r_mask[top];
-    wire [PC_W-1:0]      top_rpc     = entries_rpc[top];
+    wire                 empty       = (sp == {DEPTH_W{1'b0}});
+    wire [DEPTH_W-1:0]   sp_m1       = sp - 1'b1;  // the TOS index
+    wire [ENTRY_W-1:0]   view        = top_in_q ? ram_rd_data : top_e;  // the model's top()
+    wire [SLOT_W-1:0]    view_l      = view[0 +: SLOT_W];
+    wire [SLOT_W-1:0]    view_r      = view[E_R +: SLOT_W];
+    wire                 top_l_valid = view_l[0];
+    wire [PC_W-1:0]      top_l_pc    = view_l[S_PC +: PC_W];
+    wire [WARP_SIZE-1:0] top_l_mask  = view_l[S_MASK +: WARP_SIZE];
+    wire                 top_r_valid = view_r[0];
+    wire [PC_W-1:0]      top_r_pc    = view_r[S_PC +: PC_W];
+    wire [WARP_SIZE-1:0] top_r_mask  = view_r[S_MASK +: WARP_SIZE];
+    wire [PC_W-1:0]      top_rpc     = view[E_RPC +: PC_W];
     // Live threads of each TOS slot (path_mask()): 0 unless the slot is valid; a slot with
     // no live thread is treated as invalid everywhere (path_valid()).
     wire [WARP_SIZE-1:0] live_l = (!empty && top_l_valid) ? (top_l_mask & ~done)
@@ -168,6 +175,15 @@
     wire wr_l    = (wr_slot && !upd_side) || div_inplace;
     wire wr_r    = (wr_slot && upd_side) || div_inplace;
 
+    // The TOS after the slot writes: the parent a push spills, else the new TOS.
+    wire [SLOT_W-1:0]  slot_new = {slot_new_mask, slot_new_pc, slot_new_valid};
+    wire [SLOT_W-1:0]  child_l  = {child_l_mask, child_l_pc, child_l_valid};
+    wire [SLOT_W-1:0]  child_r  = {child_r_mask, child_r_pc, child_r_valid};
+    wire [ENTRY_W-1:0] parent   = {top_rpc,
+                                   wr_r ? (div_inplace ? child_r : slot_new) : view_r,
+                                   wr_l ? (div_inplace ? child_l : slot_new) : view_l};
+    wire [ENTRY_W-1:0] child    = {upd_rpc, child_r, child_l};
+
     // Threads retired by an EXIT (an accepted EXIT always continues, invalidates or pops).
     wire [WARP_SIZE-1:0] exiting = (upd_ok && upd_kind == KIND_EXIT) ? tk_mask
                                                                        : {WARP_SIZE{1'b0}};
@@ -187,8 +203,8 @@
             err_pc_q       <= 1'b0;
             err_side_q     <= 1'b0;
         end else begin
-            if (upd_pop || auto_pop) begin
-                sp <= sp - 1'b1;
+            if (pop) begin
+                sp <= sp_m1;
             end else if (push_ok) begin
                 sp <= sp + 1'b1;
             end
@@ -199,37 +215,72 @@
         end
     end
 
-    // ---- tick(): entry storage (write ports: entry 0, the TOS slots, the entry at sp) ---
+    // ---- pop() and the push: the storage ports -----------------------------------------
+    wire pop  = upd_pop || auto_pop;
+    // A pop from sp >= 2 fills the TOS from the entry below.
+    wire fill = pop && (sp_m1 != {DEPTH_W{1'b0}});
+    // The TOS register takes a new value (the model's set_top()).
+    wire top_we = wr_l || wr_r || (fill && (RAM_RD_REG == 0));
+    wire [ENTRY_W-1:0] top_n = push_ok ? child : (fill ? ram_rd_data : parent);
+
+    wf_ram_dp #(
+        .WIDTH  (ENTRY_W),
+        .WORDS  (RAM_WORDS),
+        .ADDR_W (RAM_ADDR_W),
+        .RD_REG (RAM_RD_REG)
+    ) u_ram (
+        .clk     (clk),
+        .wr_en   (push_ok),
+        .wr_addr (sp_m1[RAM_ADDR_W-1:0]),
+        .wr_data (parent),
+        .rd_en   (fill),
+        .rd_addr (sp_m1[RAM_ADDR_W-1:0] - 1'b1),
+        .rd_data (ram_rd_data)
+    );
+
+    // ---- tick(): the TOS register ------------------------------------------------------
     always @(posedge clk) begin
         if (do_launch) begin
-            entries_l_valid[0] <= 1'b1;
-            entries_l_pc[0]    <= launch_pc;
-            entries_l_mask[0]  <= launch_mask;
-            entries_r_valid[0] <= 1'b0;
-            entries_r_pc[0]    <= {PC_W{1'b0}};
-            entries_r_mask[0]  <= {WARP_SIZE{1'b0}};
-            entries_rpc[0]     <= launch_rpc;
-        end
-        if (wr_l) begin
-            entries_l_valid[top] <= div_inplace ? child_l_valid : slot_new_valid;
-            entries_l_pc[top]    <= div_inplace ? child_l_pc    : slot_new_pc;
-            entries_l_mask[top]  <= div_inplace ? child_l_mask  : slot_new_mask;
-        end
-        if (wr_r) begin
-            entries_r_valid[top] <= div_inplace ? child_r_valid : slot_new_valid;
-            entries_r_pc[top]    <= div_inplace ? child_r_pc    : slot_new_pc;
-            entries_r_mask[top]  <= div_inplace ? child_r_mask  : slot_new_mask;
-        end
-        if (push_ok) begin
-            entries_l_valid[sp[IDX_W-1:0]] <= child_l_valid;
-            entries_l_pc[sp[IDX_W-1:0]]    <= child_l_pc;
-            entries_l_mask[sp[IDX_W-1:0]]  <= child_l_mask;
-            entries_r_valid[sp[IDX_W-1:0]] <= child_r_valid;
-            entries_r_pc[sp[IDX_W-1:0]]    <= child_r_pc;
-            entries_r_mask[sp[IDX_W-1:0]]  <= child_r_mask;
-            entries_rpc[sp[IDX_W-1:0]]     <= upd_rpc;
+            top_e <= {launch_rpc, {SLOT_W{1'b0}}, launch_mask, launch_pc, 1'b1};
+        end else if (top_we) begin
+            top_e <= top_n;
         end
     end
+
+    generate
+        if (RAM_RD_REG != 0) begin : g_top_in_q
+            // The TOS is the RAM's read data from a fill until the TOS next changes.
+            reg top_in_q_q;
+            always @(posedge clk) begin
+                if (!rst_n) begin
+                    top_in_q_q <= 1'b0;
+                end else if (launch_valid || top_we) begin
+                    top_in_q_q <= 1'b0;
+                end else if (fill) begin
+                    top_in_q_q <= 1'b1;
+                end
+            end
+            assign top_in_q = top_in_q_q;
+        end else begin : g_no_top_in_q
+            assign top_in_q = 1'b0;
+        end
+    endgenerate
+
+`ifndef SYNTHESIS
+    // ---- simulation-only checks of illegal use (the model asserts the same) ------------
+    // The ports cannot cause these (an update of an empty stack is err_pc, a push that does
+    // not fit err_overflow); the RAM checks its own ports (wf_ram_dp).
+    always @(posedge clk) begin
+        if (pop && empty) begin
+            $display("%m: illegal use of the stack storage: pop of an empty stack");
+            $stop;
+        end
+        if (push_ok && (sp == SP_FULL)) begin
+            $display("%m: illegal use of the stack storage: push beyond DEPTH");
+            $stop;
+        end
+    end
+`endif
 
     // ---- outputs -----------------------------------------------------------------------
     assign l_valid       = path_l;
@@ -242,7 +293,7 @@
     assign depth         = sp;
     assign num_paths     = {1'b0, path_l} + {1'b0, path_r};
     assign ev_push       = push_ok;
-    assign ev_pop        = upd_pop || auto_pop;
+    assign ev_pop        = pop;
     assign ev_inplace    = div_inplace;
     assign ev_div        = upd_div;
     assign ev_slot_inval = upd_inval || (push_ok && !new_rc);
@@ -250,17 +301,4 @@
     assign err_overflow  = err_overflow_q;
     assign err_pc        = err_pc_q;
     assign err_side      = err_side_q;
-    assign dbg_done      = done;
-
-    // dbg_stack: entry i at bits [i*ENTRY_W +: ENTRY_W] as
-    // {rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}; entries at and above sp read 0.
-    genvar i;
-    generate
-        for (i = 0; i < DEPTH; i = i + 1) begin : g_dbg
-            assign dbg_stack[i*ENTRY_W +: ENTRY_W] = (sp > i)
-                ? {entries_rpc[i], entries_r_mask[i], entries_r_pc[i], entries_r_valid[i],
-                   entries_l_mask[i], entries_l_pc[i], entries_l_valid[i]}
-                : {ENTRY_W{1'b0}};
-        end
-    endgenerate
 {% endblock %}

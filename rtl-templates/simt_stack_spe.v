@@ -1,46 +1,61 @@
 {% extends "_module.v" %}
 {%- block body %}
     // Cycle-exact twin of warpforge_model::units::simt_stack::SimtStackSpe: the names below
-    // are the model's (entries, sp, done, err_overflow, err_pc; decide() and tick()).
+    // are the model's (top, top_in_q, ram, sp, done, err_overflow, err_pc; decide(), tick(),
+    // pop(), diverge()).
     //
     // Decisions where the seed is silent (spec §8): A1 END_PC bottom entry, A2 taken group
     // pushed first, fall-through on top; A4 reuse rule; A11 a push that does not fit sets
     // the sticky err_overflow and leaves the stack unchanged; A12 v2 `done` mask of exited
     // threads ANDed into every mask read, an empty effective TOS pops itself on an idle
     // cycle. A launch clears the stack, the done mask and the error flags.
+    //
+    // Storage (design.md §5): entries by pairs, pair k = entries 2k (slot 0) and 2k+1 (slot
+    // 1). The top pair P = (sp-1)/2 is in the registers top0/top1; pairs 0..P-1 are in the
+    // RAM u_ram (wf_ram_dp, one write and one read port, RAM_WORDS pair words). A divergence
+    // whose entries leave the top pair spills it to word P (one write); a pop from an odd
+    // sp >= 3 fills the pair below from word P-1 (one read); never both in one cycle.
+    // RAM_RD_REG=0 (LUT RAM): the fill loads top0/top1 from the word read in the same
+    // cycle. RAM_RD_REG=1 (block RAM): the fill's read happens at the popping edge and the
+    // top pair is the RAM's read register from then on (top_in_q), until the next change
+    // of the top pair copies it into top0/top1. No prefetch and no bypass are needed: a
+    // word is always read back at a later edge than it was written.
 
     // ---- constants ---------------------------------------------------------------------
-    localparam integer DEPTH_W = $clog2(DEPTH + 1);    // width of sp (the depth output)
-    localparam integer IDX_W   = $clog2(DEPTH);        // width of an entry index
-    localparam integer ENTRY_W = 2 * PC_W + WARP_SIZE; // one dbg_stack entry {pc, rpc, mask}
+    localparam integer DEPTH_W = $clog2(DEPTH + 1);  // width of sp (the depth output)
+    localparam integer PAIR_W  = DEPTH_W - 1;        // width of a pair index
     localparam [DEPTH_W-1:0] SP_FULL = DEPTH[DEPTH_W-1:0];
-
-    // upd_kind encoding (UpdKind)
-    localparam [1:0] KIND_SEQ    = 2'd0;  // ALU or memory: sequential
-    // (2'd1 is the conditional branch: the case default below)
-    localparam [1:0] KIND_JUMP   = 2'd2;  // unconditional jump
-    localparam [1:0] KIND_EXIT   = 2'd3;  // EXIT: the upd_taken lanes retire
+    // One entry {pc, rpc, mask} (ENTRY_W bits, mask at bit 0), the layout of dbg_stack.
+    localparam integer E_RPC = WARP_SIZE;         // lsb of rpc
+    localparam integer E_PC  = WARP_SIZE + PC_W;  // lsb of pc
 
     // ---- state -------------------------------------------------------------------------
-    // The entry storage has no reset: entries at and above sp are never read (tos_* read 0
-    // when the stack is empty, dbg_stack shows them as 0), so only sp, done and the flags
-    // are reset.
-    reg [PC_W-1:0]      entries_pc   [0:DEPTH-1];
-    reg [PC_W-1:0]      entries_rpc  [0:DEPTH-1];
-    reg [WARP_SIZE-1:0] entries_mask [0:DEPTH-1];
-    reg [DEPTH_W-1:0]   sp;              // number of entries; the TOS is entries[sp-1]
-    reg [WARP_SIZE-1:0] done;            // threads that have exited (A12 v2)
-    reg                 err_overflow_q;  // sticky
-    reg                 err_pc_q;        // sticky
+    // The entry storage (top0, top1, the RAM) has no reset: entries at and above sp are
+    // never read (tos_* read 0 when the stack is empty), so only sp, done, the flags and
+    // top_in_q are reset.
+    reg [ENTRY_W-1:0]     top0;            // the top pair, slot 0 (entry 2P)
+    reg [ENTRY_W-1:0]     top1;            // the top pair, slot 1 (entry 2P+1)
+    wire                  top_in_q;        // the top pair is the RAM's read data (RD_REG=1)
+    reg [DEPTH_W-1:0]     sp;              // number of entries; the TOS is entry sp-1
+    reg [WARP_SIZE-1:0]   done;            // threads that have exited (A12 v2)
+    reg                   err_overflow_q;  // sticky
+    reg                   err_pc_q;        // sticky
+    wire [2*ENTRY_W-1:0]  ram_rd_data;     // {slot 1, slot 0} of the word read
 
     // ---- the top of stack (meaningless while the stack is empty) ------------------------
-    wire                 empty    = (sp == {DEPTH_W{1'b0}});
-    wire [IDX_W-1:0]     top      = sp[IDX_W-1:0] - 1'b1;  // sp-1 for 1 <= sp <= DEPTH
-    wire [PC_W-1:0]      top_pc   = entries_pc[top];
-    wire [PC_W-1:0]      top_rpc  = entries_rpc[top];
-    wire [WARP_SIZE-1:0] top_mask = entries_mask[top];
+    wire                  empty    = (sp == {DEPTH_W{1'b0}});
+    wire [DEPTH_W-1:0]    sp_m1    = sp - 1'b1;
+    wire                  tos_slot = sp_m1[0];             // the TOS is slot (sp-1) % 2
+    wire [PAIR_W-1:0]     pair     = sp_m1[DEPTH_W-1:1];   // P, the top pair's index
+    // The top pair as the model's top_pair() reads it.
+    wire [ENTRY_W-1:0]    view0    = top_in_q ? ram_rd_data[0 +: ENTRY_W] : top0;
+    wire [ENTRY_W-1:0]    view1    = top_in_q ? ram_rd_data[ENTRY_W +: ENTRY_W] : top1;
+    wire [ENTRY_W-1:0]    tos      = tos_slot ? view1 : view0;
+    wire [PC_W-1:0]       top_pc   = tos[E_PC +: PC_W];
+    wire [PC_W-1:0]       top_rpc  = tos[E_RPC +: PC_W];
+    wire [WARP_SIZE-1:0]  top_mask = tos[0 +: WARP_SIZE];
     // The effective TOS mask: the entry's mask without exited threads (tos_mask()).
-    wire [WARP_SIZE-1:0] live     = empty ? {WARP_SIZE{1'b0}} : (top_mask & ~done);
+    wire [WARP_SIZE-1:0]  live     = empty ? {WARP_SIZE{1'b0}} : (top_mask & ~done);
 
     // ---- decide(): what this cycle does -----------------------------------------------
     // A launch wins over an update; nothing happens while rst_n is low, so every event
@@ -115,10 +130,81 @@
     wire                 push0_tk     = new_rc && tk_in;
     wire [PC_W-1:0]      push0_pc     = push0_tk ? upd_target : upd_next;
     wire [WARP_SIZE-1:0] push0_mask   = push0_tk ? tk_mask : nt_mask;
+    wire [ENTRY_W-1:0]   div_tos_e    = {div_tos_pc, top_rpc, div_tos_mask};
+    wire [ENTRY_W-1:0]   push0_e      = {push0_pc, upd_rpc, push0_mask};
+    wire [ENTRY_W-1:0]   push1_e      = {upd_next, upd_rpc, nt_mask};
+    wire [ENTRY_W-1:0]   cont_e       = {g_pc, top_rpc, g_mask};
 
     // Threads retired by an EXIT (an accepted EXIT always pops or continues).
     wire [WARP_SIZE-1:0] exiting = (upd_ok && upd_kind == KIND_EXIT) ? tk_mask
                                                                        : {WARP_SIZE{1'b0}};
+
+    // ---- pop() and diverge(): the storage ports ----------------------------------------
+    wire pop   = upd_pop || auto_pop;
+    // A pop from an odd sp >= 3 (slot 0 holds the TOS, a pair below exists) fills.
+    wire fill  = pop && !tos_slot && (pair != {PAIR_W{1'b0}});
+    // A divergence spills the top pair when its entries pass the pair's end: two pushes,
+    // or one from an even sp (slot 1 holds the TOS).
+    wire spill = div_ok && ((n_push == 2'd2) || (tos_slot && (n_push == 2'd1)));
+
+    // The next top pair (the model's set_top()) and the spilled word {slot 1, slot 0}.
+    reg [ENTRY_W-1:0]   top0_n;
+    reg [ENTRY_W-1:0]   top1_n;
+    reg [2*ENTRY_W-1:0] spill_data;
+    always @* begin
+        top0_n     = view0;
+        top1_n     = view1;
+        spill_data = {view1, view0};
+        if (upd_cont) begin
+            if (tos_slot) begin
+                top1_n = cont_e;
+            end else begin
+                top0_n = cont_e;
+            end
+        end else if (div_ok) begin
+            if (!tos_slot) begin
+                // TOS in slot 0: the first push completes the pair, the second starts one
+                top0_n = div_tos_e;
+                top1_n = push0_e;
+                if (n_push == 2'd2) begin
+                    spill_data = {push0_e, div_tos_e};
+                    top0_n     = push1_e;
+                end
+            end else begin
+                // TOS in slot 1: any push starts the next pair
+                top1_n = div_tos_e;
+                if (n_push != 2'd0) begin
+                    spill_data = {div_tos_e, view0};
+                    top0_n     = push0_e;
+                    top1_n     = push1_e;
+                end
+            end
+        end else if (fill) begin
+            // (RAM_RD_REG=0 only: with a registered read the pair stays in the RAM's
+            // read register, top_in_q)
+            top0_n = ram_rd_data[0 +: ENTRY_W];
+            top1_n = ram_rd_data[ENTRY_W +: ENTRY_W];
+        end
+    end
+    wire top_we = upd_cont || div_ok || (fill && (RAM_RD_REG == 0));
+    // The RAM words: P (a spill's) and P-1 (a fill's); P <= RAM_WORDS fits RAM_ADDR_W bits.
+    wire [RAM_ADDR_W-1:0] wr_word = sp_m1[RAM_ADDR_W:1];
+    wire [RAM_ADDR_W-1:0] rd_word = wr_word - 1'b1;
+
+    wf_ram_dp #(
+        .WIDTH  (2 * ENTRY_W),
+        .WORDS  (RAM_WORDS),
+        .ADDR_W (RAM_ADDR_W),
+        .RD_REG (RAM_RD_REG)
+    ) u_ram (
+        .clk     (clk),
+        .wr_en   (spill),
+        .wr_addr (wr_word),
+        .wr_data (spill_data),
+        .rd_en   (fill),
+        .rd_addr (rd_word),
+        .rd_data (ram_rd_data)
+    );
 
     // ---- tick(): control state ---------------------------------------------------------
     always @(posedge clk) begin
@@ -133,8 +219,8 @@
             err_overflow_q <= 1'b0;
             err_pc_q       <= 1'b0;
         end else begin
-            if (upd_pop || auto_pop) begin
-                sp <= sp - 1'b1;
+            if (pop) begin
+                sp <= sp_m1;
             end else if (div_ok) begin
                 sp <= sp_div[DEPTH_W-1:0];
             end
@@ -144,28 +230,50 @@
         end
     end
 
-    // ---- tick(): entry storage (write ports: entry 0, the TOS, sp and sp+1) -------------
+    // ---- tick(): the top pair registers ------------------------------------------------
     always @(posedge clk) begin
         if (do_launch) begin
-            entries_pc[0]   <= launch_pc;
-            entries_rpc[0]  <= launch_rpc;
-            entries_mask[0] <= launch_mask;
-        end
-        if (upd_cont || div_ok) begin
-            entries_pc[top]   <= upd_cont ? g_pc : div_tos_pc;
-            entries_mask[top] <= upd_cont ? g_mask : div_tos_mask;
-        end
-        if (div_ok && n_push != 2'd0) begin
-            entries_pc[sp[IDX_W-1:0]]   <= push0_pc;
-            entries_rpc[sp[IDX_W-1:0]]  <= upd_rpc;
-            entries_mask[sp[IDX_W-1:0]] <= push0_mask;
-        end
-        if (div_ok && n_push == 2'd2) begin
-            entries_pc[sp[IDX_W-1:0] + 1'b1]   <= upd_next;
-            entries_rpc[sp[IDX_W-1:0] + 1'b1]  <= upd_rpc;
-            entries_mask[sp[IDX_W-1:0] + 1'b1] <= nt_mask;
+            top0 <= {launch_pc, launch_rpc, launch_mask};
+        end else if (top_we) begin
+            top0 <= top0_n;
+            top1 <= top1_n;
         end
     end
+
+    generate
+        if (RAM_RD_REG != 0) begin : g_top_in_q
+            // The top pair is the RAM's read data from a fill until the pair next changes.
+            reg top_in_q_q;
+            always @(posedge clk) begin
+                if (!rst_n) begin
+                    top_in_q_q <= 1'b0;
+                end else if (launch_valid || top_we) begin
+                    top_in_q_q <= 1'b0;
+                end else if (fill) begin
+                    top_in_q_q <= 1'b1;
+                end
+            end
+            assign top_in_q = top_in_q_q;
+        end else begin : g_no_top_in_q
+            assign top_in_q = 1'b0;
+        end
+    endgenerate
+
+`ifndef SYNTHESIS
+    // ---- simulation-only checks of illegal use (the model asserts the same) ------------
+    // The ports cannot cause these (an update of an empty stack is err_pc, a push that does
+    // not fit err_overflow); the RAM checks its own ports (wf_ram_dp).
+    always @(posedge clk) begin
+        if (pop && empty) begin
+            $display("%m: illegal use of the stack storage: pop of an empty stack");
+            $stop;
+        end
+        if (div_ok && (sp_div > {1'b0, SP_FULL})) begin
+            $display("%m: illegal use of the stack storage: push beyond DEPTH");
+            $stop;
+        end
+    end
+`endif
 
     // ---- outputs -----------------------------------------------------------------------
     assign tos_valid    = |live;
@@ -175,19 +283,8 @@
     assign depth        = sp;
     assign ev_push2     = div_ok && (n_push == 2'd2);
     assign ev_push1     = div_ok && (n_push == 2'd1);
-    assign ev_pop       = upd_pop || auto_pop;
+    assign ev_pop       = pop;
     assign ev_div       = upd_div;
     assign err_overflow = err_overflow_q;
     assign err_pc       = err_pc_q;
-    assign dbg_done     = done;
-
-    // dbg_stack: entry i at bits [i*ENTRY_W +: ENTRY_W] as {pc, rpc, mask}; entries at and
-    // above sp read 0.
-    genvar i;
-    generate
-        for (i = 0; i < DEPTH; i = i + 1) begin : g_dbg
-            assign dbg_stack[i*ENTRY_W +: ENTRY_W] =
-                (sp > i) ? {entries_pc[i], entries_rpc[i], entries_mask[i]} : {ENTRY_W{1'b0}};
-        end
-    endgenerate
 {% endblock %}

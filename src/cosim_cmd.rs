@@ -66,8 +66,9 @@ pub struct CosimArgs {
     /// catches each one; reports the kill ratio.
     #[arg(long)]
     mutants: bool,
-    /// Use the Verilog in this folder (`<unit>.v`) instead of generating it, e.g. after
-    /// editing the generated RTL.
+    /// Use the Verilog in this folder (`<unit>.v`, and the library modules and co-simulation
+    /// wrapper if they are there) instead of generating it, e.g. after editing the
+    /// generated RTL.
     #[arg(long, value_name = "DIR")]
     rtl: Option<PathBuf>,
     /// Where divergence artifacts go (replay file, VCD windows).
@@ -201,21 +202,26 @@ fn print_rows(rows: &[CosimRow]) {
     );
 }
 
-/// The RTL of `desc` at `params`: generated, or `<unit>.v` from `--rtl DIR`.
+/// The co-simulated RTL of `desc` at `params`: generated, or with `--rtl DIR` the files of
+/// DIR (`<unit>.v` must be there; a library module or the co-simulation wrapper that DIR
+/// does not have is the generated one, so an edited `<unit>.v` alone is enough).
 fn rtl_source(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<RtlSource> {
-    match &a.rtl {
-        Some(dir) => {
-            let path = dir.join(format!("{}.v", desc.name));
-            if !path.exists() {
-                bail!("--rtl {}: no {} there", dir.display(), path.display());
-            }
-            Ok(RtlSource::from_paths(desc.name, &[path])?)
+    let g = warpforge_gen::generate(desc, params)?;
+    let mut rtl = RtlSource::cosim_of(&g);
+    if let Some(dir) = &a.rtl {
+        let path = dir.join(format!("{}.v", desc.name));
+        if !path.exists() {
+            bail!("--rtl {}: no {} there", dir.display(), path.display());
         }
-        None => {
-            let g = warpforge_gen::generate(desc, params)?;
-            Ok(RtlSource::new(desc.name, g.files.clone()))
+        for (name, text) in &mut rtl.files {
+            let p = dir.join(&*name);
+            if p.exists() {
+                *text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read {}", p.display()))?;
+            }
         }
     }
+    Ok(rtl)
 }
 
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
@@ -485,7 +491,7 @@ pub fn cosim_recorded(
     for ((_, params, list), g) in groups.iter().zip(&generated) {
         let desc = list[0].1.desc;
         // Exactly the files written above.
-        let rtl = RtlSource::new(desc.name, g.files.clone());
+        let rtl = RtlSource::cosim_of(g);
         let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
             .with_failure_dir(Some(out.clone()));
         let started = Instant::now();

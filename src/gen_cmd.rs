@@ -38,6 +38,15 @@ pub struct SynthArgs {
     /// Override a parameter (repeatable), e.g. --param DEPTH=8.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
+    /// Map to an FPGA family with Yosys' vendor flow instead of the generic gate estimate:
+    /// `xilinx` (synth_xilinx), `ecp5` (synth_ecp5) or `ice40` (synth_ice40); reports LUTs,
+    /// flip-flops, LUT-RAM and block-RAM cells.
+    #[arg(long, value_name = "FAMILY", value_parser = ["xilinx", "ecp5", "ice40"])]
+    target: Option<String>,
+    /// Synthesise the Verilog in this folder instead of generating it: the files listed in
+    /// `<unit>.f` (or `<unit>.v` alone), e.g. RTL written by an earlier release.
+    #[arg(long, value_name = "DIR")]
+    rtl: Option<PathBuf>,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -106,8 +115,56 @@ fn lint_dir(out: &Path, module: &str) -> PathBuf {
     out.join(format!(".lint-{module}"))
 }
 
+/// `g` with its synthesizable files replaced by those of `dir` (`<unit>.f`'s list, or
+/// `<unit>.v`).
+fn with_rtl_from(mut g: GeneratedUnit, dir: &Path) -> Result<GeneratedUnit> {
+    let unit = g.module().to_string();
+    let list = dir.join(format!("{unit}.f"));
+    let names: Vec<String> = match std::fs::read_to_string(&list) {
+        Ok(t) => t
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect(),
+        Err(_) => vec![format!("{unit}.v")],
+    };
+    let mut files = vec![];
+    for n in &names {
+        let p = dir.join(n);
+        let text = std::fs::read_to_string(&p)
+            .with_context(|| format!("--rtl {}: cannot read {}", dir.display(), p.display()))?;
+        files.push((n.clone(), text));
+    }
+    g.files = files;
+    g.manifest.files = names;
+    Ok(g)
+}
+
 pub fn synth(a: &SynthArgs) -> Result<u8> {
-    let g = gen::generate_by_name(&a.unit, &a.params)?;
+    let mut g = gen::generate_by_name(&a.unit, &a.params)?;
+    if let Some(dir) = &a.rtl {
+        g = with_rtl_from(g, dir)?;
+    }
+    if let Some(t) = &a.target {
+        let family = synth::Family::parse(t).expect("clap checks the family");
+        let r = match synth::fpga(&g, family) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: synth {} for {family}: {e}", g.module());
+                return Ok(EXIT_FAIL);
+            }
+        };
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r).context("serialising the report")?
+            );
+        } else {
+            println!("{r}");
+        }
+        return Ok(0);
+    }
     let r = match synth::synth(&g) {
         Ok(r) => r,
         Err(e) => {

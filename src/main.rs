@@ -44,7 +44,8 @@ enum Cmd {
     Bench(bench::BenchArgs),
     /// Generate the Verilog of hardware units (+ manifest and file list), optionally lint it.
     Gen(gen_cmd::GenArgs),
-    /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count.
+    /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count, or
+    /// (`--target`) LUTs, flip-flops and RAM cells of an FPGA family.
     Synth(gen_cmd::SynthArgs),
     /// Co-simulate a unit's generated Verilog against its Rust model under Verilator, every
     /// cycle (random stimulus, workload traces, replay files, mutants).

@@ -5,7 +5,8 @@
 //! - the directed vectors of spec §10 for both stacks;
 //! - the port traffic of every instance (each warp's stack, each SM's scoreboard) recorded
 //!   while every workload runs at tiny size, under SPE and under DPE;
-//! - mutants: at least 10 broken variants of each unit's RTL, every one caught.
+//! - mutants: at least 10 broken variants of each unit's RTL, every one caught, and every
+//!   storage mutant (RAM ports, the units' own storage edits) at a set where it applies.
 //!
 //! Needs Verilator and g++ (`./scripts/install-tools.sh`); built models are cached in
 //! `~/.cache/warpforge`, so only the first run pays for the builds.
@@ -31,9 +32,13 @@ fn units() -> Vec<&'static UnitDesc> {
 
 fn cosim(desc: &'static UnitDesc, params: &Params) -> Cosim {
     let g = warpforge_gen::generate(desc, params).unwrap();
-    let rtl = RtlSource::new(desc.name, g.files.clone());
-    Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())
-        .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
+    Cosim::new(
+        desc,
+        params.clone(),
+        RtlSource::cosim_of(&g),
+        &BuildOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
 }
 
 #[test]
@@ -67,7 +72,15 @@ fn every_unit_with_directed_vectors_matches_its_rtl_on_them() {
             let s = c
                 .run(&mut directed(desc, &params))
                 .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
-            assert!(s.cycles > 100, "{}: {} cycles", desc.name, s.cycles);
+            // The smallest stacks (DEPTH 2 and 3: one RAM word) leave out the vectors that
+            // nest deeper than they are; the rest still runs.
+            let least = if params.get("DEPTH") <= 3 { 80 } else { 100 };
+            assert!(
+                s.cycles > least,
+                "{} ({params}): {} cycles",
+                desc.name,
+                s.cycles
+            );
         }
     }
 }
@@ -136,7 +149,7 @@ fn every_mutant_of_every_unit_is_caught() {
         // The smallest standard set keeps the builds quick; the stimulus is the same.
         let params = desc.standard_params().swap_remove(1);
         let g = warpforge_gen::generate(desc, &params).unwrap();
-        let rtl = RtlSource::new(desc.name, g.files.clone());
+        let rtl = RtlSource::cosim_of(&g);
         let opts = MutantOptions {
             max_mutants: 12,
             max_cycles: 50_000,
@@ -155,7 +168,7 @@ fn every_mutant_of_every_unit_is_caught() {
         // A mutant can be equivalent at one parameter set (e.g. a flipped test of the
         // DUAL parameter when DUAL=1); it must then be caught at another standard set,
         // built from the same mutated text with those parameters.
-        let all = mutants::generate(&g.files[0].1);
+        let all = mutants::candidates(desc, &g.files[0].1).unwrap();
         for survivor in report.survivors() {
             let m = all.iter().find(|m| m.id == survivor.id).unwrap();
             let caught = desc
@@ -163,8 +176,17 @@ fn every_mutant_of_every_unit_is_caught() {
                 .into_iter()
                 .filter(|p| *p != params && p.iter().map(|(_, v)| v).product::<u64>() < 1 << 24)
                 .any(|p| {
-                    let rtl =
-                        RtlSource::new(desc.name, vec![(g.files[0].0.clone(), m.text.clone())]);
+                    // The same mutant of the RTL generated at the other set (the localparams
+                    // are rendered per set): the same id and edit.
+                    let other = warpforge_gen::generate(desc, &p).unwrap();
+                    let Some(same) = mutants::candidates(desc, &other.files[0].1)
+                        .unwrap()
+                        .into_iter()
+                        .find(|o| o.id == m.id && o.description == m.description)
+                    else {
+                        return false;
+                    };
+                    let rtl = RtlSource::cosim_of(&other).with_file_text(0, same.text);
                     let c = Cosim::new(desc, p.clone(), rtl, &BuildOptions::default())
                         .unwrap()
                         .with_failure_dir(None);
@@ -174,6 +196,36 @@ fn every_mutant_of_every_unit_is_caught() {
                 caught,
                 "{} survives at every standard set: {report}",
                 survivor.id
+            );
+        }
+        // The storage mutants that are equivalent at this set (e.g. of the asynchronous
+        // read when this set reads registered) run at the first standard set where they
+        // are not, and are caught there.
+        for m in all
+            .iter()
+            .filter(|m| !mutants::CLASSES.contains(&m.class) && !m.applies(&params))
+        {
+            let p = desc
+                .standard_params()
+                .into_iter()
+                .find(|p| m.applies(p))
+                .unwrap_or_else(|| panic!("{}: {} applies at no standard set", desc.name, m.id));
+            let other = warpforge_gen::generate(desc, &p).unwrap();
+            let same = mutants::candidates(desc, &other.files[0].1)
+                .unwrap()
+                .into_iter()
+                .find(|o| o.id == m.id && o.description == m.description)
+                .unwrap();
+            let rtl = RtlSource::cosim_of(&other).with_file_text(0, same.text);
+            let c = Cosim::new(desc, p.clone(), rtl, &BuildOptions::default())
+                .unwrap()
+                .with_failure_dir(None);
+            assert!(
+                c.run(&mut random_stimulus(desc, &p, 7, 50_000)).is_err(),
+                "{} ({p}): storage mutant {} {} survives",
+                desc.name,
+                m.id,
+                m.description
             );
         }
     }

@@ -50,7 +50,20 @@ fn gen_writes_verilog_manifest_and_filelist_and_lints_clean() {
     assert_eq!(m["params"]["WARP_SIZE"], 8);
     assert_eq!(
         std::fs::read_to_string(out.join("simt_stack_spe.f")).unwrap(),
-        "simt_stack_spe.v\n"
+        "simt_stack_spe.v\nwf_ram_dp.v\n"
+    );
+    // The co-simulated design: the synthesizable files and the wrapper with the debug ports.
+    assert_eq!(
+        std::fs::read_to_string(out.join("simt_stack_spe_cosim.f")).unwrap(),
+        "simt_stack_spe.v\nwf_ram_dp.v\nsimt_stack_spe_cosim.v\n"
+    );
+    for f in ["wf_ram_dp.v", "simt_stack_spe_cosim.v"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert!(
+        !v.lines()
+            .any(|l| l.contains("output") && l.contains("dbg_")),
+        "no debug port in the synthesizable module"
     );
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -68,7 +81,9 @@ fn gen_all_with_standard_sets() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.join("simt_stack_spe.v").is_file());
     assert!(out
-        .join("simt_stack_spe/WARP_SIZE-8_DEPTH-4_PC_W-16/simt_stack_spe.manifest.json")
+        .join(
+            "simt_stack_spe/WARP_SIZE-8_DEPTH-4_PC_W-16_RAM_RD_REG-1/simt_stack_spe.manifest.json"
+        )
         .is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -127,7 +142,77 @@ fn synth_prints_a_table_or_json() {
     let o = warpforge(&json_args);
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    // 2 entries of 2*8+8 bits, sp (2 bits), done (8), two flags
-    assert_eq!(r["flops"], 2 * 24 + 2 + 8 + 2);
+    // In the generic flow the RAM is flip-flops: its one pair word (never used at DEPTH=2),
+    // the top pair, the RAM's read register (pairs of 2 entries of 2*8+8 bits), sp (2 bits),
+    // done (8), two flags and top_in_q.
+    assert_eq!(r["flops"], 3 * 48 + 2 + 8 + 2 + 1);
     assert!(r["transistors"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn synth_maps_to_an_fpga_family() {
+    let o = warpforge(&[
+        "synth",
+        "--unit",
+        "simt_stack_dpe",
+        "--param",
+        "WARP_SIZE=8",
+        "--param",
+        "PC_W=8",
+        "--param",
+        "DEPTH=4",
+        "--target",
+        "ecp5",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["family"], "ecp5");
+    assert!(r["lut_ram"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["luts"].as_u64().unwrap() > 0, "{r}");
+    let o = warpforge(&["synth", "--unit", "simt_stack_dpe", "--target", "gowin"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// `warpforge run` writes exactly the RTL it co-simulates, one folder per parameter set:
+/// every file of the co-simulated design (the unit, its RAM primitive, the wrapper) is on
+/// disk, and co-simulating the folder's files matches.
+#[test]
+fn run_writes_the_cosimulated_rtl_of_several_files() {
+    let out = scratch("run");
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--size",
+        "tiny",
+        "--no-compare",
+        "--rtl-out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = out.join("simt_stack_spe/WARP_SIZE-32_DEPTH-16_PC_W-32_RAM_RD_REG-1");
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("simt_stack_spe.manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["cosim_top"], "simt_stack_spe_cosim");
+    let files = m["cosim_files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    for f in files {
+        assert!(dir.join(f.as_str().unwrap()).is_file(), "{f}");
+    }
+    let o = warpforge(&[
+        "cosim",
+        "--unit",
+        "simt_stack_spe",
+        "--rtl",
+        dir.to_str().unwrap(),
+        "--random",
+        "--cycles",
+        "2000",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("match"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -187,7 +187,7 @@ fn main() {
         .params(&[("WARP_SIZE", 32u64), ("DEPTH", 16)])
         .unwrap();
     let unit = warpforge_gen::generate(&SPE_DESC, &params).unwrap();
-    let rtl = RtlSource::new(unit.module().to_string(), unit.files.clone());
+    let rtl = RtlSource::cosim_of(&unit);
     if selected("spe-cfg") {
         let p = params.clone();
         bench(
@@ -245,7 +245,7 @@ fn bench_trace_replay(workload: &str) {
     );
     let trace = gpu.take_trace().unwrap().into_trace(workload);
     let g = warpforge_gen::generate(trace.desc, &trace.params).unwrap();
-    let rtl = RtlSource::new(trace.desc.name, g.files.clone());
+    let rtl = RtlSource::cosim_of(&g);
     let cosim = Cosim::new(trace.desc, trace.params.clone(), rtl, &opts())
         .unwrap_or_else(|e| panic!("{e}"))
         .with_failure_dir(None);

@@ -163,7 +163,8 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 /// The Verilog of one design: its files (name, text) and the top module name.
-/// The generator's output plugs in directly: `RtlSource::new(desc.name, unit.files)`.
+/// The generator's output plugs in with [`RtlSource::cosim_of`]: the co-simulated design is
+/// the unit's files plus its co-simulation wrapper, whose top exposes the debug ports.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RtlSource {
     pub top: String,
@@ -176,6 +177,21 @@ impl RtlSource {
             top: top.into(),
             files,
         }
+    }
+
+    /// The co-simulated design of a generated unit: every file (the unit's module, its
+    /// library modules, the co-simulation wrapper), top = the wrapper (`<unit>_cosim`, or
+    /// the unit itself when it has no debug ports).
+    pub fn cosim_of(unit: &warpforge_gen::GeneratedUnit) -> RtlSource {
+        RtlSource::new(unit.manifest.cosim_top.clone(), unit.cosim_files())
+    }
+
+    /// The index of the file that declares module `module` (the first file if none does).
+    pub fn file_of_module(&self, module: &str) -> usize {
+        self.files
+            .iter()
+            .position(|(_, t)| crate::mutants::declares_module(t, module))
+            .unwrap_or(0)
     }
 
     /// One file of Verilog text.

@@ -7,6 +7,7 @@
 //! found by its description, never by its name.
 
 use crate::lockstep::Stimulus;
+use crate::mutants::DirectedMutant;
 use crate::stack_stimulus::CfgStimulus;
 use crate::stimulus::RandomStimulus;
 use warpforge_model::units::contract::{Params, UnitDesc};
@@ -25,7 +26,65 @@ pub struct Kit {
     pub random: fn(&'static UnitDesc, &Params, u64, u64) -> BoxedStimulus,
     /// The spec's directed vectors, if the unit has them.
     pub directed: Option<fn(&'static UnitDesc, &Params) -> BoxedStimulus>,
+    /// Hand-written mutants of the unit's storage logic (run in full by
+    /// [`crate::mutants::run_mutants`], next to the generated operator mutants).
+    pub mutants: &'static [DirectedMutant],
 }
+
+/// The storage mutants of both stacks (the same names in both templates): the
+/// registered-read fill's data never selected (the RAM read register is loaded but the
+/// top stays in the registers: the registered-read analog of a missing bypass), the
+/// asynchronous fill not loading the registers.
+const STACK_STORAGE: [DirectedMutant; 2] = [
+    DirectedMutant {
+        description: "registered-read fill data never selected (top_in_q stuck at 0)",
+        from: "top_in_q_q <= 1'b1;",
+        to: "top_in_q_q <= 1'b0;",
+        only_if: Some(("RAM_RD_REG", 1)),
+    },
+    DirectedMutant {
+        description: "asynchronous fill does not load the top registers",
+        from: "(fill && (RAM_RD_REG == 0))",
+        to: "1'b0",
+        only_if: Some(("RAM_RD_REG", 0)),
+    },
+];
+
+/// The fill reading the word of the top itself instead of the one below (a wrong fill
+/// address; `RamPort` covers the word above).
+static SPE_MUTANTS: [DirectedMutant; 4] = [
+    STACK_STORAGE[0],
+    STACK_STORAGE[1],
+    DirectedMutant {
+        description: "fill reads the top pair's own word, not the one below",
+        from: "rd_word = wr_word - 1'b1;",
+        to: "rd_word = wr_word;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "two pushes spill the pair without the rewritten TOS",
+        from: "spill_data = {push0_e, div_tos_e};",
+        to: "spill_data = {push0_e, view0};",
+        only_if: None,
+    },
+];
+
+static DPE_MUTANTS: [DirectedMutant; 4] = [
+    STACK_STORAGE[0],
+    STACK_STORAGE[1],
+    DirectedMutant {
+        description: "fill reads the TOS's own word, not the one below",
+        from: ".rd_addr (sp_m1[RAM_ADDR_W-1:0] - 1'b1)",
+        to: ".rd_addr (sp_m1[RAM_ADDR_W-1:0])",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "a push spills the parent without its slot update",
+        from: ".wr_data (parent)",
+        to: ".wr_data (view)",
+        only_if: None,
+    },
+];
 
 fn structured_programs(desc: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
     Box::new(CfgStimulus::new(desc, p, seed, n))
@@ -47,16 +106,20 @@ pub static KITS: &[Kit] = &[
         unit: &SPE_DESC,
         random: structured_programs,
         directed: Some(spec_programs),
+        mutants: &SPE_MUTANTS,
     },
     Kit {
         unit: &DPE_DESC,
         random: structured_programs,
         directed: Some(spec_programs),
+        mutants: &DPE_MUTANTS,
     },
     Kit {
         unit: &SCOREBOARD_DESC,
         random: uniform_random,
         directed: None,
+        // No storage primitive: the scoreboard's rows stay in flops (see its template).
+        mutants: &[],
     },
 ];
 

@@ -269,8 +269,7 @@ impl Cosim {
             stage: "generate".into(),
             log: e.to_string(),
         })?;
-        let rtl = RtlSource::new(unit.module().to_string(), unit.files);
-        Cosim::new(desc, params, rtl, opts)
+        Cosim::new(desc, params, RtlSource::cosim_of(&unit), opts)
     }
 
     /// Name of the instance in reports and file names.

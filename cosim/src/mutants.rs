@@ -16,11 +16,16 @@
 //! | `DropReset` | one assignment removed from the reset branch (`if (!rst_n)`) |
 //! | `InvertIf` | `if (c)` → `if (!(c))` |
 //! | `SwapTargets` | two adjacent nonblocking assignments exchange their targets |
+//! | `RamPort` | a port of a `wf_ram_dp` instance: write or read enable stuck at 0 or 1, write or read address off by one (a wrong spill or fill/prefetch word) |
+//! | `Directed` | a unit's own hand-written edits of its storage logic (its kit's `mutants`, e.g. the registered-read fill data never selected) |
 //!
-//! [`select`] picks a deterministic, class-balanced subset; [`run_mutants`] builds each (in
-//! the build cache, so re-runs are free), runs it in lockstep with a fresh stimulus and
-//! reports killed / survived / not built. A survivor is either equivalent to the original
-//! or a gap in the stimulus: the report lists it so a person can tell which.
+//! [`select`] picks a deterministic, class-balanced subset of the seven operator classes;
+//! [`run_mutants`] adds every `RamPort` and `Directed` mutant (the storage logic is small
+//! and every one of them must be caught), builds each (in the build cache, so re-runs are
+//! free), runs it in lockstep with a fresh stimulus and reports killed / survived / not
+//! built. A mutant that makes the RTL stop (a failed check of illegal RAM use, `$stop`) is
+//! killed too. A survivor is either equivalent to the original or a gap in the stimulus:
+//! the report lists it so a person can tell which.
 
 use crate::build::{BuildOptions, RtlSource};
 use crate::lockstep::{Cosim, Stimulus};
@@ -39,8 +44,13 @@ pub enum MutantClass {
     DropReset,
     InvertIf,
     SwapTargets,
+    /// A port connection of a storage primitive (`wf_ram_dp`) instance.
+    RamPort,
+    /// A hand-written edit from the unit's co-simulation kit.
+    Directed,
 }
 
+/// The operator classes [`select`] balances (the storage classes are always run in full).
 pub const CLASSES: [MutantClass; 7] = [
     MutantClass::CompareFlip,
     MutantClass::OffByOne,
@@ -61,6 +71,23 @@ pub struct Mutant {
     pub line: usize,
     pub description: String,
     pub text: String,
+    /// `(parameter, value)`: the mutant is equivalent unless the unit's parameter has this
+    /// value (e.g. a read-enable mutant of a RAM whose read is asynchronous); run only
+    /// there ([`Mutant::applies`]).
+    pub only_if: Option<(String, u64)>,
+}
+
+impl Mutant {
+    /// Whether the mutant can differ from the original at `params`.
+    pub fn applies(&self, params: &Params) -> bool {
+        match &self.only_if {
+            None => true,
+            Some((name, value)) => params
+                .iter()
+                .find(|(n, _)| n == name)
+                .is_none_or(|(_, v)| v == *value),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -457,6 +484,17 @@ impl Gen<'_> {
         description: String,
         edits: &[(usize, usize, String)],
     ) {
+        self.push_if(class, line, description, edits, None)
+    }
+
+    fn push_if(
+        &mut self,
+        class: MutantClass,
+        line: usize,
+        description: String,
+        edits: &[(usize, usize, String)],
+        only_if: Option<(String, u64)>,
+    ) {
         let mut edits = edits.to_vec();
         edits.sort_by_key(|e| std::cmp::Reverse(e.0));
         let mut text = self.src.to_string();
@@ -472,6 +510,7 @@ impl Gen<'_> {
             line,
             description,
             text,
+            only_if,
         });
     }
 }
@@ -611,11 +650,168 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
             ],
         );
     }
+    for (port, expr, line, rd_reg) in ram_ports(&toks, verilog) {
+        let (s, e) = expr;
+        let text = &verilog[s..e];
+        // The read enable only qualifies the range check of an asynchronous read.
+        let only_if = match (port, rd_reg) {
+            ("rd_en", RdReg::Param(p)) => Some((p.to_string(), 1)),
+            ("rd_en", RdReg::Const(false)) => continue,
+            _ => None,
+        };
+        let edits: Vec<(String, String)> = match port {
+            "wr_en" => vec![
+                ("1'b0".into(), "RAM write enable stuck at 0".into()),
+                ("1'b1".into(), "RAM write enable stuck at 1".into()),
+            ],
+            "rd_en" => vec![
+                ("1'b0".into(), "RAM read enable stuck at 0".into()),
+                ("1'b1".into(), "RAM read enable stuck at 1".into()),
+            ],
+            "wr_addr" => vec![(
+                format!("({text}) + 1'b1"),
+                "RAM write address off by one (spill to the wrong word)".into(),
+            )],
+            "rd_addr" => vec![(
+                format!("({text}) + 1'b1"),
+                "RAM read address off by one (fill or prefetch of the wrong word)".into(),
+            )],
+            _ => vec![],
+        };
+        for (to, what) in edits {
+            g.push_if(
+                MutantClass::RamPort,
+                line,
+                format!("line {line}: .{port}({text}) → .{port}({to}): {what}"),
+                &[(s, e, to)],
+                only_if.clone(),
+            );
+        }
+    }
     let mut out = g.out;
     for (k, m) in out.iter_mut().enumerate() {
         m.id = format!("m{k:03}");
     }
     out
+}
+
+/// The library module whose instances' ports [`MutantClass::RamPort`] mutates.
+pub const RAM_MODULE: &str = "wf_ram_dp";
+
+/// How a RAM instance sets its `RD_REG` parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RdReg<'a> {
+    Const(bool),
+    /// From the unit's parameter of that name.
+    Param(&'a str),
+}
+
+/// The connections `.port (expr)` of every [`RAM_MODULE`] instance: (port name, byte span
+/// of `expr`, line, the instance's read mode).
+fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), usize, RdReg<'a>)> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < toks.len() {
+        if !(toks[i].kind == Kind::Ident && toks[i].text == RAM_MODULE) {
+            i += 1;
+            continue;
+        }
+        // Skip the parameter list `#( ... )`, then the instance name, to the port list.
+        let mut j = i + 1;
+        // The primitive's default is a registered read.
+        let mut rd_reg = RdReg::Const(true);
+        if toks.get(j).is_some_and(|t| t.text == "#") {
+            let close = skip_group(toks, j + 1);
+            for k in j + 1..close.saturating_sub(3) {
+                if toks[k].text == "." && toks[k + 1].text == "RD_REG" && toks[k + 2].text == "(" {
+                    let v = &toks[k + 3];
+                    rd_reg = match (v.kind, literal_value(v.text)) {
+                        (Kind::Number, Some(n)) => RdReg::Const(n != 0),
+                        _ => RdReg::Param(v.text),
+                    };
+                }
+            }
+            j = close + 1;
+        }
+        j += 1; // past the instance name
+        if toks.get(j).is_none_or(|t| t.text != "(") {
+            i += 1;
+            continue;
+        }
+        let end = skip_group(toks, j);
+        let mut k = j + 1;
+        while k + 2 < end {
+            if toks[k].text == "." && toks[k + 1].kind == Kind::Ident && toks[k + 2].text == "(" {
+                let close = skip_group(toks, k + 2);
+                if close > k + 3 {
+                    let span = (toks[k + 3].start, toks[close - 1].end);
+                    debug_assert!(span.1 <= src.len());
+                    out.push((toks[k + 1].text, span, toks[k + 1].line, rd_reg));
+                }
+                k = close + 1;
+            } else {
+                k += 1;
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// The index of the `)` that closes the group opened at `open`
+/// (or the last token when unbalanced).
+fn skip_group(toks: &[Tok], open: usize) -> usize {
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t.text {
+            "(" => depth += 1,
+            ")" => {
+                depth -= 1;
+                if depth == 0 {
+                    return k;
+                }
+            }
+            _ => {}
+        }
+    }
+    toks.len().saturating_sub(1)
+}
+
+/// A unit's hand-written mutant: replace the first occurrence of `from` (which must occur
+/// in the generated text) with `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectedMutant {
+    pub description: &'static str,
+    pub from: &'static str,
+    pub to: &'static str,
+    /// `(parameter, value)`: equivalent unless the parameter has that value.
+    pub only_if: Option<(&'static str, u64)>,
+}
+
+/// Every mutant of a unit's module text: [`generate`]'s, then the unit's kit's directed
+/// ones (ids `d00`, `d01`...). A directed edit whose `from` is not in the text is an error
+/// naming it (the template changed under it).
+pub fn candidates(desc: &'static UnitDesc, verilog: &str) -> Result<Vec<Mutant>, String> {
+    let mut out = generate(verilog);
+    let directed = crate::kits::kit(desc).map_or(&[][..], |k| k.mutants);
+    for (k, d) in directed.iter().enumerate() {
+        let Some(at) = verilog.find(d.from) else {
+            return Err(format!(
+                "{}: directed mutant `{}`: `{}` is not in the generated RTL",
+                desc.name, d.description, d.from
+            ));
+        };
+        let line = verilog[..at].matches('\n').count() + 1;
+        out.push(Mutant {
+            id: format!("d{k:02}"),
+            class: MutantClass::Directed,
+            line,
+            description: format!("line {line}: {}", d.description),
+            text: verilog.replacen(d.from, d.to, 1),
+            only_if: d.only_if.map(|(p, v)| (p.to_string(), v)),
+        });
+    }
+    Ok(out)
 }
 
 /// Indices `0..k` in a spread order: 0, k/2, k/4, 3k/4, k/8... then any left over, so the
@@ -716,11 +912,32 @@ impl MutantReport {
     }
 }
 
+impl MutantReport {
+    /// (killed, run) of the operator-class mutants ([`CLASSES`]) and of the storage ones
+    /// (`RamPort`, `Directed`).
+    pub fn split(&self) -> [(usize, usize); 2] {
+        let mut out = [(0, 0); 2];
+        for r in &self.results {
+            let k = !CLASSES.contains(&r.class) as usize;
+            match r.outcome {
+                MutantOutcome::Killed { .. } | MutantOutcome::KilledByError { .. } => {
+                    out[k].0 += 1;
+                    out[k].1 += 1;
+                }
+                MutantOutcome::Survived { .. } => out[k].1 += 1,
+                MutantOutcome::NotBuilt { .. } => {}
+            }
+        }
+        out
+    }
+}
+
 impl fmt::Display for MutantReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [(ok, n), (sk, sn)] = self.split();
         writeln!(
             f,
-            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}%",
+            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}% (operator classes {ok}/{n}, storage {sk}/{sn})",
             self.unit,
             self.params,
             self.results.len(),
@@ -767,7 +984,8 @@ pub struct MutantOptions {
     /// Cycle limit of each run.
     pub max_cycles: u64,
     pub build: BuildOptions,
-    /// Index of the file to mutate (default: the one that declares the top module).
+    /// Index of the file to mutate (default: the one that declares the unit's module, not
+    /// a library module or the co-simulation wrapper).
     pub file: Option<usize>,
 }
 
@@ -806,14 +1024,19 @@ where
         },
         e => e,
     })?;
-    let file = opts.file.unwrap_or_else(|| {
-        rtl.files
-            .iter()
-            .position(|(_, t)| declares_module(t, &rtl.top))
-            .unwrap_or(0)
-    });
-    let all = generate(&rtl.files[file].1);
-    let chosen = select(&all, opts.max_mutants);
+    let file = opts.file.unwrap_or_else(|| rtl.file_of_module(desc.name));
+    let all = candidates(desc, &rtl.files[file].1).map_err(|log| CosimError::Build {
+        stage: "mutants".into(),
+        log,
+    })?;
+    // A balanced selection of the operator classes, then every storage mutant that is not
+    // equivalent at these parameters.
+    let mut chosen = select(&all, opts.max_mutants);
+    chosen.extend(
+        all.iter()
+            .filter(|m| !CLASSES.contains(&m.class) && m.applies(params))
+            .cloned(),
+    );
     let mut report = MutantReport {
         unit: desc.name.to_string(),
         params: params.to_string(),
@@ -864,7 +1087,8 @@ where
     Ok(report)
 }
 
-fn declares_module(text: &str, top: &str) -> bool {
+/// Whether `text` declares module `top`.
+pub fn declares_module(text: &str, top: &str) -> bool {
     let toks = lex(text);
     toks.windows(2)
         .any(|w| w[0].text == "module" && w[1].text == top)
@@ -932,6 +1156,33 @@ endmodule
         let ids: std::collections::HashSet<_> = ms.iter().map(|m| &m.id).collect();
         assert_eq!(ids.len(), ms.len());
         assert_eq!(generate(V), ms, "deterministic");
+    }
+
+    #[test]
+    fn ram_instance_ports_are_mutated() {
+        let v = "module u (input clk);\n  wf_ram_dp #(.WIDTH(8), .WORDS(4)) u_ram (\n    .clk (clk),\n    .wr_en (spill && x),\n    .wr_addr (p[1:0]),\n    .wr_data (d),\n    .rd_en (fill),\n    .rd_addr (p[1:0] - 1'b1),\n    .rd_data (q)\n  );\nendmodule\n";
+        let ms: Vec<Mutant> = generate(v)
+            .into_iter()
+            .filter(|m| m.class == MutantClass::RamPort)
+            .collect();
+        assert_eq!(ms.len(), 6, "{ms:#?}");
+        // Registered read by default: the read-enable mutants always apply.
+        assert!(ms.iter().all(|m| m.only_if.is_none()));
+        let asy = generate(&v.replace(".WORDS(4))", ".WORDS(4), .RD_REG(RAM_RD_REG))"));
+        let rd_en: Vec<&Mutant> = asy
+            .iter()
+            .filter(|m| m.description.contains(".rd_en"))
+            .collect();
+        assert_eq!(rd_en.len(), 2);
+        assert!(rd_en
+            .iter()
+            .all(|m| m.only_if == Some(("RAM_RD_REG".to_string(), 1))));
+        assert!(ms[0].text.contains(".wr_en (1'b0)") && ms[0].line == 4);
+        assert!(ms[1].text.contains(".wr_en (1'b1)"));
+        assert!(ms[2].text.contains(".wr_addr ((p[1:0]) + 1'b1)"));
+        assert!(ms[5].text.contains(".rd_addr ((p[1:0] - 1'b1) + 1'b1)"));
+        // The parameter list is not a port list.
+        assert!(ms.iter().all(|m| m.text.contains(".WIDTH(8)")));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 2;
+pub const SHIM_VERSION: u32 = 3;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,7 +203,18 @@ int wf_fail(WfModel* m, int code) {{
     return code;
 }}
 
+// Verilator's runtime reaches "the" context through a thread-local pointer
+// (Verilated::threadContextp(): the $finish/$stop/fatal hooks below, scope registration and
+// removal for %m). Several instances live on one thread (a run and its VCD re-run), so
+// every entry point makes its instance's context current first; otherwise a hook marks
+// another instance, and freeing an instance unregisters its scopes through a context that
+// may already be deleted (a use-after-free that hangs in the runtime's mutex).
+inline void wf_enter(WfModel* m) {{
+    if (m->ctx && Verilated::threadContextp() != m->ctx) Verilated::threadContextp(m->ctx);
+}}
+
 inline int wf_run(WfModel* m) {{
+    wf_enter(m);
     try {{
 #if WF_DIRECT_EVAL
         if (m->inited && !m->tfp) {{
@@ -275,6 +286,7 @@ WF_API void* wf_new(int trace_capable) {{
 WF_API void wf_free(void* p) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (!m) return;
+    wf_enter(m);
     if (m->tfp) {{ m->tfp->close(); delete m->tfp; }}
     if (m->top && !m->failed) {{
         try {{ m->top->final(); }} catch (...) {{}}
@@ -282,6 +294,8 @@ WF_API void wf_free(void* p) {{
     wf_msg_set = 0;
     delete m->top;
     delete m->ctx;
+    // No dangling current context: the next call enters its own, or the default one.
+    Verilated::threadContextp(nullptr);
     delete m;
 }}
 
@@ -323,6 +337,7 @@ WF_API int wf_edge(void* p) {{
 WF_API int wf_trace_open(void* p, const char* path) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (!m->top) return -1;
+    wf_enter(m);
     if (!m->trace_capable) {{
         std::snprintf(m->err, sizeof m->err, "model was not created trace-capable");
         return -1;

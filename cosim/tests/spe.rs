@@ -40,7 +40,7 @@ fn generated_spe_mutants_are_caught() {
         .params(&[("WARP_SIZE", 8u64), ("DEPTH", 4), ("PC_W", 16)])
         .unwrap();
     let unit = warpforge_gen::generate(&SPE_DESC, &params).unwrap();
-    let rtl = RtlSource::new(unit.module(), unit.files.clone());
+    let rtl = RtlSource::cosim_of(&unit);
     let all = mutants::generate(unit.verilog());
     assert!(all.len() >= 10, "{} mutants", all.len());
     let opts = MutantOptions {

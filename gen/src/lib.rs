@@ -2,8 +2,10 @@
 //! templates (`rtl-templates/`) and the units' single descriptions
 //! ([`warpforge_model::units::contract::UnitDesc`], design.md §3).
 //!
-//! - [`generate`]: one unit at concrete parameters → Verilog text, a manifest (JSON) and a
-//!   file list; [`GeneratedUnit::write`] puts them in a folder.
+//! - [`generate`]: one unit at concrete parameters → its Verilog files (the unit's module,
+//!   the storage primitives it instantiates, and a co-simulation wrapper that exposes its
+//!   debug state), a manifest (JSON) and file lists; [`GeneratedUnit::write`] puts them in
+//!   a folder.
 //! - [`lint`]: the lint gate (Verilator `-Wall`, svlint, Yosys `check`, Icarus) every
 //!   generated unit must pass with zero findings.
 //! - [`synth`]: Yosys synthesis to simple CMOS gates: cells, flip-flops and a transistor
@@ -37,6 +39,11 @@ pub enum GenError {
     UnknownUnit(String),
     #[error("unit {unit} has no RTL template yet (units with templates: {known})")]
     NoTemplate { unit: String, known: String },
+    #[error(
+        "unit {unit} declares debug-state ports but has no co-simulation wrapper template \
+         (register one with `cosim` in gen/src/templates.rs)"
+    )]
+    NoCosimWrapper { unit: String },
     #[error("{0}")]
     BadParam(String),
     #[error("unit {unit} port {port}: bad width expression `{expr}`: {msg}")]
@@ -86,8 +93,11 @@ pub struct ManifestPort {
 pub struct Manifest {
     /// The Verilog module name (= unit name).
     pub module: String,
-    /// The top module to elaborate (the same module: every unit is one module).
+    /// The top module of the synthesizable design (the unit's module).
     pub top: String,
+    /// The top module of the co-simulated design: `<unit>_cosim`, the wrapper that adds the
+    /// debug-state ports, or the unit's module for a unit without debug ports.
+    pub cosim_top: String,
     pub summary: String,
     pub spec: String,
     /// Template the body came from, relative to the repository root.
@@ -98,14 +108,20 @@ pub struct Manifest {
     pub clock: String,
     /// The synchronous active-low reset port.
     pub reset: String,
-    /// The unit's ports in contract order (the clock is not repeated here).
+    /// The unit's ports in contract order (the clock is not repeated here); the debug-state
+    /// ports (role `debug`) are ports of the co-simulation wrapper only.
     pub ports: Vec<ManifestPort>,
+    /// The constants the unit shares with its model, as rendered (`NAME` → value).
+    pub localparams: BTreeMap<String, u64>,
     /// Names of the outputs that depend on the state only (`registered` above).
     pub registered_outputs: Vec<String>,
-    /// Verilog files, in compile order, relative to the manifest's folder.
+    /// The synthesizable design's Verilog files in compile order (the unit's module first,
+    /// then the library modules it instantiates), relative to the manifest's folder.
     pub files: Vec<String>,
+    /// The co-simulated design's files: `files` plus the wrapper (`<unit>_cosim.v`).
+    pub cosim_files: Vec<String>,
     pub generator: String,
-    /// `sha256:<hex>` over the Verilog files' text in `files` order.
+    /// `sha256:<hex>` over the text of every file in `cosim_files` order.
     pub content_hash: String,
 }
 
@@ -114,11 +130,16 @@ pub struct Manifest {
 pub struct GeneratedUnit {
     pub desc: &'static UnitDesc,
     pub params: Params,
-    /// `(file name, Verilog text)` in compile order.
+    /// The synthesizable design: `(file name, Verilog text)` in compile order, the unit's
+    /// module first.
     pub files: Vec<(String, String)>,
+    /// Files of the co-simulated design only (the wrapper), compiled after `files`.
+    pub cosim_only: Vec<(String, String)>,
     pub manifest: Manifest,
-    /// The Verilog file list (`.f`), one file name per line.
+    /// The synthesizable design's file list (`<unit>.f`), one file name per line.
     pub filelist: String,
+    /// The co-simulated design's file list (`<unit>_cosim.f`).
+    pub cosim_filelist: String,
 }
 
 impl GeneratedUnit {
@@ -137,8 +158,16 @@ impl GeneratedUnit {
         serde_json::to_string_pretty(&self.manifest).expect("manifest serializes") + "\n"
     }
 
-    /// Write `<module>.v`, `<module>.manifest.json` and `<module>.f` into `dir` (created if
-    /// needed). Returns the written paths.
+    /// Every file of the co-simulated design, `(name, text)` in compile order (the
+    /// synthesizable files, then the wrapper).
+    pub fn cosim_files(&self) -> Vec<(String, String)> {
+        self.files.iter().chain(&self.cosim_only).cloned().collect()
+    }
+
+    /// Write every Verilog file, `<module>.manifest.json`, `<module>.f` (the synthesizable
+    /// design) and `<module>_cosim.f` (the co-simulated design) into `dir` (created if
+    /// needed). Library modules have the same text for every unit, so units can share a
+    /// folder. Returns the written paths.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, GenError> {
         std::fs::create_dir_all(dir).map_err(|source| GenError::Io {
             path: dir.to_path_buf(),
@@ -148,11 +177,13 @@ impl GeneratedUnit {
         let mut out: Vec<(String, &str)> = self
             .files
             .iter()
+            .chain(&self.cosim_only)
             .map(|(n, t)| (n.clone(), t.as_str()))
             .collect();
         let manifest = self.manifest_json();
         out.push((format!("{m}.manifest.json"), &manifest));
         out.push((format!("{m}.f"), &self.filelist));
+        out.push((format!("{m}_cosim.f"), &self.cosim_filelist));
         let mut paths = vec![];
         for (name, text) in out {
             let path = dir.join(name);
@@ -249,24 +280,59 @@ pub fn generate(desc: &'static UnitDesc, params: &Params) -> Result<GeneratedUni
             doc: p.doc.into(),
         });
     }
-    let ctx = ModuleCtx::new(desc, params, reg.file);
-    let mut text = (reg.render)(&ctx).map_err(|source| GenError::Render {
-        file: reg.file.into(),
-        source,
-    })?;
-    if !text.ends_with('\n') {
-        text.push('\n');
+    let mut ctx = ModuleCtx::new(desc, params, reg.file);
+    let render = |file: &str, r: Result<String, askama::Error>| {
+        r.map(|mut text| {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text
+        })
+        .map_err(|source| GenError::Render {
+            file: file.into(),
+            source,
+        })
+    };
+    let mut files = vec![(
+        format!("{}.v", desc.name),
+        render(reg.file, (reg.render)(&ctx))?,
+    )];
+    let lib_ctx = templates::LibCtx {
+        generator: generator_version(),
+    };
+    for lib in reg.uses {
+        files.push((
+            format!("{}.v", lib.module),
+            render(lib.file, (lib.render)(&lib_ctx))?,
+        ));
     }
-    let file = format!("{}.v", desc.name);
-    let files = vec![(file.clone(), text)];
+    let has_debug = desc.ports.iter().any(|p| p.role == Role::Debug);
+    let mut cosim_only = vec![];
+    let cosim_top = match (&reg.cosim, has_debug) {
+        (Some(c), true) => {
+            ctx.cosim_template = format!("rtl-templates/{}", c.file);
+            let name = templates::cosim_module(desc);
+            cosim_only.push((format!("{name}.v"), render(c.file, (c.render)(&ctx))?));
+            name
+        }
+        (None, true) => {
+            return Err(GenError::NoCosimWrapper {
+                unit: desc.name.to_string(),
+            })
+        }
+        (_, false) => desc.name.to_string(),
+    };
     let mut h = Sha256::new();
-    for (_, t) in &files {
+    for (_, t) in files.iter().chain(&cosim_only) {
         h.update(t.as_bytes());
     }
     let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let names = |list: &[(String, String)]| list.iter().map(|(n, _)| n.clone()).collect();
+    let cosim_files: Vec<String> = names(&[files.clone(), cosim_only.clone()].concat());
     let manifest = Manifest {
         module: desc.name.into(),
         top: desc.name.into(),
+        cosim_top,
         summary: desc.summary.into(),
         spec: desc.spec.into(),
         template: format!("rtl-templates/{}", reg.file),
@@ -279,17 +345,25 @@ pub fn generate(desc: &'static UnitDesc, params: &Params) -> Result<GeneratedUni
             .map(|p| p.name.clone())
             .collect(),
         ports,
-        files: files.iter().map(|(n, _)| n.clone()).collect(),
+        localparams: (desc.localparams)(params)
+            .iter()
+            .map(|l| (l.name.to_string(), l.value))
+            .collect(),
+        files: names(&files),
+        cosim_files: cosim_files.clone(),
         generator: generator_version(),
         content_hash: format!("sha256:{hash}"),
     };
     let filelist = files.iter().map(|(n, _)| format!("{n}\n")).collect();
+    let cosim_filelist = cosim_files.iter().map(|n| format!("{n}\n")).collect();
     Ok(GeneratedUnit {
         desc,
         params: params.clone(),
         files,
+        cosim_only,
         manifest,
         filelist,
+        cosim_filelist,
     })
 }
 

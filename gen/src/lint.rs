@@ -7,6 +7,14 @@
 //!    `check -assert`, `synth -top`, `check -assert`, and no latch cell after synthesis;
 //! 4. `iverilog -g2005 -Wall` compile.
 //!
+//! The synthesizable design (the unit's module and its library modules, top = the unit)
+//! goes through all four. The co-simulation wrapper (`<unit>_cosim.v`, hierarchical
+//! references into the unit, never synthesized) goes through the simulators and svlint:
+//! Verilator and Icarus elaborate the co-simulated design (top = the wrapper), svlint reads
+//! the wrapper. Yosys reads each file with `SYNTHESIS` defined, so the simulation-only
+//! checks of illegal use (`ifndef SYNTHESIS`) are outside what it sees, and inside what
+//! Verilator, Icarus and svlint see.
+//!
 //! Each finding names the tool, the file and line, and the message. A missing tool is an
 //! error naming the package that installs it.
 
@@ -103,7 +111,7 @@ impl fmt::Display for LintReport {
         if self.is_clean() {
             return write!(
                 f,
-                "{} ({}): lint clean (verilator, svlint, yosys, iverilog)",
+                "{} ({}): lint clean (verilator, svlint, yosys, iverilog; co-simulation wrapper: verilator, svlint, iverilog)",
                 self.module, self.params
             );
         }
@@ -141,6 +149,20 @@ pub fn lint_in(unit: &GeneratedUnit, dir: &Path) -> Result<LintReport, LintError
     let mut findings = vec![];
     for tool in Tool::ALL {
         findings.extend(run_tool(tool, &unit.manifest.top, &files, dir)?);
+    }
+    // The co-simulation wrapper, when there is one.
+    if unit.manifest.cosim_top != unit.manifest.top {
+        let cosim = &unit.manifest.cosim_files;
+        let only: Vec<String> = cosim
+            .iter()
+            .filter(|f| !files.contains(f))
+            .cloned()
+            .collect();
+        let top = &unit.manifest.cosim_top;
+        for tool in [Tool::Verilator, Tool::Iverilog] {
+            findings.extend(run_tool(tool, top, cosim, dir)?);
+        }
+        findings.extend(run_tool(Tool::Svlint, top, &only, dir)?);
     }
     Ok(LintReport {
         module: unit.module().to_string(),

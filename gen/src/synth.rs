@@ -1,9 +1,14 @@
-//! Gate-level estimates of a generated unit with Yosys.
+//! Gate-level estimates of a generated unit with Yosys, and its mapping to FPGA families.
 //!
-//! Flow: `synth -flatten` (generic synthesis), `dfflegalize` to plain positive-edge D flops
-//! (enables and synchronous resets become logic in front of them), `abc -g` to two-input
-//! gates and 2:1 muxes, then `stat -tech cmos`, which knows the transistor count of every one
-//! of those cells. The result is an **estimate** from a generic static-CMOS gate model (no
+//! [`fpga`]: Yosys' vendor flows (`synth_xilinx`, `synth_ecp5`, `synth_ice40`) on the
+//! synthesizable design (no debug ports, no co-simulation wrapper): LUTs, flip-flops, LUT
+//! RAM and block RAM cells. The stacks' storage must map to RAM cells there (the synthesis
+//! tests check it).
+//!
+//! [`synth`]: `synth -flatten` (generic synthesis: a memory becomes flip-flops here),
+//! `dfflegalize` to plain positive-edge D flops (enables and synchronous resets become logic
+//! in front of them), `abc -g` to two-input gates and 2:1 muxes, then `stat -tech cmos`,
+//! which knows the transistor count of every one of those cells. The result is an **estimate** from a generic static-CMOS gate model (no
 //! cell library, no sizing, no wiring): good for comparing units and parameter sets, not an
 //! area in µm².
 
@@ -95,52 +100,14 @@ pub fn synth(unit: &GeneratedUnit) -> Result<SynthReport, ToolError> {
 
 /// Synthesise `unit`, writing its files and the Yosys script and log into `dir`.
 pub fn synth_in(unit: &GeneratedUnit, dir: &Path) -> Result<SynthReport, ToolError> {
-    let exe = tools::locate(tools::YOSYS)?;
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ToolError::Io { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    for (name, text) in &unit.files {
-        std::fs::write(dir.join(name), text).map_err(io(&dir.join(name)))?;
-    }
     let top = &unit.manifest.top;
     let steps = flow(top);
-    let mut script: String = unit
-        .manifest
-        .files
-        .iter()
-        .map(|f| format!("read_verilog {f}\n"))
-        .collect();
-    for s in &steps {
-        script += s;
-        script.push('\n');
-    }
-    let ys = dir.join("synth.ys");
-    std::fs::write(&ys, script).map_err(io(&ys))?;
-    let ran = tools::run(
-        &exe,
-        &[
-            "-q".into(),
-            "-l".into(),
-            "synth.log".into(),
-            "-s".into(),
-            "synth.ys".into(),
-        ],
-        dir,
-    )?;
+    let (v, yosys) = run_yosys(unit, dir, &steps, "synth")?;
     let failed = |why: &str| ToolError::Failed {
         exe: "yosys".into(),
-        code: ran.code,
-        output: format!("{why}\n{}", ran.text.trim()),
+        code: None,
+        output: why.to_string(),
     };
-    if ran.code != Some(0) {
-        return Err(failed("synthesis failed"));
-    }
-    let json_path = dir.join("synth_stat.json");
-    let text = std::fs::read_to_string(&json_path).map_err(io(&json_path))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| failed(&format!("bad stat JSON: {e}")))?;
     let module = v["modules"]
         .as_object()
         .and_then(|m| m.values().next())
@@ -170,8 +137,264 @@ pub fn synth_in(unit: &GeneratedUnit, dir: &Path) -> Result<SynthReport, ToolErr
         total_cells,
         logic_cells: total_cells - flops,
         transistors,
-        yosys: v["creator"].as_str().unwrap_or("Yosys").to_string(),
+        yosys,
         flow: steps,
         note: ESTIMATE_NOTE.into(),
     })
+}
+
+/// An FPGA family of Yosys' vendor flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// `synth_xilinx` (7-series: LUT6, FDRE, RAM32M/RAM64M LUT RAM, RAMB18/36 block RAM).
+    Xilinx,
+    /// `synth_ecp5` (Lattice ECP5: LUT4, TRELLIS_FF, TRELLIS_DPR16X4 LUT RAM, DP16KD).
+    Ecp5,
+    /// `synth_ice40` (Lattice iCE40: SB_LUT4, SB_DFF*, SB_RAM40_4K; no asynchronous RAM).
+    Ice40,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Xilinx, Family::Ecp5, Family::Ice40];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Xilinx => "xilinx",
+            Family::Ecp5 => "ecp5",
+            Family::Ice40 => "ice40",
+        }
+    }
+
+    /// The family named `s` (`xilinx`, `ecp5`, `ice40`).
+    pub fn parse(s: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// What a cell of this family is: LUT, flip-flop, LUT RAM, block RAM or other (carry
+    /// chains, wide-mux primitives, I/O buffers).
+    pub fn kind(self, cell: &str) -> CellKind {
+        let lut_ram = [
+            "RAM16X1D",
+            "RAM32X1D",
+            "RAM64X1D",
+            "RAM128X1D",
+            "RAM32X1S",
+            "RAM64X1S",
+            "RAM128X1S",
+            "RAM256X1S",
+            "RAM32M",
+            "RAM64M",
+            "RAM32M16",
+            "RAM64M8",
+            "SRL16E",
+            "SRLC32E",
+        ];
+        match self {
+            Family::Xilinx if cell.starts_with("LUT") => CellKind::Lut,
+            Family::Xilinx if cell.starts_with("FD") => CellKind::Ff,
+            Family::Xilinx if lut_ram.contains(&cell) => CellKind::LutRam,
+            Family::Xilinx if cell.starts_with("RAMB") => CellKind::BlockRam,
+            Family::Ecp5 if cell == "LUT4" => CellKind::Lut,
+            Family::Ecp5 if cell == "TRELLIS_FF" => CellKind::Ff,
+            Family::Ecp5 if cell == "TRELLIS_DPR16X4" => CellKind::LutRam,
+            Family::Ecp5 if cell == "DP16KD" || cell == "PDPW16KD" => CellKind::BlockRam,
+            Family::Ice40 if cell == "SB_LUT4" => CellKind::Lut,
+            Family::Ice40 if cell.starts_with("SB_DFF") => CellKind::Ff,
+            Family::Ice40 if cell.starts_with("SB_RAM") => CellKind::BlockRam,
+            _ => CellKind::Other,
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A cell's role in an FPGA mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellKind {
+    Lut,
+    Ff,
+    LutRam,
+    BlockRam,
+    Other,
+}
+
+/// The figures of one unit instance mapped to one FPGA family by Yosys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FpgaReport {
+    pub module: String,
+    pub params: BTreeMap<String, u64>,
+    pub family: Family,
+    /// Cell counts by cell type.
+    pub cells_by_type: BTreeMap<String, u64>,
+    /// Logic LUTs (LUT RAM cells not included).
+    pub luts: u64,
+    /// Flip-flops.
+    pub ffs: u64,
+    /// LUT RAM cells (Xilinx RAM32M/RAM64M/... and SRLs, ECP5 TRELLIS_DPR16X4).
+    pub lut_ram: u64,
+    /// Block RAM cells (Xilinx RAMB18/36, ECP5 DP16KD, iCE40 SB_RAM40_4K).
+    pub block_ram: u64,
+    pub yosys: String,
+    /// The Yosys commands run after `read_verilog`.
+    pub flow: Vec<String>,
+}
+
+impl FpgaReport {
+    /// RAM cells of either kind.
+    pub fn ram_cells(&self) -> u64 {
+        self.lut_ram + self.block_ram
+    }
+}
+
+impl fmt::Display for FpgaReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        writeln!(
+            f,
+            "{} ({}) on {}: {} LUTs, {} flip-flops, {} LUT-RAM cells, {} block RAMs",
+            self.module,
+            params.join(" "),
+            self.family,
+            self.luts,
+            self.ffs,
+            self.lut_ram,
+            self.block_ram
+        )?;
+        for (k, v) in &self.cells_by_type {
+            writeln!(f, "  {k:<18} {v:>7}")?;
+        }
+        write!(f, "  ({}; {})", self.flow.join("; "), self.yosys)
+    }
+}
+
+/// The vendor flow's script (after the `read_verilog` lines).
+pub fn fpga_flow(top: &str, family: Family) -> Vec<String> {
+    vec![
+        format!("synth_{family} -top {top} -flatten"),
+        "tee -q -o fpga_stat.json stat -json".into(),
+    ]
+}
+
+/// Map `unit`'s synthesizable design to `family` in a scratch folder.
+pub fn fpga(unit: &GeneratedUnit, family: Family) -> Result<FpgaReport, ToolError> {
+    let dir = tools::scratch_dir(&format!("fpga-{}-{family}", unit.module()))?;
+    let r = fpga_in(unit, family, &dir);
+    if r.is_ok() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    r
+}
+
+/// Map `unit` to `family`, writing its files, the script and the log into `dir`.
+pub fn fpga_in(unit: &GeneratedUnit, family: Family, dir: &Path) -> Result<FpgaReport, ToolError> {
+    let top = unit.manifest.top.clone();
+    let steps = fpga_flow(&top, family);
+    let (v, yosys) = run_yosys(unit, dir, &steps, "fpga")?;
+    let failed = |why: &str| ToolError::Failed {
+        exe: "yosys".into(),
+        code: None,
+        output: why.to_string(),
+    };
+    let module = v["design"]
+        .as_object()
+        .or_else(|| {
+            v["modules"]
+                .as_object()
+                .and_then(|m| m.values().next()?.as_object())
+        })
+        .ok_or_else(|| failed("stat JSON has no design"))?;
+    let cells_by_type: BTreeMap<String, u64> = module["num_cells_by_type"]
+        .as_object()
+        .ok_or_else(|| failed("stat JSON has no cell counts"))?
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+        .collect();
+    let mut r = FpgaReport {
+        module: unit.module().to_string(),
+        params: unit.manifest.params.clone(),
+        family,
+        cells_by_type,
+        luts: 0,
+        ffs: 0,
+        lut_ram: 0,
+        block_ram: 0,
+        yosys,
+        flow: steps,
+    };
+    for (k, n) in &r.cells_by_type {
+        match family.kind(k) {
+            CellKind::Lut => r.luts += n,
+            CellKind::Ff => r.ffs += n,
+            CellKind::LutRam => r.lut_ram += n,
+            CellKind::BlockRam => r.block_ram += n,
+            CellKind::Other => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Write the synthesizable files and a script (`read_verilog` of each, then `steps`) into
+/// `dir`, run Yosys, and return the JSON it wrote with `tee -o <stem>_stat.json` and the
+/// Yosys version.
+fn run_yosys(
+    unit: &GeneratedUnit,
+    dir: &Path,
+    steps: &[String],
+    stem: &str,
+) -> Result<(serde_json::Value, String), ToolError> {
+    let exe = tools::locate(tools::YOSYS)?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ToolError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    for (name, text) in &unit.files {
+        std::fs::write(dir.join(name), text).map_err(io(&dir.join(name)))?;
+    }
+    let mut script: String = unit
+        .manifest
+        .files
+        .iter()
+        .map(|f| format!("read_verilog {f}\n"))
+        .collect();
+    for s in steps {
+        script += s;
+        script.push('\n');
+    }
+    let ys = dir.join(format!("{stem}.ys"));
+    std::fs::write(&ys, script).map_err(io(&ys))?;
+    let ran = tools::run(
+        &exe,
+        &[
+            "-q".into(),
+            "-l".into(),
+            format!("{stem}.log"),
+            "-s".into(),
+            format!("{stem}.ys"),
+        ],
+        dir,
+    )?;
+    let failed = |why: &str| ToolError::Failed {
+        exe: "yosys".into(),
+        code: ran.code,
+        output: format!("{why}\n{}", ran.text.trim()),
+    };
+    if ran.code != Some(0) {
+        return Err(failed("synthesis failed"));
+    }
+    let json_path = dir.join(format!("{stem}_stat.json"));
+    let text = std::fs::read_to_string(&json_path).map_err(io(&json_path))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| failed(&format!("bad stat JSON: {e}")))?;
+    let yosys = v["creator"].as_str().unwrap_or("Yosys").to_string();
+    Ok((v, yosys))
 }

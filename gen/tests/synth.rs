@@ -1,11 +1,17 @@
-//! Gate-level estimates are plausible and scale with the parameters.
+//! Gate-level estimates are plausible and scale with the parameters; on FPGA families the
+//! stacks' storage maps to RAM cells, not flip-flops (the RAM-inference check).
 
-use warpforge_gen::{generate_by_name, synth};
+use warpforge_gen::synth::{self, Family};
+use warpforge_gen::{generate_by_name, GeneratedUnit};
 
-/// State bits of the `simt_stack_spe` model: the entries, sp, the done mask, two flags.
-fn spe_state_bits(ws: u64, depth: u64, pc_w: u64) -> u64 {
+/// Flip-flops of `simt_stack_spe` in the generic flow (where the RAM becomes flip-flops):
+/// the RAM's `(DEPTH-1)/2` pair words, the top pair, the RAM's read register and
+/// `top_in_q` with a registered read, sp, the done mask, two flags.
+fn spe_generic_flops(ws: u64, depth: u64, pc_w: u64, rd_reg: u64) -> u64 {
     let depth_w = 64 - depth.leading_zeros() as u64; // $clog2(DEPTH+1)
-    depth * (2 * pc_w + ws) + depth_w + ws + 2
+    let pair = 2 * (2 * pc_w + ws);
+    let words = ((depth - 1) / 2).max(1);
+    (words + 1 + rd_reg) * pair + depth_w + ws + 2 + rd_reg
 }
 
 #[test]
@@ -18,13 +24,8 @@ fn simt_stack_spe_figures_are_plausible_and_scale_with_depth() {
         )
         .unwrap();
         let r = synth::synth(&g).unwrap_or_else(|e| panic!("{e}"));
-        let state = spe_state_bits(8, depth, 16);
-        assert!(
-            r.flops >= state,
-            "{r}\nfewer flops than the model's {state} state bits"
-        );
-        // Every state bit is needed: no more than a few extra flops either.
-        assert!(r.flops <= state + 8, "{r}");
+        // Every storage bit is there, and nothing else.
+        assert_eq!(r.flops, spe_generic_flops(8, depth, 16, 1), "{r}");
         assert_eq!(r.cells_by_type.get("$_DFF_P_"), Some(&r.flops), "{r}");
         assert_eq!(r.total_cells, r.cells_by_type.values().sum::<u64>());
         assert!(r.logic_cells > r.flops / 2, "{r}");
@@ -70,4 +71,58 @@ fn dpe_scoreboard_flops_are_its_state_and_spe_mode_drops_the_shadow() {
     let spe = run("DUAL=0");
     assert_eq!(spe.flops, 4 * 8, "{spe}");
     assert!(spe.transistors < dual.transistors, "{spe}\n{dual}");
+}
+
+/// The storage of both stacks maps to RAM cells under Yosys' Xilinx and ECP5 flows in both
+/// read modes, and to iCE40 block RAM with the registered read: the flip-flops are at most
+/// the registers outside the RAM (the top pair or TOS entry, the RAM's read register with a
+/// registered read, the control state), so no RAM word became flip-flops. Fails if the
+/// storage goes back to flop arrays.
+#[test]
+fn stack_storage_maps_to_ram_cells_not_flip_flops() {
+    // (unit, parameters, bits held in registers outside the RAM per read register or top,
+    // control bits)
+    let cases: [(&str, [&str; 3], u64, u64); 2] = [
+        // SPE: a pair of {pc, rpc, mask} = 2*(2*16+8); sp 4 bits, done 8, 2 flags, top_in_q.
+        (
+            "simt_stack_spe",
+            ["WARP_SIZE=8", "PC_W=16", "DEPTH=8"],
+            80,
+            4 + 8 + 2 + 1,
+        ),
+        // DPE: an entry 2*(1+16+8)+16; sp 3 bits, done 8, 3 flags, top_in_q.
+        (
+            "simt_stack_dpe",
+            ["WARP_SIZE=8", "PC_W=16", "DEPTH=4"],
+            66,
+            3 + 8 + 3 + 1,
+        ),
+    ];
+    let check = |g: &GeneratedUnit, family: Family, rd_reg: u64, word: u64, control: u64| {
+        let r = synth::fpga(g, family).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.ram_cells() > 0, "storage not in RAM cells:\n{r}");
+        assert!(
+            r.ffs <= (1 + rd_reg) * word + control,
+            "storage in flip-flops:\n{r}"
+        );
+        r
+    };
+    for (unit, params, word, control) in cases {
+        for rd_reg in [1u64, 0] {
+            let mut p: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+            p.push(format!("RAM_RD_REG={rd_reg}"));
+            let g = generate_by_name(unit, &p).unwrap();
+            for family in [Family::Xilinx, Family::Ecp5] {
+                let r = check(&g, family, rd_reg, word, control);
+                if rd_reg == 0 {
+                    assert_eq!(r.block_ram, 0, "an asynchronous read is LUT RAM:\n{r}");
+                }
+            }
+        }
+    }
+    // iCE40 has only registered-read block RAM; Yosys maps small memories to flip-flops
+    // there, so the default SPE (7 pair words of 192 bits).
+    let g = generate_by_name("simt_stack_spe", &[] as &[&str]).unwrap();
+    let r = check(&g, Family::Ice40, 1, 192, 5 + 32 + 2 + 1);
+    assert!(r.block_ram > 0 && r.lut_ram == 0, "{r}");
 }

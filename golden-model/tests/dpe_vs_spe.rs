@@ -67,6 +67,7 @@ fn run_spe(prog: &Program, seed: u64, warp_size: u32, launch: u64) -> Result<Run
         warp_size,
         depth: STACK_DEPTH,
         pc_w: 32,
+        ..Default::default()
     });
     s.launch(0, launch);
     let mut threads = WarpDriver::new(prog, seed, warp_size);
@@ -116,6 +117,7 @@ fn run_dpe(
         warp_size,
         depth: STACK_DEPTH,
         pc_w: 32,
+        ..Default::default()
     });
     s.launch(0, launch);
     let mut threads = WarpDriver::new(prog, seed, warp_size);
@@ -399,6 +401,7 @@ fn stack_checker_rejects_broken_stacks() {
         warp_size: 4,
         depth: 4,
         pc_w: 32,
+        ..Default::default()
     });
     s.launch(0, 0b1111);
     s.tick(&DpeInputs {
@@ -467,6 +470,7 @@ fn interleaving_can_cost_one_entry_more_than_spe() {
         warp_size: 4,
         depth: 8,
         pc_w: 32,
+        ..Default::default()
     });
     spe.launch(0, 0b1111);
     let mut visits = [[0u32; 8]; 4];
@@ -492,6 +496,7 @@ fn interleaving_can_cost_one_entry_more_than_spe() {
         warp_size: 4,
         depth: 8,
         pc_w: 32,
+        ..Default::default()
     });
     dpe.launch(0, 0b1111);
     let (mut dpe_issued, mut dpe_depth) = (vec![], 1);

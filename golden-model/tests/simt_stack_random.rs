@@ -160,7 +160,7 @@ proptest! {
         lower(&prog, &mut ops);
         ops.push(Op::Exit { all: true });
         let depth = 2 * nesting(&prog) + 2;
-        let mut stack = SimtStackSpe::new(SpeParams { warp_size: LANES, depth, pc_w: 32 });
+        let mut stack = SimtStackSpe::new(SpeParams { warp_size: LANES, depth, pc_w: 32, ram_rd_reg: seed % 2 == 0 });
         stack.launch(0, (1 << LANES) - 1);
         let mut visits = vec![vec![0u32; ops.len()]; LANES as usize];
         let mut paths = vec![vec![]; LANES as usize];
@@ -207,7 +207,7 @@ proptest! {
             prop_assert!(!stack.err_overflow(), "overflow at pc {pc} (bound {depth})");
             // Every entry's threads come from the warp's, and sibling paths (pushed by one
             // divergence: the same rpc) never share a thread.
-            let e = stack.entries();
+            let e = &stack.entries();
             for en in e {
                 prop_assert_eq!(en.mask & !e[0].mask, 0, "{:?}", e);
             }

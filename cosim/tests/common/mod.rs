@@ -48,6 +48,7 @@ pub static COUNTER_DESC: UnitDesc = UnitDesc {
     check: |_| Ok(()),
     build: |p| Box::new(Counter::new(p)),
     gpu: |_| GpuUse::Standalone,
+    localparams: |_| vec![],
 };
 
 pub const COUNTER_V: &str = r#"
@@ -177,6 +178,7 @@ pub static PTRS_DESC: UnitDesc = UnitDesc {
     check: |_| Ok(()),
     build: |p| Box::new(Ptrs::new(p)),
     gpu: |_| GpuUse::Standalone,
+    localparams: |_| vec![],
 };
 
 pub const PTRS_V: &str = r#"// Queue pointers for the mutant tests.

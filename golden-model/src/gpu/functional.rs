@@ -34,6 +34,7 @@ pub fn run_kernel(
         warp_size: WARP_SIZE as u32,
         depth: cfg.sm.stack_depth,
         pc_w: 32,
+        ..SpeParams::default()
     };
     let limit = cfg.sim.max_warp_instructions;
     let total_ctas = launch.grid.count();

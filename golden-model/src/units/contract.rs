@@ -460,6 +460,61 @@ pub struct UnitDesc {
     pub build: fn(&Params) -> Box<dyn UnitModel>,
     /// How the GPU model instantiates the unit under a configuration.
     pub gpu: fn(&crate::config::GpuConfig) -> GpuUse,
+    /// Constants the model and the RTL share, computed here and emitted into the Verilog as
+    /// `localparam`s (design.md §3: never written twice): encodings, storage geometry.
+    pub localparams: fn(&Params) -> Vec<LocalParam>,
+}
+
+/// A constant shared by a unit's model and its RTL: computed in Rust from the parameters and
+/// rendered into the generated module as `localparam integer NAME = VALUE;` (or, with a
+/// width, `localparam [WIDTH-1:0] NAME = WIDTH'dVALUE;`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalParam {
+    pub name: &'static str,
+    pub value: u64,
+    /// `Some(w)`: a sized constant of `w` bits; `None`: an `integer`.
+    pub width: Option<u32>,
+    pub doc: &'static str,
+}
+
+impl LocalParam {
+    /// An `integer` constant.
+    pub const fn int(name: &'static str, value: u64, doc: &'static str) -> LocalParam {
+        LocalParam {
+            name,
+            value,
+            width: None,
+            doc,
+        }
+    }
+
+    /// A sized constant of `width` bits.
+    pub const fn sized(
+        name: &'static str,
+        width: u32,
+        value: u64,
+        doc: &'static str,
+    ) -> LocalParam {
+        LocalParam {
+            name,
+            value,
+            width: Some(width),
+            doc,
+        }
+    }
+
+    /// The Verilog declaration (without the trailing comment).
+    pub fn verilog(&self) -> String {
+        match self.width {
+            None => format!("localparam integer {} = {};", self.name, self.value),
+            Some(w) => format!(
+                "localparam [{}:0] {} = {w}'d{};",
+                w.saturating_sub(1),
+                self.name,
+                self.value
+            ),
+        }
+    }
 }
 
 /// How the GPU model uses a unit under one configuration (a unit's registry entry).

@@ -9,7 +9,10 @@
 //!   outputs, each readable from and writable to generic port values ([`PortGroup`]);
 //! - the port list ([`PortSpec`]s, `rst_n` first) and a module of port positions, numbered
 //!   by the macro rather than by hand;
-//! - the unit's [`UnitDesc`] with a by-name adapter ([`Adapter`]) over the typed model.
+//! - the unit's [`UnitDesc`] with a by-name adapter ([`Adapter`]) over the typed model;
+//! - optionally (`localparams:`), the constants the model and the RTL share (encodings,
+//!   storage geometry), computed in Rust from the parameters and rendered by the generator
+//!   into the module as `localparam`s, so they are never written twice.
 //!
 //! The unit author then writes only the model: state, registered outputs, combinational
 //! outputs, next state and (optionally) the packing of its debug-state ports, by
@@ -283,6 +286,7 @@ impl<U: Unit> UnitModel for Adapter<U> {
 ///         standard_sets: &[&[], &[("DEPTH", 4)]],
 ///         check: |_| Ok(()),
 ///         gpu: |cfg| GpuUse::NotUsed { set: &["sm.reconvergence=spe"] },
+///         localparams: |p| vec![LocalParam::int("ENTRY_W", 96, "doc")], // optional
 ///         ports: spe_port,
 ///     }
 ///     params SpeParams {
@@ -308,6 +312,7 @@ macro_rules! declare_unit {
             standard_sets: $sets:expr,
             check: $check:expr,
             gpu: $gpu:expr,
+            $(localparams: $lps:expr,)?
             ports: $portmod:ident $(,)?
         }
         $(#[$pmeta:meta])*
@@ -341,6 +346,7 @@ macro_rules! declare_unit {
             check: $check,
             build: $crate::units::declare::Adapter::<$Model>::boxed,
             gpu: $gpu,
+            localparams: $crate::declare_unit!(@localparams $($lps)?),
         };
 
         /// Positions of the unit's ports in its port list (generated from the declaration).
@@ -431,6 +437,9 @@ macro_rules! declare_unit {
             }
         }
     };
+
+    (@localparams) => { |_| ::std::vec::Vec::new() };
+    (@localparams $lps:expr) => { $lps };
 
     (@group $portmod:ident, $(#[$meta:meta])* $Group:ident { $( $(#[$fm:meta])* $field:ident : $ty:ty ),* }) => {
         $(#[$meta])*

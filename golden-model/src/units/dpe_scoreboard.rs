@@ -35,8 +35,23 @@
 //!   not powers of two) selects nothing: such a reserve/release changes nothing (it still
 //!   uses its port) and such a query register never hazards. `NUM_WARPS >= 2` so that warp
 //!   fields are at least one bit wide.
-//! - The state is flops (every query port reads 4 registers of any row each cycle, and a
-//!   copy updates a whole warp's rows at once, so it cannot live in 2-port block RAM).
+//! - Storage (design.md §5, issue "RTL as it would be built"): the rows stay in flip-flops;
+//!   no banked RAM of the primitive library (`wf_ram_dp`, one write and one read port)
+//!   serves the ports at a reasonable cost. Per cycle every query port reads the P row of
+//!   (w, s) and the S row of (w, !s) of any warp, and every reserve and release port
+//!   read-modify-writes one row of any warp: `2*Q + NRSV + NWB` row reads and
+//!   `NRSV + NWB` row writes (12 accesses at the defaults, 24 with the GPU's 8 + 8 ports)
+//!   against two per bank. Banking by warp works only if the warps of one cycle fall in
+//!   different banks, which the SM does not guarantee (two schedulers issue and several
+//!   writebacks retire for any warps), and a bank conflict would have to stall the issue
+//!   or the writeback: a change of timing that every GPU statistic would see. A copy
+//!   (`cpy_valid`) updates the S rows of any number of warps in one cycle — a flash
+//!   operation no RAM has. Replicating the rows per read port (the LUT-RAM way to add read
+//!   ports) multiplies the storage by `2*Q + NRSV + NWB` and still leaves one write port.
+//!   The per-row logic is small (`P' = (P & ~REL) | RSV`), so the state is
+//!   `NUM_WARPS*2*NUM_REGS*2` flops; what changed is that the debug ports left the
+//!   synthesizable module (the co-simulation wrapper reads the rows). Nothing changed in
+//!   timing.
 //!
 //! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
 

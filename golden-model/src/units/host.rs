@@ -254,6 +254,7 @@ mod tests {
             warp_size: 8,
             depth: 4,
             pc_w: 32,
+            ..SpeParams::default()
         };
         let mut host = UnitHost::<SimtStackSpe>::new(p, 2).unwrap();
         let mut rec = TraceRecorder::new(&SPE_DESC, p.to_params().unwrap());

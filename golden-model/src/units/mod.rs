@@ -6,6 +6,7 @@ pub mod contract;
 pub mod declare;
 pub mod dpe_scoreboard;
 pub mod host;
+pub mod ram;
 pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;

@@ -4,9 +4,40 @@
 //! function of §9.4. This is the only implementation: the GPU model instantiates it for
 //! every warp, and the RTL generator/co-simulator compare the Verilog against it.
 //!
-//! Timing contract (§9.1): all state is in flops; `tos_*`, `depth` and the sticky error flags
-//! are registered (a function of the state alone); the `ev_*` event outputs are combinational
-//! from the state and this cycle's inputs. `tick` computes `state(t+1) = f(state(t), in(t))`.
+//! Timing contract (§9.1): `tos_*`, `depth` and the sticky error flags are registered (a
+//! function of the state alone); the `ev_*` event outputs are combinational from the state
+//! and this cycle's inputs. `tick` computes `state(t+1) = f(state(t), in(t))`.
+//!
+//! Micro-architecture (design.md §5: storage in a RAM primitive, at most two storage ports
+//! per cycle). A divergence writes up to three entries in one cycle (the rewritten TOS and
+//! two pushes), so a RAM of single entries would need two write ports. The entries are
+//! therefore stored by **pairs**: pair `k` holds entries `2k` (slot 0) and `2k+1` (slot 1).
+//! The pair holding the TOS — the *top pair*, `P = (sp-1)/2` — is in two registers (`top`),
+//! and pairs `0..P` are in a 1-write, 1-read RAM of `RAM_WORDS = max(1, (DEPTH-1)/2)` pair
+//! words ([`DpRam`], the model of `wf_ram_dp`). The TOS is slot `(sp-1) % 2` of the top
+//! pair. Per cycle:
+//! - continue, launch, a push that stays in the top pair (one push from an odd `sp`), a pop
+//!   that stays in it (from an even `sp`): registers only;
+//! - a push that leaves the top pair (two pushes, or one from an even `sp`) *spills* the
+//!   finished pair to RAM word `P` (one write) and starts the next pair in the registers;
+//! - a pop from an odd `sp >= 3` *fills* the registers from RAM word `P-1` (one read).
+//!
+//! So at most one RAM write or one RAM read per cycle, never both. With the asynchronous
+//! read (`RAM_RD_REG=0`, LUT RAM) a fill loads the registers from the word read in the same
+//! cycle. With the registered read (`RAM_RD_REG=1`, block RAM) the fill's read happens at
+//! the popping edge and the top pair *is* the RAM's read register afterwards (`top_in_q`)
+//! until the next change of the top pair copies it into the registers: no prefetch, no
+//! bypass (a fill never reads the word written at the same edge: spills and fills are
+//! different cycles, and a word written at one edge is read back at a later one). Every
+//! output is the same in both modes and the same as the flop-array stack this replaced,
+//! cycle for cycle: **nothing changed in timing**. The debug view (`dbg_stack`) is the
+//! logical stack, reassembled from the registers and the RAM (the RTL's co-simulation
+//! wrapper does the same).
+//!
+//! Illegal use is asserted (a panic naming the unit; the RTL stops the simulation): the RAM
+//! port checks of [`DpRam`] (write or read out of range, read-during-write), a pop of an
+//! empty stack and `sp` beyond `DEPTH`. None can happen from the ports: an update of an
+//! empty stack is the defined `err_pc`, a push that does not fit the defined `err_overflow`.
 //!
 //! Decisions where the seed is silent (each also in the spec's ambiguity table):
 //! - A1: the bottom entry's RPC is `END_PC` (all ones); the warp is finished when the stack
@@ -25,8 +56,9 @@
 //!   in the next cycle without an update, one entry per cycle.
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp).
 
-use super::contract::{Bits, GpuUse};
+use super::contract::{Bits, GpuUse, LocalParam, Params};
 use super::declare::Unit;
+use super::ram::DpRam;
 use crate::ptx::ir::END_PC;
 
 /// `upd_kind` encoding (§9.2).
@@ -62,13 +94,54 @@ pub struct StackEntry {
     pub mask: u64,
 }
 
-/// The state of one `simt_stack_spe` instance.
+/// A RAM word: entries `2k` (index 0) and `2k+1` (index 1).
+pub type EntryPair = [StackEntry; 2];
+
+/// Pair words of the entry RAM at `depth` (the `RAM_WORDS` localparam): pairs `0..P` with
+/// `P = (sp-1)/2 <= (DEPTH-1)/2`; at least one word (never accessed at `DEPTH=2`).
+pub fn spe_ram_words(depth: u32) -> u32 {
+    ((depth.saturating_sub(1)) / 2).max(1)
+}
+
+/// The constants `simt_stack_spe`'s RTL shares with this model (rendered as localparams).
+fn spe_localparams(p: &Params) -> Vec<LocalParam> {
+    let (ws, depth, pc_w) = (p.get("WARP_SIZE"), p.get("DEPTH") as u32, p.get("PC_W"));
+    let words = spe_ram_words(depth);
+    vec![
+        LocalParam::int(
+            "ENTRY_W",
+            2 * pc_w + ws,
+            "one entry {pc, rpc, mask}, as in dbg_stack",
+        ),
+        LocalParam::int("RAM_WORDS", words as u64, "pair words of the entry RAM"),
+        LocalParam::int(
+            "RAM_ADDR_W",
+            super::contract::clog2(words as u64 + 1) as u64,
+            "RAM address width (one past the last word fits: the range checks see it)",
+        ),
+        LocalParam::sized("KIND_SEQ", 2, UpdKind::Seq as u64, "upd_kind: sequential"),
+        LocalParam::sized("KIND_JUMP", 2, UpdKind::Jump as u64, "upd_kind: jump"),
+        LocalParam::sized(
+            "KIND_EXIT",
+            2,
+            UpdKind::Exit as u64,
+            "upd_kind: exit (the other value, 1, is a branch: the case default)",
+        ),
+    ]
+}
+
+/// The state of one `simt_stack_spe` instance (see the module docs for the layout).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimtStackSpe {
     params: SpeParams,
     /// Lane-mask of the configured warp size.
     lanes: u64,
-    entries: Vec<StackEntry>,
+    /// The top pair's registers (`top0`, `top1` in the RTL), unless `top_in_q`.
+    top: EntryPair,
+    /// Registered read only: the top pair is the RAM's read data (loaded by the last fill).
+    top_in_q: bool,
+    /// Pairs `0..P` below the top pair.
+    ram: DpRam<EntryPair>,
     sp: u32,
     done: u64,
     err_overflow: bool,
@@ -116,7 +189,9 @@ impl SimtStackSpe {
         SimtStackSpe {
             params,
             lanes,
-            entries: vec![StackEntry::default(); params.depth as usize],
+            top: EntryPair::default(),
+            top_in_q: false,
+            ram: DpRam::new(spe_ram_words(params.depth) as usize, params.ram_rd_reg),
             sp: 0,
             done: 0,
             err_overflow: false,
@@ -128,22 +203,32 @@ impl SimtStackSpe {
         self.params
     }
 
-    /// Synchronous reset (`rst_n` low).
+    /// Synchronous reset (`rst_n` low). The entry storage (registers and RAM) is not
+    /// reset: entries at and above `sp` are never read.
     pub fn reset(&mut self) {
         self.sp = 0;
+        self.top_in_q = false;
         self.done = 0;
         self.err_overflow = false;
         self.err_pc = false;
-        self.entries
-            .iter_mut()
-            .for_each(|e| *e = StackEntry::default());
     }
 
     // ---- registered outputs (functions of the state only) ----
 
+    /// The top pair: the registers, or the RAM's read data after a registered-read fill.
+    #[inline]
+    fn top_pair(&self) -> &EntryPair {
+        if self.top_in_q {
+            self.ram.q()
+        } else {
+            &self.top
+        }
+    }
+
+    /// The TOS entry: slot `(sp-1) % 2` of the top pair (meaningless when empty).
     #[inline]
     fn top(&self) -> &StackEntry {
-        &self.entries[self.sp as usize - 1]
+        &self.top_pair()[(self.sp.wrapping_sub(1) & 1) as usize]
     }
     /// Effective TOS mask: the entry's mask without exited threads.
     #[inline]
@@ -193,9 +278,33 @@ impl SimtStackSpe {
     pub fn done_mask(&self) -> u64 {
         self.done
     }
+    /// Entry `i` of the logical stack (`i < depth`), from the top pair or the RAM (debug
+    /// view: no port is used).
+    pub fn entry(&self, i: u32) -> StackEntry {
+        assert!(i < self.sp, "entry {i} of a stack of depth {}", self.sp);
+        let pair = (i / 2) as usize;
+        if pair == self.top_pair_index() {
+            self.top_pair()[(i & 1) as usize]
+        } else {
+            self.ram.peek(pair)[(i & 1) as usize]
+        }
+    }
+
     /// Entries bottom..TOS (debug state; entries at and above `depth` read as zero in RTL).
-    pub fn entries(&self) -> &[StackEntry] {
-        &self.entries[..self.sp as usize]
+    pub fn entries(&self) -> Vec<StackEntry> {
+        (0..self.sp).map(|i| self.entry(i)).collect()
+    }
+
+    /// `P`: the index of the top pair (pairs below it are in the RAM).
+    #[inline]
+    fn top_pair_index(&self) -> usize {
+        (self.sp.saturating_sub(1) / 2) as usize
+    }
+
+    /// Illegal use of the storage: a model (or RTL) bug, never a port value.
+    #[cold]
+    fn misuse(&self, what: impl std::fmt::Display) -> ! {
+        panic!("simt_stack_spe: illegal use of the stack storage: {what}")
     }
 
     // ---- next-state function ----
@@ -344,36 +453,101 @@ impl SimtStackSpe {
             Action::None => {}
             Action::Launch => {
                 self.reset();
-                self.entries[0] = StackEntry {
+                self.top[0] = StackEntry {
                     pc: inp.launch_pc,
                     rpc: inp.launch_rpc,
                     mask: inp.launch_mask & self.lanes,
                 };
                 self.sp = 1;
             }
-            Action::AutoPop => self.sp -= 1,
+            Action::AutoPop => self.pop(),
             Action::Pop { .. } => {
-                self.sp -= 1;
+                self.pop();
                 self.done |= exiting;
             }
             Action::ErrPc => self.err_pc = true,
             Action::Overflow { .. } => self.err_overflow = true,
             Action::Continue { pc, mask } => {
                 self.done |= exiting;
-                let t = self.sp as usize - 1;
-                self.entries[t].pc = pc;
-                self.entries[t].mask = mask;
+                let mut pair = *self.top_pair();
+                let t = &mut pair[((self.sp - 1) & 1) as usize];
+                t.pc = pc;
+                t.mask = mask;
+                self.set_top(pair);
             }
-            Action::Diverge { tos, push, n } => {
-                let t = self.sp as usize - 1;
-                self.entries[t] = tos;
-                for e in &push[..n as usize] {
-                    self.entries[self.sp as usize] = *e;
-                    self.sp += 1;
-                }
-            }
+            Action::Diverge { tos, push, n } => self.diverge(tos, &push[..n as usize]),
         }
         ev
+    }
+
+    /// The registers take a new top pair (a registered-read fill's pair is copied in).
+    #[inline]
+    fn set_top(&mut self, pair: EntryPair) {
+        self.top = pair;
+        self.top_in_q = false;
+    }
+
+    /// One clock edge of the RAM's ports.
+    #[inline]
+    fn ram_clock(&mut self, write: Option<(usize, EntryPair)>, read: Option<usize>) {
+        if let Err(e) = self.ram.clock(write, read) {
+            self.misuse(e);
+        }
+    }
+
+    /// Pop the TOS; from an odd `sp >= 3` the pair below is filled from the RAM.
+    fn pop(&mut self) {
+        if self.sp == 0 {
+            self.misuse("pop of an empty stack");
+        }
+        if self.sp % 2 == 1 && self.sp >= 3 {
+            let below = self.top_pair_index() - 1;
+            if self.ram.is_registered() {
+                // The read happens at this edge; the top pair is the read data from now on.
+                self.ram_clock(None, Some(below));
+                self.top_in_q = true;
+            } else {
+                match self.ram.read_async(below) {
+                    Ok(pair) => self.set_top(pair),
+                    Err(e) => self.misuse(e),
+                }
+                self.ram_clock(None, Some(below));
+            }
+        }
+        self.sp -= 1;
+    }
+
+    /// A divergence: the TOS (entry `sp-1`) becomes `tos`, `push` lands at `sp`, `sp+1`.
+    /// The entries past the top pair's end spill it to RAM word `P` (one write).
+    fn diverge(&mut self, tos: StackEntry, push: &[StackEntry]) {
+        let sp = self.sp;
+        let new_sp = sp + push.len() as u32;
+        if new_sp > self.params.depth {
+            self.misuse(format!(
+                "push to depth {new_sp} of a {}-entry stack",
+                self.params.depth
+            ));
+        }
+        let mut pair = *self.top_pair();
+        pair[((sp - 1) & 1) as usize] = tos;
+        let p = self.top_pair_index();
+        // Entries sp.. in order; those in pair P complete it, the rest start pair P+1.
+        let mut next = EntryPair::default();
+        for (k, e) in push.iter().enumerate() {
+            let i = sp + k as u32;
+            if (i / 2) as usize == p {
+                pair[(i & 1) as usize] = *e;
+            } else {
+                next[(i & 1) as usize] = *e;
+            }
+        }
+        if (new_sp - 1) / 2 != sp.saturating_sub(1) / 2 {
+            self.ram_clock(Some((p, pair)), None);
+            self.set_top(next);
+        } else {
+            self.set_top(pair);
+        }
+        self.sp = new_sp;
     }
 
     /// Convenience for the GPU model: launch a warp (one cycle with `launch_valid`).
@@ -389,13 +563,17 @@ crate::declare_unit! {
     pub static SPE_DESC: SimtStackSpe = unit "simt_stack_spe" {
         summary: "per-warp single-path PDOM reconvergence stack",
         spec: "specs/reconvergence-dpe.md §2, §9.2, §9.4",
+        // Both RAM read modes; even depths and an odd one (the top pair half used at
+        // DEPTH), DEPTH=3 with a single RAM word.
         standard_sets: &[
             &[],
             &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
-            &[("WARP_SIZE", 64), ("DEPTH", 8)],
+            &[("WARP_SIZE", 64), ("DEPTH", 8), ("RAM_RD_REG", 0)],
+            &[("WARP_SIZE", 8), ("DEPTH", 3), ("PC_W", 12), ("RAM_RD_REG", 0)],
         ],
         check: |_| Ok(()),
         gpu: |cfg| stack_gpu_use(cfg, crate::config::Reconvergence::Spe, &["sm.reconvergence=spe"]),
+        localparams: spe_localparams,
         ports: spe_port,
     }
     /// Parameters of `simt_stack_spe` (spec §9.1; same names as the Verilog parameters).
@@ -403,6 +581,8 @@ crate::declare_unit! {
         warp_size: u32 = WARP_SIZE(32, 8..=64) "threads per warp: lanes and mask width",
         depth: u32 = DEPTH(16, 2..=64) "stack entries (A11)",
         pc_w: u32 = PC_W(32, 8..=32) "PC width in bits",
+        /// Registered (block RAM) or asynchronous (LUT RAM) read of the entry RAM.
+        ram_rd_reg: bool = RAM_RD_REG(1, 0..=1) "entry RAM read: 1 registered (block RAM, every FPGA), 0 asynchronous (LUT RAM)",
     }
     /// Inputs of one cycle (spec §9.2; the clock and `rst_n` are not fields).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -462,6 +642,7 @@ pub(crate) fn stack_gpu_use(
             ("WARP_SIZE", crate::exec::WARP_SIZE as u64, ""),
             ("DEPTH", cfg.sm.stack_depth as u64, "sm.stack_depth"),
             ("PC_W", 32, ""),
+            ("RAM_RD_REG", 1, ""),
         ],
     }
 }
@@ -508,7 +689,7 @@ impl Unit for SimtStackSpe {
     fn debug_state(&self, ports: &mut [Bits]) {
         let (pc_w, ws) = (self.params.pc_w, self.params.warp_size);
         let mut dbg = ports[spe_port::dbg_stack].field_writer();
-        for e in self.entries() {
+        for e in (0..self.sp).map(|i| self.entry(i)) {
             dbg.push(e.mask, ws);
             dbg.push(e.rpc as u64, pc_w);
             dbg.push(e.pc as u64, pc_w);
@@ -537,10 +718,16 @@ mod tests {
     }
 
     fn stack4() -> SimtStackSpe {
+        stack4_mode(true)
+    }
+
+    /// A 4-thread, 8-deep stack with the registered (`true`) or asynchronous RAM read.
+    fn stack4_mode(ram_rd_reg: bool) -> SimtStackSpe {
         let mut s = SimtStackSpe::new(SpeParams {
             warp_size: 4,
             depth: 8,
             pc_w: 32,
+            ram_rd_reg,
         });
         s.launch(0, 0b1111);
         s
@@ -699,6 +886,14 @@ mod tests {
 
     #[test]
     fn worked_example_counts() {
+        for mode in [true, false] {
+            let mut s = stack4_mode(mode);
+            let (issued, max_depth) = run(&mut s, fig26, fig26_taken);
+            // [derived] 19 warp instructions, max depth 4, 44 active lanes.
+            assert_eq!(issued.len(), 19);
+            assert_eq!(max_depth, 4);
+            assert!(s.is_empty());
+        }
         let mut s = stack4();
         let (issued, max_depth) = run(&mut s, fig26, fig26_taken);
         // [derived] 19 warp instructions, max depth 4, 44 active lanes.
@@ -845,6 +1040,7 @@ mod tests {
             warp_size: 4,
             depth: 2,
             pc_w: 32,
+            ram_rd_reg: true,
         });
         s.launch(0, 0b1111);
         let before = snapshot(&s);
@@ -873,6 +1069,112 @@ mod tests {
             assert_eq!(s.tick(&SpeInputs::default()), SpeEvents::default());
         }
         assert_eq!(s, before);
+    }
+
+    /// The pairs-in-RAM storage against a flat array of entries (the storage this replaced),
+    /// on random traffic with both RAM read modes: after every edge the same outputs and the
+    /// same logical entries, and at most one RAM access per cycle (checked by `DpRam`).
+    #[test]
+    fn pair_storage_equals_a_flat_entry_array_in_both_read_modes() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for depth in [2u32, 3, 4, 7, 8] {
+            for mode in [true, false] {
+                let p = SpeParams {
+                    warp_size: 8,
+                    depth,
+                    pc_w: 8,
+                    ram_rd_reg: mode,
+                };
+                let mut s = SimtStackSpe::new(p);
+                let mut flat: Vec<StackEntry> = vec![];
+                let (mut fills, mut spills) = (0, 0);
+                for _ in 0..20_000 {
+                    let r = next();
+                    let inp = if r % 50 == 0 {
+                        SpeInputs::launch((r >> 8) as u32 & 0xff, 0xff)
+                    } else if r % 7 == 0 {
+                        SpeInputs::default()
+                    } else {
+                        let pc = if r % 31 == 0 { 3 } else { s.tos_pc() };
+                        upd(
+                            pc,
+                            UpdKind::from_bits((r >> 8) as u8),
+                            r >> 16,
+                            (r >> 24) as u32 & 0xff,
+                            (r >> 32) as u32 & 0xff,
+                        )
+                    };
+                    let inp = SpeInputs {
+                        upd_next: inp.upd_next & 0xff,
+                        ..inp
+                    };
+                    let action = s.decide(&inp);
+                    let before = s.sp;
+                    s.tick(&inp);
+                    match action {
+                        Action::Launch => {
+                            flat = vec![StackEntry {
+                                pc: inp.launch_pc,
+                                rpc: inp.launch_rpc,
+                                mask: inp.launch_mask & 0xff,
+                            }]
+                        }
+                        Action::AutoPop | Action::Pop { .. } => {
+                            flat.pop();
+                            fills += (before % 2 == 1 && before >= 3) as u32;
+                        }
+                        Action::Continue { pc, mask } => {
+                            let t = flat.last_mut().unwrap();
+                            t.pc = pc;
+                            t.mask = mask;
+                        }
+                        Action::Diverge { tos, push, n } => {
+                            *flat.last_mut().unwrap() = tos;
+                            flat.extend_from_slice(&push[..n as usize]);
+                            spills += ((before + n as u32 - 1) / 2 != (before - 1) / 2) as u32;
+                        }
+                        _ => {}
+                    }
+                    assert_eq!(s.entries(), flat, "DEPTH={depth} registered={mode}");
+                    assert_eq!(s.depth() as usize, flat.len());
+                    let top = flat.last().copied().unwrap_or_default();
+                    assert_eq!((s.tos_pc(), s.tos_rpc()), (top.pc, top.rpc));
+                    assert_eq!(s.tos_mask(), top.mask & !s.done_mask());
+                }
+                if depth >= 4 {
+                    assert!(
+                        fills > 100 && spills > 100,
+                        "{depth}: {fills} fills {spills} spills"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "simt_stack_spe: illegal use of the stack storage: pop of an empty stack"
+    )]
+    fn a_pop_of_an_empty_stack_is_asserted() {
+        let mut s = stack4();
+        s.sp = 0;
+        s.pop();
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn a_spill_past_the_ram_is_asserted() {
+        // A state the ports cannot reach: the top pair claims to be past the RAM.
+        let mut s = stack4();
+        s.sp = 9;
+        s.params.depth = 12;
+        s.diverge(StackEntry::default(), &[StackEntry::default(); 2]);
     }
 
     #[test]

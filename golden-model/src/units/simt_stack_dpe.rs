@@ -9,10 +9,30 @@
 //! top-of-stack (TOS) entry are separately schedulable, so a warp can interleave the two
 //! sides of a branch. Entries below the TOS are suspended (§4.6).
 //!
-//! Timing contract (§9.1): all state is in flops; `l_*`, `r_*`, `tos_rpc`, `depth`,
-//! `num_paths` and the sticky error flags are registered (a function of the state alone);
-//! the `ev_*` event outputs are combinational from the state and this cycle's inputs.
-//! `tick` computes `state(t+1) = f(state(t), in(t))`.
+//! Timing contract (§9.1): `l_*`, `r_*`, `tos_rpc`, `depth`, `num_paths` and the sticky
+//! error flags are registered (a function of the state alone); the `ev_*` event outputs are
+//! combinational from the state and this cycle's inputs. `tick` computes
+//! `state(t+1) = f(state(t), in(t))`.
+//!
+//! Micro-architecture (design.md §5: storage in a RAM primitive, at most two storage ports
+//! per cycle). A cycle writes at most one entry below the TOS (one push [L508]), so the TOS
+//! entry is a register (`top`) and the entries below it, `0..sp-1`, are in a 1-write,
+//! 1-read RAM of `RAM_WORDS = DEPTH-1` entry words ([`DpRam`], the model of `wf_ram_dp`):
+//! - continue, invalidate, in-place, launch: the TOS register only;
+//! - a push writes the parent (the TOS with its issuing slot updated) to RAM word `sp-1`
+//!   (one write) and the child becomes the TOS register;
+//! - a pop from `sp >= 2` fills the TOS register from RAM word `sp-2` (one read).
+//!
+//! With the asynchronous read (`RAM_RD_REG=0`, LUT RAM) the fill loads the register from
+//! the word read in the same cycle; with the registered read (`RAM_RD_REG=1`, block RAM)
+//! the read happens at the popping edge and the TOS *is* the RAM's read register afterwards
+//! (`top_in_q`) until the next change of the TOS copies it into the register. A push and a
+//! pop are never in one cycle, and a word is read back at a later edge than it was written,
+//! so there is no read-during-write and no bypass. Every output is the same in both modes
+//! and the same as the flop-array stack this replaced, cycle for cycle: **nothing changed
+//! in timing**. `dbg_stack` is the logical stack reassembled from the register and the RAM.
+//! Illegal use is asserted (a panic naming the unit; the RTL stops the simulation): the RAM
+//! port checks of [`DpRam`], a pop of an empty stack, a push beyond `DEPTH`.
 //!
 //! Decisions where the seed is silent (each also in the spec's ambiguity table):
 //! - A1: the bottom entry's RPC is `END_PC` (all ones, truncated to `PC_W`); the warp is
@@ -58,8 +78,9 @@
 //! - PCs are `PC_W` bits: the typed path truncates every PC input to `PC_W` exactly as the
 //!   ports do, so both paths behave the same on any value.
 
-use super::contract::{low_mask, Bits};
+use super::contract::{clog2, low_mask, Bits, LocalParam, Params};
 use super::declare::Unit;
+use super::ram::DpRam;
 use super::simt_stack::{SpeInputs, UpdKind};
 use crate::ptx::ir::END_PC;
 
@@ -121,7 +142,43 @@ impl DpeEntry {
     }
 }
 
-/// The state of one `simt_stack_dpe` instance.
+/// The constants `simt_stack_dpe`'s RTL shares with this model (rendered as localparams).
+fn dpe_localparams(p: &Params) -> Vec<LocalParam> {
+    let d = <DpeParams as super::declare::UnitParams>::from_params(p);
+    let words = (d.depth - 1).max(1) as u64;
+    vec![
+        LocalParam::int(
+            "SLOT_W",
+            d.slot_width() as u64,
+            "one slot {mask, pc, valid}",
+        ),
+        LocalParam::int(
+            "ENTRY_W",
+            d.entry_width() as u64,
+            "one entry {rpc, R slot, L slot}, as in dbg_stack",
+        ),
+        LocalParam::int(
+            "RAM_WORDS",
+            words,
+            "entry words of the RAM (entries below the TOS)",
+        ),
+        LocalParam::int(
+            "RAM_ADDR_W",
+            clog2(words + 1) as u64,
+            "RAM address width (one past the last word fits: the range checks see it)",
+        ),
+        LocalParam::sized("KIND_SEQ", 2, UpdKind::Seq as u64, "upd_kind: sequential"),
+        LocalParam::sized("KIND_JUMP", 2, UpdKind::Jump as u64, "upd_kind: jump"),
+        LocalParam::sized(
+            "KIND_EXIT",
+            2,
+            UpdKind::Exit as u64,
+            "upd_kind: exit (the other value, 1, is a branch: the case default)",
+        ),
+    ]
+}
+
+/// The state of one `simt_stack_dpe` instance (see the module docs for the layout).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimtStackDpe {
     params: DpeParams,
@@ -129,7 +186,12 @@ pub struct SimtStackDpe {
     lanes: u64,
     /// Mask of `PC_W` bits.
     pc_mask: u64,
-    entries: Vec<DpeEntry>,
+    /// The TOS register, unless `top_in_q`.
+    top: DpeEntry,
+    /// Registered read only: the TOS is the RAM's read data (loaded by the last fill).
+    top_in_q: bool,
+    /// Entries `0..sp-1` below the TOS.
+    ram: DpRam<DpeEntry>,
     sp: u32,
     done: u64,
     err_overflow: bool,
@@ -188,7 +250,9 @@ impl SimtStackDpe {
             params,
             lanes: low_mask(params.warp_size),
             pc_mask: low_mask(params.pc_w),
-            entries: vec![DpeEntry::default(); params.depth as usize],
+            top: DpeEntry::default(),
+            top_in_q: false,
+            ram: DpRam::new((params.depth - 1).max(1) as usize, params.ram_rd_reg),
             sp: 0,
             done: 0,
             err_overflow: false,
@@ -201,23 +265,28 @@ impl SimtStackDpe {
         self.params
     }
 
-    /// Synchronous reset (`rst_n` low).
+    /// Synchronous reset (`rst_n` low). The entry storage (register and RAM) is not
+    /// reset: entries at and above `sp` are never read.
     pub fn reset(&mut self) {
         self.sp = 0;
+        self.top_in_q = false;
         self.done = 0;
         self.err_overflow = false;
         self.err_pc = false;
         self.err_side = false;
-        self.entries
-            .iter_mut()
-            .for_each(|e| *e = DpeEntry::default());
     }
 
     // ---- registered outputs (functions of the state only) ----
 
+    /// The TOS entry: the register, or the RAM's read data after a registered-read fill
+    /// (meaningless when empty).
     #[inline]
     fn top(&self) -> &DpeEntry {
-        &self.entries[self.sp as usize - 1]
+        if self.top_in_q {
+            self.ram.q()
+        } else {
+            &self.top
+        }
     }
 
     /// The TOS slot `side` is schedulable: the stack is not empty, the slot is valid and it
@@ -302,10 +371,63 @@ impl SimtStackDpe {
     pub fn done_mask(&self) -> u64 {
         self.done
     }
+    /// Entry `i` of the logical stack (`i < depth`), from the TOS register or the RAM
+    /// (debug view: no port is used).
+    pub fn entry(&self, i: u32) -> DpeEntry {
+        assert!(i < self.sp, "entry {i} of a stack of depth {}", self.sp);
+        if i + 1 == self.sp {
+            *self.top()
+        } else {
+            *self.ram.peek(i as usize)
+        }
+    }
+
     /// Entries bottom..TOS, as stored (raw masks, not ANDed with the done mask). Debug
     /// state: entries at and above `depth` read as zero in `dbg_stack`.
-    pub fn entries(&self) -> &[DpeEntry] {
-        &self.entries[..self.sp as usize]
+    pub fn entries(&self) -> Vec<DpeEntry> {
+        (0..self.sp).map(|i| self.entry(i)).collect()
+    }
+
+    /// Illegal use of the storage: a model (or RTL) bug, never a port value.
+    #[cold]
+    fn misuse(&self, what: impl std::fmt::Display) -> ! {
+        panic!("simt_stack_dpe: illegal use of the stack storage: {what}")
+    }
+
+    /// One clock edge of the RAM's ports.
+    #[inline]
+    fn ram_clock(&mut self, write: Option<(usize, DpeEntry)>, read: Option<usize>) {
+        if let Err(e) = self.ram.clock(write, read) {
+            self.misuse(e);
+        }
+    }
+
+    /// The register takes a new TOS (a registered-read fill's entry is copied in).
+    #[inline]
+    fn set_top(&mut self, e: DpeEntry) {
+        self.top = e;
+        self.top_in_q = false;
+    }
+
+    /// Pop the TOS; from `sp >= 2` the entry below is filled from RAM word `sp-2`.
+    fn pop(&mut self) {
+        if self.sp == 0 {
+            self.misuse("pop of an empty stack");
+        }
+        if self.sp >= 2 {
+            let below = self.sp as usize - 2;
+            if self.ram.is_registered() {
+                self.ram_clock(None, Some(below));
+                self.top_in_q = true;
+            } else {
+                match self.ram.read_async(below) {
+                    Ok(e) => self.set_top(e),
+                    Err(e) => self.misuse(e),
+                }
+                self.ram_clock(None, Some(below));
+            }
+        }
+        self.sp -= 1;
     }
 
     // ---- next-state function ----
@@ -457,43 +579,55 @@ impl SimtStackDpe {
     pub fn tick(&mut self, inp: &DpeInputs) -> DpeEvents {
         let inp = self.truncated(inp);
         let action = self.decide(&inp);
-        let tos = self.sp as usize;
         let side = inp.upd_side as usize;
         match action {
             Action::None => {}
             Action::Launch => {
                 self.reset();
-                self.entries[0] = DpeEntry {
+                self.set_top(DpeEntry {
                     slots: [
                         DpeSlot::path(inp.launch_pc, inp.launch_mask),
                         DpeSlot::INVALID,
                     ],
                     rpc: inp.launch_rpc,
-                };
+                });
                 self.sp = 1;
             }
-            Action::AutoPop => self.sp -= 1,
+            Action::AutoPop => self.pop(),
             Action::ErrPc => self.err_pc = true,
             Action::ErrSide => self.err_side = true,
             Action::Overflow => self.err_overflow = true,
             Action::Continue { pc, mask, retire } => {
-                self.entries[tos - 1].slots[side] = DpeSlot::path(pc, mask);
+                let mut t = *self.top();
+                t.slots[side] = DpeSlot::path(pc, mask);
+                self.set_top(t);
                 self.done |= retire;
             }
             Action::Invalidate { retire } => {
-                self.entries[tos - 1].slots[side] = DpeSlot::INVALID;
+                let mut t = *self.top();
+                t.slots[side] = DpeSlot::INVALID;
+                self.set_top(t);
                 self.done |= retire;
             }
             Action::Pop { retire } => {
-                self.sp -= 1;
+                self.pop();
                 self.done |= retire;
             }
             Action::Push { parent_slot, child } => {
-                self.entries[tos - 1].slots[side] = parent_slot;
-                self.entries[tos] = child;
+                if self.sp >= self.params.depth {
+                    self.misuse(format!("push beyond DEPTH={}", self.params.depth));
+                }
+                let mut parent = *self.top();
+                parent.slots[side] = parent_slot;
+                self.ram_clock(Some((self.sp as usize - 1, parent)), None);
+                self.set_top(child);
                 self.sp += 1;
             }
-            Action::InPlace { slots } => self.entries[tos - 1].slots = slots,
+            Action::InPlace { slots } => {
+                let mut t = *self.top();
+                t.slots = slots;
+                self.set_top(t);
+            }
         }
         Self::events_of(action)
     }
@@ -525,15 +659,18 @@ crate::declare_unit! {
     pub static DPE_DESC: SimtStackDpe = unit "simt_stack_dpe" {
         summary: "per-warp dual-path-execution reconvergence stack",
         spec: "specs/reconvergence-dpe.md §4, §9.3, §9.4",
+        // Both RAM read modes; DEPTH=2: a single RAM word.
         standard_sets: &[
             &[],
             &[("WARP_SIZE", 8), ("DEPTH", 4), ("PC_W", 16)],
-            &[("WARP_SIZE", 64), ("DEPTH", 6)],
+            &[("WARP_SIZE", 64), ("DEPTH", 6), ("RAM_RD_REG", 0)],
+            &[("WARP_SIZE", 8), ("DEPTH", 2), ("PC_W", 12), ("RAM_RD_REG", 0)],
         ],
         check: |_| Ok(()),
         gpu: |cfg| {
             super::simt_stack::stack_gpu_use(cfg, crate::config::Reconvergence::Dpe, &["sm.reconvergence=dpe"])
         },
+        localparams: dpe_localparams,
         ports: dpe_port,
     }
     /// Parameters of `simt_stack_dpe` (spec §9.1; same names as the Verilog parameters).
@@ -541,6 +678,8 @@ crate::declare_unit! {
         warp_size: u32 = WARP_SIZE(32, 8..=64) "threads per warp: lanes and mask width",
         depth: u32 = DEPTH(8, 2..=64) "stack entries (A11)",
         pc_w: u32 = PC_W(32, 8..=32) "PC width in bits",
+        /// Registered (block RAM) or asynchronous (LUT RAM) read of the entry RAM.
+        ram_rd_reg: bool = RAM_RD_REG(1, 0..=1) "entry RAM read: 1 registered (block RAM, every FPGA), 0 asynchronous (LUT RAM)",
     }
     /// Inputs of one cycle (spec §9.3; the clock and `rst_n` are not fields).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -651,7 +790,7 @@ impl Unit for SimtStackDpe {
         let (pc_w, ws) = (p.pc_w, p.warp_size);
         let dbg = &mut ports[dpe_port::dbg_stack];
         dbg.clear();
-        for (i, e) in self.entries().iter().enumerate() {
+        for (i, e) in (0..self.depth()).map(|i| (i as usize, self.entry(i))) {
             let mut lsb = i as u32 * p.entry_width();
             for slot in &e.slots {
                 dbg.set_field(lsb, 1, slot.valid as u64);
@@ -696,6 +835,7 @@ mod tests {
             warp_size,
             depth,
             pc_w: 32,
+            ram_rd_reg: true,
         });
         s.launch(0, low_mask(warp_size));
         s
@@ -1331,6 +1471,7 @@ mod tests {
             warp_size: 8,
             depth: 4,
             pc_w: 16,
+            ram_rd_reg: true,
         });
         s.launch(0x1_0005, 0x1ff);
         assert_eq!((s.l_pc(), s.l_mask(), s.tos_rpc()), (5, 0xff, 0xffff));
@@ -1517,5 +1658,104 @@ mod tests {
             }
             compare_generic(&p, &steps);
         }
+    }
+
+    /// The register-plus-RAM storage against a flat array of entries (the storage this
+    /// replaced), on random traffic with both RAM read modes: after every edge the same
+    /// outputs and the same logical entries, and at most one RAM access per cycle (checked
+    /// by `DpRam`).
+    #[test]
+    fn register_and_ram_storage_equals_a_flat_entry_array_in_both_read_modes() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for depth in [2u32, 3, 6] {
+            for mode in [true, false] {
+                let mut s = SimtStackDpe::new(DpeParams {
+                    warp_size: 8,
+                    depth,
+                    pc_w: 8,
+                    ram_rd_reg: mode,
+                });
+                let mut flat: Vec<DpeEntry> = vec![];
+                let mut fills = 0;
+                for _ in 0..20_000 {
+                    let r = rnd();
+                    let side = (r >> 40) as u8 & 1;
+                    let inp = DpeInputs {
+                        launch_valid: r % 61 == 0,
+                        launch_pc: (r >> 8) as u32 & 0xff,
+                        launch_rpc: END_PC,
+                        launch_mask: 0xff,
+                        upd_valid: r % 6 != 0,
+                        upd_side: side,
+                        upd_pc: if r % 29 == 0 { 7 } else { s.path_pc(side) },
+                        upd_kind: (r >> 12) as u8,
+                        upd_taken: r >> 20,
+                        upd_target: (r >> 28) as u32 & 0xff,
+                        upd_next: (r >> 36) as u32 & 0xff,
+                        upd_rpc: (r >> 44) as u32 & 0xff,
+                    };
+                    let t = s.truncated(&inp);
+                    let action = s.decide(&t);
+                    let side = t.upd_side as usize;
+                    s.tick(&inp);
+                    match action {
+                        Action::Launch => {
+                            flat = vec![DpeEntry {
+                                slots: [
+                                    DpeSlot::path(t.launch_pc, t.launch_mask),
+                                    DpeSlot::INVALID,
+                                ],
+                                rpc: t.launch_rpc,
+                            }]
+                        }
+                        Action::AutoPop | Action::Pop { .. } => {
+                            fills += (flat.len() >= 2) as u32;
+                            flat.pop();
+                        }
+                        Action::Continue { pc, mask, .. } => {
+                            flat.last_mut().unwrap().slots[side] = DpeSlot::path(pc, mask)
+                        }
+                        Action::Invalidate { .. } => {
+                            flat.last_mut().unwrap().slots[side] = DpeSlot::INVALID
+                        }
+                        Action::Push { parent_slot, child } => {
+                            flat.last_mut().unwrap().slots[side] = parent_slot;
+                            flat.push(child);
+                        }
+                        Action::InPlace { slots } => flat.last_mut().unwrap().slots = slots,
+                        _ => {}
+                    }
+                    assert_eq!(s.entries(), flat, "DEPTH={depth} registered={mode}");
+                    let top = flat.last().copied().unwrap_or_default();
+                    assert_eq!(s.tos_rpc(), top.rpc);
+                    for k in [SIDE_L, SIDE_R] {
+                        let slot = top.slots[k as usize];
+                        let live = if slot.valid {
+                            slot.mask & !s.done_mask()
+                        } else {
+                            0
+                        };
+                        assert_eq!(s.path_mask(k), live);
+                    }
+                }
+                assert!(depth == 2 || fills > 100, "{depth}: {fills} fills");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "simt_stack_dpe: illegal use of the stack storage: pop of an empty stack"
+    )]
+    fn a_pop_of_an_empty_stack_is_asserted() {
+        let mut s = stack4();
+        s.sp = 0;
+        s.pop();
     }
 }
