@@ -80,8 +80,9 @@ pub const KEY_LIMITS: &[KeyLimit] = &[
     lim(
         "sm.stack_depth",
         2,
-        64,
-        "SIMT stack entries (the stack units' DEPTH range)",
+        1 << 16,
+        "SIMT stack entries; the instantiated stack unit's DEPTH range (2..=64) applies on \
+         top, and its error names the unit",
     ),
     lim("sm.rf_banks", 1, 64, "register-file banks per SM"),
     lim("pipeline.sp_units", 1, 64, "SP pipelines per SM"),
