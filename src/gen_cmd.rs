@@ -155,14 +155,7 @@ pub fn synth(a: &SynthArgs) -> Result<u8> {
                 return Ok(EXIT_FAIL);
             }
         };
-        if a.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&r).context("serialising the report")?
-            );
-        } else {
-            println!("{r}");
-        }
+        print_report(&r, a.json)?;
         return Ok(0);
     }
     let r = match synth::synth(&g) {
@@ -172,13 +165,19 @@ pub fn synth(a: &SynthArgs) -> Result<u8> {
             return Ok(EXIT_FAIL);
         }
     };
-    if a.json {
+    print_report(&r, a.json)?;
+    Ok(0)
+}
+
+/// A synthesis report as JSON (`--json`) or as text.
+fn print_report<R: serde::Serialize + std::fmt::Display>(r: &R, json: bool) -> Result<()> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&r).context("serialising the report")?
+            serde_json::to_string_pretty(r).context("serialising the report")?
         );
     } else {
         println!("{r}");
     }
-    Ok(0)
+    Ok(())
 }
