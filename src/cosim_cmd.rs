@@ -68,7 +68,8 @@ pub struct CosimArgs {
     mutants: bool,
     /// Use the Verilog in this folder (`<unit>.v`, and the library modules and co-simulation
     /// wrapper if they are there) instead of generating it, e.g. after editing the
-    /// generated RTL.
+    /// generated RTL. With a `<unit>.manifest.json` there, the run is at its parameters
+    /// (a different `--param` is an error).
     #[arg(long, value_name = "DIR")]
     rtl: Option<PathBuf>,
     /// Where divergence artifacts go (replay file, VCD windows).
@@ -138,7 +139,11 @@ pub fn cosim(a: &CosimArgs) -> Result<u8> {
         if let Some(w) = &a.workload {
             rows.extend(workload_runs(a, desc, w)?);
         } else {
-            let params = warpforge_gen::parse_params(desc, &a.params)?;
+            // RTL from a folder runs at the parameters it was generated at, unless given.
+            let params = match (rtl_manifest_params(a, desc)?, a.params.is_empty()) {
+                (Some(p), true) => p,
+                _ => warpforge_gen::parse_params(desc, &a.params)?,
+            };
             if a.mutants {
                 rows.push(mutant_run(a, desc, &params)?);
             }
@@ -208,6 +213,22 @@ fn print_rows(rows: &[CosimRow]) {
 fn rtl_source(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<RtlSource> {
     let g = warpforge_gen::generate(desc, params)?;
     let mut rtl = RtlSource::cosim_of(&g);
+    if let Some(made) = rtl_manifest_params(a, desc)? {
+        // The Verilog's shared localparams and port widths were rendered for the manifest's
+        // parameters: run at others and the RTL would be re-parameterised behind its back.
+        if made != *params {
+            let dir = a.rtl.as_ref().expect("a manifest comes from --rtl");
+            bail!(
+                "--rtl {}: the RTL was generated at {} but this run is at {} \
+                 (drop --param to run at the RTL's parameters, or regenerate it with \
+                 `warpforge gen --unit {} --param ...`)",
+                dir.display(),
+                show_params(&made),
+                show_params(params),
+                desc.name
+            );
+        }
+    }
     if let Some(dir) = &a.rtl {
         let path = dir.join(format!("{}.v", desc.name));
         if !path.exists() {
@@ -222,6 +243,34 @@ fn rtl_source(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
         }
     }
     Ok(rtl)
+}
+
+/// With `--rtl DIR`: the parameters in DIR's `<unit>.manifest.json` (what `warpforge gen`
+/// and `warpforge run` write beside the Verilog), if DIR has one.
+fn rtl_manifest_params(a: &CosimArgs, desc: &'static UnitDesc) -> Result<Option<Params>> {
+    let Some(dir) = &a.rtl else {
+        return Ok(None);
+    };
+    let path = dir.join(format!("{}.manifest.json", desc.name));
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = crate::input_file::read_text_bounded(&path, 1 << 20, "the limit for a manifest")?;
+    let m: warpforge_gen::Manifest = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a warpforge manifest", path.display()))?;
+    let pairs: Vec<(&str, u64)> = m.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let params = desc
+        .params(&pairs)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(Some(params))
+}
+
+/// `NAME=value,...` of a parameter set.
+fn show_params(p: &Params) -> String {
+    p.iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {

@@ -216,3 +216,53 @@ fn run_writes_the_cosimulated_rtl_of_several_files() {
     assert!(text(&o).contains("match"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `cosim --rtl DIR` runs at the parameters DIR's manifest was generated at, and refuses
+/// others (the RTL's widths and shared constants were rendered for those).
+#[test]
+fn cosim_rtl_takes_its_parameters_from_the_folders_manifest() {
+    let dir = scratch("rtl-manifest");
+    let d = dir.to_str().unwrap();
+    let o = warpforge(&[
+        "gen",
+        "--unit",
+        "simt_stack_spe",
+        "--param",
+        "WARP_SIZE=8",
+        "--param",
+        "DEPTH=3",
+        "--out",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "cosim",
+            "--unit",
+            "simt_stack_spe",
+            "--rtl",
+            d,
+            "--random",
+            "--cycles",
+            "5000",
+        ];
+        args.extend_from_slice(extra);
+        warpforge(&args)
+    };
+    let o = run(&[]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("WARP_SIZE=8,DEPTH=3") && t.contains("match"),
+        "{t}"
+    );
+    let o = run(&["--param", "DEPTH=4"]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("the RTL was generated at WARP_SIZE=8,DEPTH=3")
+            && t.contains("this run is at WARP_SIZE=32,DEPTH=4"),
+        "{t}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
