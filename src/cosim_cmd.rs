@@ -223,8 +223,8 @@ fn rtl_source(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
                  (drop --param to run at the RTL's parameters, or regenerate it with \
                  `warpforge gen --unit {} --param ...`)",
                 dir.display(),
-                show_params(&made),
-                show_params(params),
+                made,
+                params,
                 desc.name
             );
         }
@@ -263,14 +263,6 @@ fn rtl_manifest_params(a: &CosimArgs, desc: &'static UnitDesc) -> Result<Option<
         .params(&pairs)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(Some(params))
-}
-
-/// `NAME=value,...` of a parameter set.
-fn show_params(p: &Params) -> String {
-    p.iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
