@@ -30,6 +30,9 @@ const fn lim(key: &'static str, min: u64, max: u64, why: &'static str) -> KeyLim
 const CYCLES: u64 = 10_000;
 const LATENCY: &str = "cycles (the model keeps timing wheels this long)";
 
+/// Shared memory of one SM, and so of one CTA (`gpu::launch` checks launches against it).
+pub const MAX_SHARED_BYTES: u64 = 16 << 20;
+
 /// Every integer key, in preset order.
 pub const KEY_LIMITS: &[KeyLimit] = &[
     lim("sm.count", 1, 1024, "SMs"),
@@ -51,13 +54,13 @@ pub const KEY_LIMITS: &[KeyLimit] = &[
     lim(
         "sm.shared_bytes",
         0,
-        16 << 20,
+        MAX_SHARED_BYTES,
         "bytes of shared memory per SM (16 MiB)",
     ),
     lim(
         "sm.shared_alloc_unit",
         1,
-        16 << 20,
+        MAX_SHARED_BYTES,
         "bytes per shared-memory allocation unit",
     ),
     lim("sm.schedulers", 1, 64, "warp schedulers per SM"),

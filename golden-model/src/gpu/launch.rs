@@ -11,7 +11,7 @@ const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
 const MAX_GRID_DIM: [u32; 3] = [2_147_483_647, 65535, 65535];
 /// Shared memory of one CTA, static and dynamic: the largest `sm.shared_bytes` the
 /// configuration accepts (16 MiB; 48-228 KB on real GPUs).
-pub const MAX_SHARED_BYTES_PER_CTA: u64 = 16 << 20;
+pub const MAX_SHARED_BYTES_PER_CTA: u64 = crate::config_limits::MAX_SHARED_BYTES;
 /// Local memory (the `.local` frame) of one thread. The model keeps every resident warp's
 /// frames (32 per warp) in host memory, so this bounds them: 16 KiB is 512 KiB per warp.
 /// CUDA allows up to 512 KiB per thread; kernels spill far less.
