@@ -432,7 +432,7 @@ fn workload_runs(a: &CosimArgs, desc: &'static UnitDesc, workload: &str) -> Resu
         if !v.passed {
             bail!("workload {} failed verification: {}", w.name(), v.detail);
         }
-        let rec = gpu.take_trace().context("recording was on")?;
+        let mut rec = gpu.take_trace().context("recording was on")?;
         let path = dir.join(format!("{}.{}.wftrace", w.name(), desc.name));
         let source = format!(
             "workload {}, size {}, config {}",

@@ -221,7 +221,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         None if cosim => instantiated_units(&cfg),
         None => vec![],
     };
-    let runs: Vec<(RunResult, Vec<TraceRecorder>)> =
+    let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
             vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
         } else {
@@ -229,7 +229,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             run_workloads(&cfg, mode, &selected, a, &record)?
         };
     if let Some(path) = &a.trace {
-        write_traces(&runs, path, a, &cfg)?;
+        write_traces(&mut runs, path, a, &cfg)?;
     }
     // Unit port events the runs recorded (the co-simulation's stimulus), for the JSON.
     let events = |recs: &[TraceRecorder]| recs.iter().map(TraceRecorder::events).sum::<u64>();
@@ -403,7 +403,7 @@ fn run_workloads(
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
 fn write_traces(
-    runs: &[(RunResult, Vec<TraceRecorder>)],
+    runs: &mut [(RunResult, Vec<TraceRecorder>)],
     path: &Path,
     a: &RunArgs,
     cfg: &GpuConfig,
@@ -413,8 +413,10 @@ fn write_traces(
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create trace directory {}", path.display()))?;
     }
-    for (r, recs) in runs {
-        let Some(rec) = recs.first() else { continue };
+    for (r, recs) in runs.iter_mut() {
+        let Some(rec) = recs.first_mut() else {
+            continue;
+        };
         let file = if single {
             path.to_path_buf()
         } else {
