@@ -36,7 +36,7 @@ fn run(workload: &str, cfg: GpuConfig, unit: Option<&str>) -> Gpu {
 /// Run `workload` recording `unit`; returns the GPU and the trace read back from its file.
 fn record(workload: &str, unit: &str, overrides: &[&str]) -> (Gpu, Trace) {
     let mut gpu = run(workload, config(overrides), Some(unit));
-    let rec = gpu.take_trace().expect("recording was on");
+    let mut rec = gpu.take_trace().expect("recording was on");
     let path = std::env::temp_dir().join(format!(
         "wf-unit-trace-{workload}-{unit}-{}-{}.wftrace",
         overrides.join(",").replace(['=', '.'], "_"),
