@@ -19,6 +19,7 @@ use warpforge_cosim::{BuildOptions, Cosim, CosimError, RtlSource, Summary};
 use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::units::contract::{GpuUse, Params, UnitDesc};
+use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::trace::Trace;
 use warpforge_workloads::{self as workloads, Size};
 
@@ -95,6 +96,29 @@ pub struct CosimRow {
     /// `match`, or what went wrong.
     pub result: String,
     pub ok: bool,
+    /// The unit's functional coverage over the run's instances (a run that diverged has
+    /// none).
+    pub coverage: Option<CoverageRow>,
+}
+
+/// Functional coverage of one row: bins hit, of how many, and the ones never hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoverageRow {
+    pub hit: usize,
+    pub bins: usize,
+    pub percent: f64,
+    pub never_hit: Vec<String>,
+}
+
+impl CoverageRow {
+    fn of(c: &Coverage) -> CoverageRow {
+        CoverageRow {
+            hit: c.hit(),
+            bins: c.total(),
+            percent: c.percent(),
+            never_hit: c.unhit().into_iter().map(String::from).collect(),
+        }
+    }
 }
 
 pub fn cosim(a: &CosimArgs) -> Result<u8> {
@@ -185,6 +209,9 @@ fn print_rows(rows: &[CosimRow]) {
                 } else {
                     "-".into()
                 },
+                r.coverage
+                    .as_ref()
+                    .map_or("-".into(), |c| format!("{}/{}", c.hit, c.bins)),
                 r.result.clone(),
             ]
         })
@@ -199,12 +226,24 @@ fn print_rows(rows: &[CosimRow]) {
                 "instances",
                 "cycles",
                 "cycles/s",
+                "coverage",
                 "result"
             ],
             &body,
             3
         )
     );
+    for r in rows {
+        if let Some(c) = r.coverage.as_ref().filter(|c| !c.never_hit.is_empty()) {
+            println!(
+                "{} ({}) {}: bins never hit: {}",
+                r.unit,
+                r.params,
+                r.source,
+                c.never_hit.join(", ")
+            );
+        }
+    }
 }
 
 /// The co-simulated RTL of `desc` at `params`: generated, or with `--rtl DIR` the files of
@@ -289,9 +328,15 @@ fn outcome(
         seconds,
         result: String::new(),
         ok: false,
+        coverage: None,
     };
     match r {
         Ok(s) => {
+            let mut cov = s.first().map(|x| x.coverage.clone());
+            for x in s.iter().skip(1) {
+                cov.as_mut().expect("first").absorb(&x.coverage);
+            }
+            row.coverage = cov.as_ref().map(CoverageRow::of);
             row.instances = s.len();
             row.cycles = s.iter().map(|x| x.cycles).sum();
             row.seconds = s.iter().map(|x| x.elapsed.as_secs_f64()).sum();
@@ -378,6 +423,7 @@ fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
             100.0 * report.kill_ratio()
         ),
         ok,
+        coverage: None,
     })
 }
 

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc, UnitModel};
+use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::trace::Trace;
 
 /// The driver of a unit's inputs.
@@ -47,7 +48,15 @@ pub trait Stimulus {
 
     /// Restart from cycle 0 (only called when [`Stimulus::can_rewind`]).
     fn rewind(&mut self) {}
+
+    /// Steer towards the coverage bins not hit yet: called before the first cycle and every
+    /// [`STEER_INTERVAL`] cycles with the run's coverage so far. A rewound stimulus sees
+    /// the same calls at the same cycles (the coverage depends only on the inputs).
+    fn steer(&mut self, _coverage: &Coverage) {}
 }
+
+/// Cycles between two [`Stimulus::steer`] calls.
+pub const STEER_INTERVAL: u64 = 1024;
 
 impl<S: Stimulus + ?Sized> Stimulus for &mut S {
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
@@ -61,6 +70,9 @@ impl<S: Stimulus + ?Sized> Stimulus for &mut S {
     }
     fn rewind(&mut self) {
         (**self).rewind()
+    }
+    fn steer(&mut self, coverage: &Coverage) {
+        (**self).steer(coverage)
     }
 }
 
@@ -76,6 +88,9 @@ impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
     }
     fn rewind(&mut self) {
         (**self).rewind()
+    }
+    fn steer(&mut self, coverage: &Coverage) {
+        (**self).steer(coverage)
     }
 }
 
@@ -93,20 +108,23 @@ pub struct Summary {
     pub comparisons: u64,
     pub elapsed: Duration,
     pub cycles_per_sec: f64,
+    /// The unit's functional coverage over the run (sampled on the model side).
+    pub coverage: Coverage,
 }
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {:.3} s, {:.0} cycles/s",
+            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {:.3} s, {:.0} cycles/s, coverage {}",
             self.unit,
             self.params,
             self.instance,
             self.cycles,
             self.ports_compared,
             self.elapsed.as_secs_f64(),
-            self.cycles_per_sec
+            self.cycles_per_sec,
+            self.coverage
         )
     }
 }
@@ -381,10 +399,14 @@ impl Cosim {
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first_cycle);
         let compared = rtl.output_indices().len();
+        let mut coverage = self.coverage()?;
         let t0 = Instant::now();
         let mut cycle = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
         while cycle < end {
+            if (cycle - first_cycle) % STEER_INTERVAL == 0 {
+                stim.steer(&coverage);
+            }
             if reads {
                 model.outputs(&mut ports);
             }
@@ -415,6 +437,7 @@ impl Cosim {
                 );
                 return Err(CosimError::Divergence(Box::new(d)));
             }
+            coverage.sample(&ports);
             model.tick(&ports);
             rtl.edge().map_err(|e| Self::rtl_err(cycle, e))?;
             cycle += 1;
@@ -430,6 +453,15 @@ impl Cosim {
             comparisons: cycles * compared as u64,
             elapsed,
             cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
+            coverage,
+        })
+    }
+
+    /// The unit's coverage bins at this run's parameters, none hit.
+    fn coverage(&self) -> Result<Coverage, CosimError> {
+        Coverage::new(self.desc, &self.params).map_err(|log| CosimError::Build {
+            stage: "coverage declaration".into(),
+            log,
         })
     }
 
@@ -473,7 +505,12 @@ impl Cosim {
         let mut m = (self.desc.build)(&self.params);
         let mut p = self.desc.zero_ports(&self.params);
         m.tick(&p);
+        // Steered as in the lockstep run (same coverage, same cycles), so the same inputs.
+        let mut coverage = self.coverage().ok();
         for c in first..=fail + VCD_WINDOW {
+            if let Some(cov) = coverage.as_ref().filter(|_| (c - first) % STEER_INTERVAL == 0) {
+                stim.steer(cov);
+            }
             if reads {
                 m.outputs(&mut p);
             }
@@ -486,6 +523,9 @@ impl Cosim {
                 log.drop_before((c + 1).saturating_sub(HISTORY));
             }
             m.outputs(&mut p);
+            if let Some(cov) = coverage.as_mut() {
+                cov.sample(&p);
+            }
             m.tick(&p);
         }
         (log, start)

@@ -334,6 +334,10 @@ impl<A: Stimulus, B: Stimulus> Stimulus for Alternate<A, B> {
         self.a.rewind();
         self.b.rewind();
     }
+    fn steer(&mut self, coverage: &warpforge_model::units::coverage::Coverage) {
+        self.a.steer(coverage);
+        self.b.steer(coverage);
+    }
 }
 
 #[cfg(test)]

@@ -463,6 +463,9 @@ pub struct UnitDesc {
     /// Constants the model and the RTL share, computed here and emitted into the Verilog as
     /// `localparam`s (design.md §3: never written twice): encodings, storage geometry.
     pub localparams: fn(&Params) -> Vec<LocalParam>,
+    /// The unit's functional coverage bins (see [`super::coverage`]), sampled by every
+    /// co-simulation run.
+    pub coverage: &'static [super::coverage::Cover],
 }
 
 /// A constant shared by a unit's model and its RTL: computed in Rust from the parameters and

@@ -287,6 +287,7 @@ impl<U: Unit> UnitModel for Adapter<U> {
 ///         check: |_| Ok(()),
 ///         gpu: |cfg| GpuUse::NotUsed { set: &["sm.reconvergence=spe"] },
 ///         localparams: |p| vec![LocalParam::int("ENTRY_W", 96, "doc")], // optional
+///         coverage: &[Cover::Values { port: "depth", max: "DEPTH" }, Cover::EveryEvent],
 ///         ports: spe_port,
 ///     }
 ///     params SpeParams {
@@ -313,6 +314,7 @@ macro_rules! declare_unit {
             check: $check:expr,
             gpu: $gpu:expr,
             $(localparams: $lps:expr,)?
+            coverage: $cov:expr,
             ports: $portmod:ident $(,)?
         }
         $(#[$pmeta:meta])*
@@ -347,6 +349,7 @@ macro_rules! declare_unit {
             build: $crate::units::declare::Adapter::<$Model>::boxed,
             gpu: $gpu,
             localparams: $crate::declare_unit!(@localparams $($lps)?),
+            coverage: $cov,
         };
 
         /// Positions of the unit's ports in its port list (generated from the declaration).

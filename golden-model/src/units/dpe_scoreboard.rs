@@ -56,6 +56,7 @@
 //! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
 
 use super::contract::{Bits, GpuUse};
+use super::coverage::Cover;
 use super::declare::{PortGroup, Unit};
 
 /// The most reserve, release or query ports a unit can have.
@@ -403,6 +404,26 @@ impl DpeScoreboard {
 
 // ---- the unit description and the generic by-name path (design.md §3) ----
 
+/// Functional coverage of the scoreboard: every number of reserves and of releases in one
+/// cycle up to all ports, a hazard on every query port, reserves, releases and shadow
+/// copies coinciding, reset with registers pending.
+static SCOREBOARD_COVERAGE: [Cover; 8] = [
+    Cover::Popcount {
+        port: "rsv_valid",
+        max: "NRSV",
+    },
+    Cover::Popcount {
+        port: "rel_valid",
+        max: "NWB",
+    },
+    Cover::EveryBit("q_hazard"),
+    Cover::Together(&["rsv_valid", "rel_valid"]),
+    Cover::Together(&["rsv_valid", "cpy_valid"]),
+    Cover::Together(&["rel_valid", "cpy_valid"]),
+    Cover::Together(&["rsv_valid", "rel_valid", "cpy_valid"]),
+    Cover::ResetWhile("dbg_P"),
+];
+
 crate::declare_unit! {
     /// The single description of `dpe_scoreboard`. Port arrays are flattened LSB first:
     /// field `i` of `rsv_warp` is bits `[i*W, (i+1)*W)` with `W = $clog2(NUM_WARPS)`;
@@ -433,6 +454,7 @@ crate::declare_unit! {
                 ],
             }
         },
+        coverage: &SCOREBOARD_COVERAGE,
         ports: sb_port,
     }
     /// Parameters of `dpe_scoreboard` (spec §9.5; same names as the Verilog parameters).

@@ -3,6 +3,7 @@
 //! Each unit is one model file with its [`contract::UnitDesc`]; adding a unit means adding
 //! its description to [`ALL`].
 pub mod contract;
+pub mod coverage;
 pub mod declare;
 pub mod dpe_scoreboard;
 pub mod host;

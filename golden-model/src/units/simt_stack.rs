@@ -57,6 +57,7 @@
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp).
 
 use super::contract::{Bits, GpuUse, LocalParam, Params};
+use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
 use crate::ptx::ir::END_PC;
@@ -558,6 +559,28 @@ impl SimtStackSpe {
 
 // ---- the unit's single declaration (design.md §3) ----
 
+/// Functional coverage of the SPE stack (co-simulation steers its random stimulus towards
+/// the bins it has not hit): every depth up to full, overflow and the illegal update, every
+/// update kind and event, a launch coinciding with an update (the launch wins), two pops in
+/// consecutive cycles (nested reconvergence points back to back), reset with entries on the
+/// stack.
+pub(crate) static STACK_COVERAGE: [Cover; 7] = [
+    Cover::Values {
+        port: "depth",
+        max: "DEPTH",
+    },
+    Cover::ValuesWhen {
+        port: "upd_kind",
+        max: "3",
+        when: "upd_valid",
+    },
+    Cover::Raised(&["err_overflow", "err_pc"]),
+    Cover::EveryEvent,
+    Cover::Together(&["launch_valid", "upd_valid"]),
+    Cover::BackToBack("ev_pop"),
+    Cover::ResetWhile("depth"),
+];
+
 crate::declare_unit! {
     /// The single description of `simt_stack_spe`.
     pub static SPE_DESC: SimtStackSpe = unit "simt_stack_spe" {
@@ -574,6 +597,7 @@ crate::declare_unit! {
         check: |_| Ok(()),
         gpu: |cfg| stack_gpu_use(cfg, crate::config::Reconvergence::Spe, &["sm.reconvergence=spe"]),
         localparams: spe_localparams,
+        coverage: &STACK_COVERAGE,
         ports: spe_port,
     }
     /// Parameters of `simt_stack_spe` (spec §9.1; same names as the Verilog parameters).

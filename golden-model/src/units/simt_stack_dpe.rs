@@ -79,6 +79,7 @@
 //!   ports do, so both paths behave the same on any value.
 
 use super::contract::{clog2, low_mask, Bits, LocalParam, Params};
+use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
 use super::simt_stack::{SpeInputs, UpdKind};
@@ -646,6 +647,29 @@ impl SimtStackDpe {
 
 // ---- the unit's single declaration (design.md §3) ----
 
+/// Functional coverage of the DPE stack: the SPE stack's bins, plus every number of live
+/// paths and the update naming a dead side.
+static DPE_COVERAGE: [Cover; 8] = [
+    Cover::Values {
+        port: "depth",
+        max: "DEPTH",
+    },
+    Cover::ValuesWhen {
+        port: "upd_kind",
+        max: "3",
+        when: "upd_valid",
+    },
+    Cover::Values {
+        port: "num_paths",
+        max: "2",
+    },
+    Cover::Raised(&["err_overflow", "err_pc", "err_side"]),
+    Cover::EveryEvent,
+    Cover::Together(&["launch_valid", "upd_valid"]),
+    Cover::BackToBack("ev_pop"),
+    Cover::ResetWhile("depth"),
+];
+
 crate::declare_unit! {
     /// The single description of `simt_stack_dpe`.
     ///
@@ -671,6 +695,7 @@ crate::declare_unit! {
             super::simt_stack::stack_gpu_use(cfg, crate::config::Reconvergence::Dpe, &["sm.reconvergence=dpe"])
         },
         localparams: dpe_localparams,
+        coverage: &DPE_COVERAGE,
         ports: dpe_port,
     }
     /// Parameters of `simt_stack_dpe` (spec §9.1; same names as the Verilog parameters).

@@ -1,0 +1,349 @@
+//! Functional coverage of a unit's ports (design.md §4: coverage decides when random
+//! stimulus is enough).
+//!
+//! Each unit declares its bins with the unit ([`UnitDesc::coverage`]) as a short list of
+//! [`Cover`] items over its port names: every stack depth up to full, overflow, every event,
+//! inputs that can coincide in one cycle, back-to-back events, reset in mid-operation. The
+//! co-simulator samples them on the model side every cycle of any run (random, directed,
+//! workload traces), reports the bins never hit, and steers its random stimulus towards
+//! them. Bins are named (`depth=16`, `ev_pop back-to-back`, `launch_valid & upd_valid`) so
+//! that reports, JSON and stimulus steering speak the same language.
+
+use super::contract::{eval_width, Bits, Params, Role, UnitDesc};
+
+/// One kind of coverage a unit declares; each expands into one or more named bins.
+#[derive(Debug, Clone, Copy)]
+pub enum Cover {
+    /// Each value `0..=max` of `port` (`max` an expression over the parameters, e.g.
+    /// `"DEPTH"`): bins `port=0` ... `port=max`.
+    Values {
+        port: &'static str,
+        max: &'static str,
+    },
+    /// Each value `0..=max` of `port` in cycles where `when` is not 0: bins
+    /// `port=v when when`.
+    ValuesWhen {
+        port: &'static str,
+        max: &'static str,
+        when: &'static str,
+    },
+    /// Each named port not 0 in some cycle (an error flag raised, an input used): one bin
+    /// per port, named like it.
+    Raised(&'static [&'static str]),
+    /// Every combinational (event) output not 0 in some cycle: one bin per event port.
+    EveryEvent,
+    /// Every bit of `port` set in some cycle (each reserve port used, each query port's
+    /// hazard): bins `port[i]`.
+    EveryBit(&'static str),
+    /// Each number `0..=max` of set bits of `port` in one cycle (`max` an expression):
+    /// bins `popcount(port)=n`.
+    Popcount {
+        port: &'static str,
+        max: &'static str,
+    },
+    /// Every named port not 0 in the same cycle (inputs that can coincide): one bin,
+    /// `a & b`.
+    Together(&'static [&'static str]),
+    /// `port` not 0 in two consecutive cycles: bin `port back-to-back`.
+    BackToBack(&'static str),
+    /// Reset (`rst_n` low) while `port` is not 0, i.e. in mid-operation: bin
+    /// `reset while port`.
+    ResetWhile(&'static str),
+}
+
+/// How one [`Cover`] item is sampled: port positions resolved, and the index of its first
+/// bin.
+#[derive(Debug, Clone)]
+enum Probe {
+    Values { port: usize, max: u64, first: usize },
+    ValuesWhen { port: usize, when: usize, max: u64, first: usize },
+    Raised { port: usize, bin: usize },
+    EveryBit { port: usize, width: u32, first: usize },
+    Popcount { port: usize, max: u64, first: usize },
+    Together { ports: Vec<usize>, bin: usize },
+    BackToBack { port: usize, bin: usize, last: bool },
+    ResetWhile { port: usize, bin: usize },
+}
+
+/// The bins of one unit at one parameter set and how often each was hit.
+#[derive(Debug, Clone)]
+pub struct Coverage {
+    names: Vec<String>,
+    hits: Vec<u64>,
+    probes: Vec<Probe>,
+}
+
+impl Coverage {
+    /// The bins `desc` declares at `params`. A declaration naming a port the unit does not
+    /// have, or a bound that does not evaluate, is a programming error in the unit: it is
+    /// reported, naming the unit and the item.
+    pub fn new(desc: &UnitDesc, params: &Params) -> Result<Coverage, String> {
+        let mut c = Coverage {
+            names: vec![],
+            hits: vec![],
+            probes: vec![],
+        };
+        let widths = desc.widths(params);
+        let port = |name: &str| {
+            desc.port_index(name)
+                .ok_or_else(|| format!("{}: coverage names unknown port `{name}`", desc.name))
+        };
+        let bound = |expr: &str| {
+            eval_width(expr, params)
+                .map(u64::from)
+                .map_err(|e| format!("{}: coverage bound `{expr}`: {e}", desc.name))
+        };
+        for item in desc.coverage {
+            match *item {
+                Cover::Values { port: p, max } => {
+                    let (port, max) = (port(p)?, bound(max)?);
+                    let first = c.bins((0..=max).map(|v| format!("{p}={v}")));
+                    c.probes.push(Probe::Values { port, max, first });
+                }
+                Cover::ValuesWhen { port: p, max, when } => {
+                    let (port, max, w) = (port(p)?, bound(max)?, port(when)?);
+                    let first = c.bins((0..=max).map(|v| format!("{p}={v} when {when}")));
+                    c.probes.push(Probe::ValuesWhen {
+                        port,
+                        when: w,
+                        max,
+                        first,
+                    });
+                }
+                Cover::Raised(names) => {
+                    for &n in names {
+                        let port = port(n)?;
+                        let bin = c.bins([n.to_string()]);
+                        c.probes.push(Probe::Raised { port, bin });
+                    }
+                }
+                Cover::EveryEvent => {
+                    for (i, spec) in desc.ports.iter().enumerate() {
+                        if spec.role == Role::Combinational {
+                            let bin = c.bins([spec.name.to_string()]);
+                            c.probes.push(Probe::Raised { port: i, bin });
+                        }
+                    }
+                }
+                Cover::EveryBit(p) => {
+                    let port = port(p)?;
+                    let width = widths[port];
+                    let first = c.bins((0..width).map(|i| format!("{p}[{i}]")));
+                    c.probes.push(Probe::EveryBit { port, width, first });
+                }
+                Cover::Popcount { port: p, max } => {
+                    let (port, max) = (port(p)?, bound(max)?);
+                    let first = c.bins((0..=max).map(|n| format!("popcount({p})={n}")));
+                    c.probes.push(Probe::Popcount { port, max, first });
+                }
+                Cover::Together(names) => {
+                    let ports = names.iter().map(|n| port(n)).collect::<Result<_, _>>()?;
+                    let bin = c.bins([names.join(" & ")]);
+                    c.probes.push(Probe::Together { ports, bin });
+                }
+                Cover::BackToBack(p) => {
+                    let port = port(p)?;
+                    let bin = c.bins([format!("{p} back-to-back")]);
+                    c.probes.push(Probe::BackToBack {
+                        port,
+                        bin,
+                        last: false,
+                    });
+                }
+                Cover::ResetWhile(p) => {
+                    let port = port(p)?;
+                    let bin = c.bins([format!("reset while {p}")]);
+                    c.probes.push(Probe::ResetWhile { port, bin });
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// Adds bins; returns the index of the first.
+    fn bins(&mut self, names: impl IntoIterator<Item = String>) -> usize {
+        let first = self.names.len();
+        self.names.extend(names);
+        self.hits.resize(self.names.len(), 0);
+        first
+    }
+
+    /// Samples one cycle: `ports` holds the cycle's inputs and every output the model
+    /// computed for them (registered outputs: the state at the start of the cycle).
+    #[inline]
+    pub fn sample(&mut self, ports: &[Bits]) {
+        let reset = ports[0].to_u64() == 0;
+        let nonzero = |p: usize| ports[p].words().iter().any(|&w| w != 0);
+        for probe in &mut self.probes {
+            match probe {
+                Probe::Values { port, max, first } => {
+                    let v = ports[*port].to_u64();
+                    if v <= *max {
+                        self.hits[*first + v as usize] += 1;
+                    }
+                }
+                Probe::ValuesWhen {
+                    port,
+                    when,
+                    max,
+                    first,
+                } => {
+                    let v = ports[*port].to_u64();
+                    if v <= *max && nonzero(*when) {
+                        self.hits[*first + v as usize] += 1;
+                    }
+                }
+                Probe::Raised { port, bin } => {
+                    if nonzero(*port) {
+                        self.hits[*bin] += 1;
+                    }
+                }
+                Probe::EveryBit { port, width, first } => {
+                    let bits = &ports[*port];
+                    for (k, &w) in bits.words().iter().enumerate() {
+                        let mut w = w;
+                        while w != 0 {
+                            let i = k * 64 + w.trailing_zeros() as usize;
+                            w &= w - 1;
+                            if i < *width as usize {
+                                self.hits[*first + i] += 1;
+                            }
+                        }
+                    }
+                }
+                Probe::Popcount { port, max, first } => {
+                    let n: u64 = ports[*port]
+                        .words()
+                        .iter()
+                        .map(|w| w.count_ones() as u64)
+                        .sum();
+                    if n <= *max {
+                        self.hits[*first + n as usize] += 1;
+                    }
+                }
+                Probe::Together { ports: ps, bin } => {
+                    if ps.iter().all(|&p| nonzero(p)) {
+                        self.hits[*bin] += 1;
+                    }
+                }
+                Probe::BackToBack { port, bin, last } => {
+                    let now = !reset && nonzero(*port);
+                    if now && *last {
+                        self.hits[*bin] += 1;
+                    }
+                    *last = now;
+                }
+                Probe::ResetWhile { port, bin } => {
+                    if reset && nonzero(*port) {
+                        self.hits[*bin] += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds the hits of `other` (the same unit at the same parameters).
+    pub fn absorb(&mut self, other: &Coverage) {
+        debug_assert_eq!(self.names, other.names);
+        for (h, o) in self.hits.iter_mut().zip(&other.hits) {
+            *h += o;
+        }
+    }
+
+    /// Every bin with its hit count, in declaration order.
+    pub fn bins_hit(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.names.iter().map(String::as_str).zip(self.hits.iter().copied())
+    }
+
+    /// The bins never hit.
+    pub fn unhit(&self) -> Vec<&str> {
+        self.bins_hit()
+            .filter(|&(_, n)| n == 0)
+            .map(|(b, _)| b)
+            .collect()
+    }
+
+    /// Whether bin `name` was never hit (`false` for a bin the unit does not declare).
+    pub fn is_unhit(&self, name: &str) -> bool {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .is_some_and(|i| self.hits[i] == 0)
+    }
+
+    /// Bins hit at least once.
+    pub fn hit(&self) -> usize {
+        self.hits.iter().filter(|&&n| n > 0).count()
+    }
+
+    pub fn total(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Percentage of bins hit (100 for a unit without bins).
+    pub fn percent(&self) -> f64 {
+        if self.names.is_empty() {
+            100.0
+        } else {
+            100.0 * self.hit() as f64 / self.total() as f64
+        }
+    }
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} bins ({:.0}%)",
+            self.hit(),
+            self.total(),
+            self.percent().floor()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::declare::PortGroup;
+    use crate::units::simt_stack::{SpeInputs, SPE_DESC};
+
+    #[test]
+    fn bins_expand_at_the_parameters_and_count_what_they_see() {
+        let p = SPE_DESC.params(&[("WARP_SIZE", 8u64), ("DEPTH", 4)]).unwrap();
+        let mut c = Coverage::new(&SPE_DESC, &p).unwrap();
+        let names: Vec<&str> = c.bins_hit().map(|(n, _)| n).collect();
+        for want in ["depth=0", "depth=4", "ev_pop", "launch_valid & upd_valid"] {
+            assert!(names.contains(&want), "{want} in {names:?}");
+        }
+        assert!(!names.contains(&"depth=5"), "DEPTH=4 has no depth=5 bin");
+        assert_eq!(c.hit(), 0);
+        let mut ports = SPE_DESC.zero_ports(&p);
+        ports[0].set_u64(1);
+        SpeInputs {
+            launch_valid: true,
+            upd_valid: true,
+            ..Default::default()
+        }
+        .write_ports(&mut ports);
+        let depth = SPE_DESC.port_index("depth").unwrap();
+        let pop = SPE_DESC.port_index("ev_pop").unwrap();
+        ports[depth].set_u64(4);
+        ports[pop].set_u64(1);
+        c.sample(&ports);
+        assert!(!c.is_unhit("depth=4") && c.is_unhit("depth=3"));
+        assert!(!c.is_unhit("launch_valid & upd_valid"));
+        assert!(c.is_unhit("ev_pop back-to-back"), "one pop is not two");
+        c.sample(&ports);
+        assert!(!c.is_unhit("ev_pop back-to-back"));
+        assert!(c.is_unhit("reset while depth"));
+        ports[0].set_u64(0);
+        c.sample(&ports);
+        assert!(!c.is_unhit("reset while depth"));
+        let before = c.hit();
+        let other = c.clone();
+        c.absorb(&other);
+        assert_eq!(c.hit(), before, "absorbing adds counts, not bins");
+        assert!(c.unhit().contains(&"depth=3"));
+    }
+}
