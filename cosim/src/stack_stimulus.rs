@@ -8,8 +8,16 @@
 //! instruction of a live path as the GPU model would, so the stack sees realistic traffic
 //! (deep nesting, pops, auto-pops) rather than noise. When the warp finishes it launches a
 //! new random program with a random (possibly partial) launch mask.
+//!
+//! Steered by coverage ([`Stimulus::steer`]): while a stack depth or the overflow has not
+//! been seen, half the launches run a nest one level deeper than the stack with peeling
+//! predicates (one thread leaves at each level, so every level diverges: random predicates
+//! run out of threads after about log2(WARP_SIZE) levels and never fill a 16-deep stack);
+//! while no launch has coincided with an update, some launches drive an update in the same
+//! cycle (the launch must win).
 
 use crate::lockstep::Stimulus;
+use warpforge_model::units::coverage::Coverage;
 use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
 use warpforge_model::units::declare::PortGroup;
@@ -54,6 +62,10 @@ pub struct CfgStimulus {
     last_side: usize,
     /// Directed mode: assert reset this many cycles into the current program.
     reset_in: Option<u64>,
+    /// Coverage steering: some depth or the overflow not hit yet.
+    steer_deep: bool,
+    /// Coverage steering: no launch coincided with an update yet.
+    steer_coincide: bool,
 }
 
 impl CfgStimulus {
@@ -106,6 +118,8 @@ impl CfgStimulus {
             next_program: 0,
             last_side: 1,
             reset_in: None,
+            steer_deep: false,
+            steer_coincide: false,
         };
         s.rewind();
         s
@@ -150,6 +164,15 @@ impl CfgStimulus {
             self.launch_inputs(ports, lanes);
             return true;
         }
+        if self.steer_deep && self.rng.chance(1, 2) {
+            let seed = self.rng.next_u64();
+            let levels = self.depth_param + 1;
+            let prog = Program::from_stmts(deep_nest(levels, Some(&mut self.rng)), 3);
+            self.start_driver(&prog, seed);
+            self.driver.as_mut().expect("started").set_peel(true);
+            self.launch_inputs(ports, lanes);
+            return true;
+        }
         let gp = self.gen_params();
         let prog = Program::random(&mut self.rng, &gp);
         let mask = if self.rng.chance(1, 4) {
@@ -172,23 +195,36 @@ impl CfgStimulus {
         }
     }
 
-    fn launch_inputs(&self, ports: &mut [Bits], mask: u64) {
+    /// The launch inputs; while steering towards it, sometimes with an update in the same
+    /// cycle (a branch of the previous program: the launch must discard it).
+    fn launch_inputs(&mut self, ports: &mut [Bits], mask: u64) {
         let end = END_PC as u64 & low_mask(self.pc_w);
+        let with_update = self.steer_coincide && self.rng.chance(1, 4);
+        let update = SpeInputs {
+            upd_valid: with_update,
+            upd_pc: with_update as u32,
+            upd_kind: if with_update { 1 } else { 0 },
+            upd_taken: if with_update { 1 } else { 0 },
+            upd_target: 3 * with_update as u32,
+            upd_next: 2 * with_update as u32,
+            upd_rpc: 4 * with_update as u32,
+            ..Default::default()
+        };
+        let spe = SpeInputs {
+            launch_valid: true,
+            launch_pc: 0,
+            launch_rpc: end as u32,
+            launch_mask: mask,
+            ..update
+        };
         match self.kind {
-            Kind::Spe => SpeInputs {
-                launch_valid: true,
-                launch_pc: 0,
-                launch_rpc: end as u32,
-                launch_mask: mask,
-                ..Default::default()
-            }
-            .write_ports(ports),
+            Kind::Spe => spe.write_ports(ports),
             Kind::Dpe => DpeInputs {
                 launch_valid: true,
                 launch_pc: 0,
                 launch_rpc: end as u32,
                 launch_mask: mask,
-                ..Default::default()
+                ..DpeInputs::update_from(0, &update)
             }
             .write_ports(ports),
         }
@@ -328,7 +364,37 @@ impl Stimulus for CfgStimulus {
         self.next_program = 0;
         self.last_side = 1;
         self.reset_in = None;
+        self.steer_deep = false;
+        self.steer_coincide = false;
     }
+
+    fn steer(&mut self, coverage: &Coverage) {
+        if self.script.is_some() {
+            return; // the directed vectors are fixed
+        }
+        self.steer_deep = coverage.is_unhit("err_overflow")
+            || (0..=self.depth_param).any(|d| coverage.is_unhit(&format!("depth={d}")));
+        self.steer_coincide = coverage.is_unhit("launch_valid & upd_valid");
+    }
+}
+
+/// `levels` constructs nested in their fall-through sides: if/else with one instruction
+/// on the taken side, or (with `rng`, at random) if-only. Under peeling predicates every
+/// level diverges: an if/else pushes both paths (the stack grows by two, then the taken
+/// side's single thread pops), an if-only pushes only the body (its taken path is already
+/// at the join), so a mix of both reaches every depth, not only every other one.
+fn deep_nest(levels: u32, mut rng: Option<&mut SplitMix64>) -> Vec<Stmt> {
+    let b = Stmt::Basic;
+    let mut deep = vec![b(1)];
+    for _ in 0..levels {
+        let if_only = rng.as_mut().is_some_and(|r| r.chance(1, 2));
+        deep = vec![if if_only {
+            Stmt::IfOnly(deep)
+        } else {
+            Stmt::IfElse(deep, vec![b(1)])
+        }];
+    }
+    deep
 }
 
 /// Spec §10's directed cases as structured programs (per-thread predicates from fixed
@@ -345,10 +411,7 @@ pub fn directed_programs(depth: u32) -> Vec<Program> {
         IfElse(vec![b(3)], vec![b(2), IfElse(vec![b(3)], vec![b(3)]), b(1)]),
         b(3),
     ];
-    let mut deep = vec![b(1)];
-    for _ in 0..depth + 1 {
-        deep = vec![IfElse(deep, vec![b(1)])];
-    }
+    let deep = deep_nest(depth + 1, None);
     let cases = vec![
         fig_2_6.clone(),
         fig_2_6,

@@ -465,6 +465,11 @@ pub struct WarpDriver {
     /// `trips_left[lane * len + back_edge]`: further iterations of the current loop entry.
     trips_left: Vec<u8>,
     exited: u64,
+    /// Peel mode: a data-dependent branch is taken by exactly the lowest active lane (when
+    /// two or more are active), so that every level of a nest diverges and a warp of N
+    /// threads nests N-1 levels deep (random predicates halve the group at each level and
+    /// run out of threads after about log2(N) levels).
+    peel: bool,
 }
 
 impl WarpDriver {
@@ -478,6 +483,7 @@ impl WarpDriver {
             visits: vec![],
             trips_left: vec![],
             exited: 0,
+            peel: false,
         };
         d.restart(prog, seed, lanes);
         d
@@ -496,6 +502,12 @@ impl WarpDriver {
         self.trips_left.clear();
         self.trips_left.resize(cells, 0);
         self.exited = 0;
+        self.peel = false;
+    }
+
+    /// Switch peel mode on or off (see the field); [`WarpDriver::restart`] turns it off.
+    pub fn set_peel(&mut self, peel: bool) {
+        self.peel = peel;
     }
 
     #[inline]
@@ -539,6 +551,14 @@ impl WarpDriver {
             // No per-thread decision: nobody takes it, and the visit counts of this PC
             // (which only feed the rolls of this PC) are never read, so none is kept.
             Op::Seq | Op::Jump { .. } => {}
+            Op::Branch {
+                cond: Cond::Random { .. },
+                ..
+            } if self.peel => {
+                if active.count_ones() >= 2 {
+                    taken = active & active.wrapping_neg();
+                }
+            }
             Op::Branch {
                 cond: Cond::LoopBack,
                 ..
