@@ -7,7 +7,7 @@
 //! found by its description, never by its name.
 
 use crate::lockstep::Stimulus;
-use crate::mutants::DirectedMutant;
+use crate::mutants::{DirectedMutant, KnownEquivalent};
 use crate::stack_stimulus::CfgStimulus;
 use crate::stimulus::RandomStimulus;
 use warpforge_model::units::contract::{Params, UnitDesc};
@@ -26,10 +26,36 @@ pub struct Kit {
     pub random: fn(&'static UnitDesc, &Params, u64, u64) -> BoxedStimulus,
     /// The spec's directed vectors, if the unit has them.
     pub directed: Option<fn(&'static UnitDesc, &Params) -> BoxedStimulus>,
-    /// Hand-written mutants of the unit's storage logic (run in full by
+    /// Hand-written mutants of the unit's storage and control logic (run in full by
     /// [`crate::mutants::run_mutants`], next to the generated operator mutants).
     pub mutants: &'static [DirectedMutant],
+    /// Generated mutants that are equivalent to the original, with the argument.
+    pub equivalents: &'static [KnownEquivalent],
 }
+
+/// `DEPTH` is a power of two: the depth register's MSB is set only by the depth DEPTH
+/// itself, so `sp - 1` never has it.
+fn depth_is_power_of_two(p: &Params) -> bool {
+    p.get("DEPTH").is_power_of_two()
+}
+
+/// Mutants of the stacks' templates that no input can tell from the original.
+static STACK_EQUIVALENTS: [KnownEquivalent; 2] = [
+    KnownEquivalent {
+        line: "pair     = sp_m1[DEPTH_W-1:1];",
+        edit: "`- 1` → `- 2`",
+        reason: "the pair index drops bit DEPTH_W-1 of sp-1, which is 0 at every depth when \
+                 DEPTH is a power of two (sp-1 < DEPTH); at other depths the mutant is caught",
+        when: depth_is_power_of_two,
+    },
+    KnownEquivalent {
+        line: "sp             <= { {(DEPTH_W - 1){1'b0}}, 1'b1 };",
+        edit: "`- 1` → `- 2`",
+        reason: "one zero fewer in the replication: the constant 1 is zero-extended to the \
+                 same value",
+        when: |_| true,
+    },
+];
 
 /// The storage mutants of both stacks (the same names in both templates): the
 /// registered-read fill's data never selected (the RAM read register is loaded but the
@@ -50,9 +76,49 @@ const STACK_STORAGE: [DirectedMutant; 2] = [
     },
 ];
 
+/// Bugs of the kinds that random stimulus without coverage steering let through (issue
+/// #11): the reset no longer clearing a sticky error flag, and a launch that no longer
+/// blocks a same-cycle update (the two never coincided). Both stacks name these alike.
+const STACK_CONTROL: [DirectedMutant; 3] = [
+    DirectedMutant {
+        description: "reset does not clear err_overflow (the first assignment is the reset branch's)",
+        from: "err_overflow_q <= 1'b0;",
+        to: "",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "reset does not clear err_pc",
+        from: "err_pc_q       <= 1'b0;",
+        to: "",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "a launch no longer blocks a same-cycle update (coinciding-event priority)",
+        from: "wire run       = rst_n && !launch_valid;",
+        to: "wire run       = rst_n;",
+        only_if: None,
+    },
+];
+
 /// The fill reading the word of the top itself instead of the one below (a wrong fill
-/// address; `RamPort` covers the word above).
-static SPE_MUTANTS: [DirectedMutant; 4] = [
+/// address; `RamPort` covers the word above); the stack full one entry early; the new
+/// depth losing its MSB (a 16-deep stack reading empty when full).
+static SPE_MUTANTS: [DirectedMutant; 9] = [
+    STACK_CONTROL[0],
+    STACK_CONTROL[1],
+    STACK_CONTROL[2],
+    DirectedMutant {
+        description: "off by one at full: a push that exactly fills the stack overflows",
+        from: "(sp_div > {1'b0, SP_FULL});  // the push is dropped",
+        to: "(sp_div >= {1'b0, SP_FULL});",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "the depth after a push loses its MSB",
+        from: "sp <= sp_div[DEPTH_W-1:0];",
+        to: "sp <= {1'b0, sp_div[DEPTH_W-2:0]};",
+        only_if: None,
+    },
     STACK_STORAGE[0],
     STACK_STORAGE[1],
     DirectedMutant {
@@ -69,7 +135,22 @@ static SPE_MUTANTS: [DirectedMutant; 4] = [
     },
 ];
 
-static DPE_MUTANTS: [DirectedMutant; 4] = [
+static DPE_MUTANTS: [DirectedMutant; 9] = [
+    STACK_CONTROL[0],
+    STACK_CONTROL[1],
+    STACK_CONTROL[2],
+    DirectedMutant {
+        description: "off by one at full: the push into the last free entry overflows",
+        from: "(sp == SP_FULL);  // the push is dropped",
+        to: "(sp == SP_FULL - 1'b1);",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "the depth after a push loses its MSB",
+        from: "sp <= sp + 1'b1;",
+        to: "sp <= {1'b0, sp[DEPTH_W-2:0] + 1'b1};",
+        only_if: None,
+    },
     STACK_STORAGE[0],
     STACK_STORAGE[1],
     DirectedMutant {
@@ -107,12 +188,14 @@ pub static KITS: &[Kit] = &[
         random: structured_programs,
         directed: Some(spec_programs),
         mutants: &SPE_MUTANTS,
+        equivalents: &STACK_EQUIVALENTS,
     },
     Kit {
         unit: &DPE_DESC,
         random: structured_programs,
         directed: Some(spec_programs),
         mutants: &DPE_MUTANTS,
+        equivalents: &STACK_EQUIVALENTS,
     },
     Kit {
         unit: &SCOREBOARD_DESC,
@@ -120,6 +203,7 @@ pub static KITS: &[Kit] = &[
         directed: None,
         // No storage primitive: the scoreboard's rows stay in flops (see its template).
         mutants: &[],
+        equivalents: &[],
     },
 ];
 

@@ -788,6 +788,36 @@ pub struct DirectedMutant {
     pub only_if: Option<(&'static str, u64)>,
 }
 
+/// A generated mutant argued equivalent to the original (it can change no output), declared
+/// in the unit's kit with the argument, so that its survival is explained in the report
+/// rather than left for a person to judge. Matched by the original line's text and the edit.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownEquivalent {
+    /// A substring of the mutated line as generated (before the edit).
+    pub line: &'static str,
+    /// A substring of the mutant's description: its edit, e.g. "`- 1` → `- 2`".
+    pub edit: &'static str,
+    /// Why no output can change.
+    pub reason: &'static str,
+    /// The parameters at which the argument holds (elsewhere the mutant must be killed).
+    pub when: fn(&Params) -> bool,
+}
+
+impl KnownEquivalent {
+    /// The declaration of `desc`'s kit that explains mutant `m` of `verilog` at `params`.
+    pub fn of(
+        desc: &'static UnitDesc,
+        verilog: &str,
+        m: &Mutant,
+        params: &Params,
+    ) -> Option<&'static KnownEquivalent> {
+        let line = verilog.lines().nth(m.line.checked_sub(1)?)?;
+        crate::kits::kit(desc)?.equivalents.iter().find(|e| {
+            line.contains(e.line) && m.description.contains(e.edit) && (e.when)(params)
+        })
+    }
+}
+
 /// Every mutant of a unit's module text: [`generate`]'s, then the unit's kit's directed
 /// ones (ids `d00`, `d01`...). A directed edit whose `from` is not in the text is an error
 /// naming it (the template changed under it).
@@ -880,6 +910,8 @@ pub struct MutantResult {
     pub outcome: MutantOutcome,
     /// Build (or cache fetch) plus run time.
     pub time: Duration,
+    /// For a survivor: the kit's argument that it is equivalent, if it has one.
+    pub equivalent: Option<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -909,6 +941,11 @@ impl MutantReport {
         self.results
             .iter()
             .filter(|r| matches!(r.outcome, MutantOutcome::Survived { .. }))
+    }
+
+    /// Survivors the unit's kit does not explain as equivalent: gaps in the stimulus.
+    pub fn unexplained(&self) -> impl Iterator<Item = &MutantResult> {
+        self.survivors().filter(|r| r.equivalent.is_none())
     }
 }
 
@@ -955,9 +992,12 @@ impl fmt::Display for MutantReport {
                 MutantOutcome::KilledByError { cycle, message } => {
                     format!("killed at cycle {cycle} by RTL error: {message}")
                 }
-                MutantOutcome::Survived { cycles } => {
-                    format!("SURVIVED {cycles} cycles (equivalent, or the stimulus misses it)")
-                }
+                MutantOutcome::Survived { cycles } => match r.equivalent {
+                    Some(why) => format!("survived {cycles} cycles: equivalent ({why})"),
+                    None => {
+                        format!("SURVIVED {cycles} cycles (equivalent, or the stimulus misses it)")
+                    }
+                },
                 MutantOutcome::NotBuilt { error } => {
                     let first = error.lines().find(|l| l.contains("%Error")).unwrap_or("");
                     format!("not built (excluded) {first}")
@@ -1048,6 +1088,7 @@ where
     };
     for m in chosen {
         let t0 = Instant::now();
+        let equivalent = KnownEquivalent::of(desc, &rtl.files[file].1, &m, params).map(|e| e.reason);
         let src = rtl.with_file_text(file, m.text.clone());
         let outcome = match Cosim::new(desc, params.clone(), src, &opts.build) {
             Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => MutantOutcome::NotBuilt {
@@ -1080,6 +1121,7 @@ where
             id: m.id,
             class: m.class,
             description: m.description,
+            equivalent: equivalent.filter(|_| matches!(outcome, MutantOutcome::Survived { .. })),
             outcome,
             time: t0.elapsed(),
         });

@@ -13,8 +13,9 @@
 //! been seen, half the launches run a nest one level deeper than the stack with peeling
 //! predicates (one thread leaves at each level, so every level diverges: random predicates
 //! run out of threads after about log2(WARP_SIZE) levels and never fill a 16-deep stack);
-//! while no launch has coincided with an update, some launches drive an update in the same
-//! cycle (the launch must win).
+//! while no launch has coincided with an update, a warp is sometimes abandoned mid-program
+//! by a launch in the same cycle as its next legal update (the launch must win); while a
+//! reset has not met a raised error flag, errors are left by reset rather than by launch.
 
 use crate::lockstep::Stimulus;
 use warpforge_model::units::coverage::Coverage;
@@ -39,6 +40,8 @@ struct Reads {
     depth: usize,
     err_overflow: usize,
     err_pc: usize,
+    /// DPE only.
+    err_side: Option<usize>,
 }
 
 pub struct CfgStimulus {
@@ -66,6 +69,11 @@ pub struct CfgStimulus {
     steer_deep: bool,
     /// Coverage steering: no launch coincided with an update yet.
     steer_coincide: bool,
+    /// Coverage steering: a reset has not yet met every error flag raised (and illegal
+    /// updates, which raise them, come ten times as often).
+    steer_reset_err: bool,
+    /// The legal update (side, inputs) the next launch drives in the same cycle.
+    coinciding: Option<(u8, SpeInputs)>,
 }
 
 impl CfgStimulus {
@@ -91,6 +99,7 @@ impl CfgStimulus {
                 depth: at("depth"),
                 err_overflow: at("err_overflow"),
                 err_pc: at("err_pc"),
+                err_side: None,
             },
             Kind::Dpe => Reads {
                 paths: [
@@ -100,6 +109,7 @@ impl CfgStimulus {
                 depth: at("depth"),
                 err_overflow: at("err_overflow"),
                 err_pc: at("err_pc"),
+                err_side: Some(at("err_side")),
             },
         };
         let mut s = CfgStimulus {
@@ -120,6 +130,8 @@ impl CfgStimulus {
             reset_in: None,
             steer_deep: false,
             steer_coincide: false,
+            steer_reset_err: false,
+            coinciding: None,
         };
         s.rewind();
         s
@@ -195,21 +207,11 @@ impl CfgStimulus {
         }
     }
 
-    /// The launch inputs; while steering towards it, sometimes with an update in the same
-    /// cycle (a branch of the previous program: the launch must discard it).
+    /// The launch inputs, with the coinciding update if one is pending (the launch must
+    /// discard it).
     fn launch_inputs(&mut self, ports: &mut [Bits], mask: u64) {
         let end = END_PC as u64 & low_mask(self.pc_w);
-        let with_update = self.steer_coincide && self.rng.chance(1, 4);
-        let update = SpeInputs {
-            upd_valid: with_update,
-            upd_pc: with_update as u32,
-            upd_kind: if with_update { 1 } else { 0 },
-            upd_taken: if with_update { 1 } else { 0 },
-            upd_target: 3 * with_update as u32,
-            upd_next: 2 * with_update as u32,
-            upd_rpc: 4 * with_update as u32,
-            ..Default::default()
-        };
+        let (side, update) = self.coinciding.take().unwrap_or_default();
         let spe = SpeInputs {
             launch_valid: true,
             launch_pc: 0,
@@ -224,7 +226,7 @@ impl CfgStimulus {
                 launch_pc: 0,
                 launch_rpc: end as u32,
                 launch_mask: mask,
-                ..DpeInputs::update_from(0, &update)
+                ..DpeInputs::update_from(side, &update)
             }
             .write_ports(ports),
         }
@@ -285,12 +287,14 @@ impl Stimulus for CfgStimulus {
         let depth = ports[self.reads.depth].to_u64();
         // A stack that overflowed (the push was dropped) or saw an illegal update no longer
         // matches the program's threads: start a new warp (launch clears the errors).
-        let errored = ports[self.reads.err_overflow].to_u64() | ports[self.reads.err_pc].to_u64();
+        let errored = ports[self.reads.err_overflow].to_u64()
+            | ports[self.reads.err_pc].to_u64()
+            | self.reads.err_side.map_or(0, |p| ports[p].to_u64());
         self.age += 1;
-        if errored != 0 && !directed && self.rng.chance(1, 4) {
+        if errored != 0 && !directed && (self.steer_reset_err || self.rng.chance(1, 4)) {
             // Leave the error state by reset rather than by a launch (both must clear the
             // sticky flags), and sometimes idle in it first (the flags must hold).
-            if self.rng.chance(1, 2) {
+            if !self.steer_reset_err && self.rng.chance(1, 2) {
                 self.idle(ports);
                 return true;
             }
@@ -304,7 +308,8 @@ impl Stimulus for CfgStimulus {
             self.age = 0;
             return self.launch(ports);
         }
-        if !directed && self.rng.chance(1, 2_000) {
+        let noise_in = if self.steer_reset_err { 200 } else { 2_000 };
+        if !directed && self.rng.chance(1, noise_in) {
             self.noise(ports);
             // The stack may now hold an error or a mangled state: start afresh next cycle.
             self.relaunch = true;
@@ -345,6 +350,12 @@ impl Stimulus for CfgStimulus {
         let (pc, mask) = (ports[pc_port].to_u64() as u32, ports[mask_port].to_u64());
         let driver = self.driver.as_mut().expect("launched");
         let upd = driver.issue(pc, mask);
+        if self.steer_coincide && !directed && self.rng.chance(1, 64) {
+            // Abandon the warp: a launch in the same cycle as its next legal update.
+            self.coinciding = Some((side as u8, upd.spe_inputs()));
+            self.age = 0;
+            return self.launch(ports);
+        }
         match self.kind {
             Kind::Spe => upd.spe_inputs().write_ports(ports),
             Kind::Dpe => upd.dpe_inputs(side as u8).write_ports(ports),
@@ -366,6 +377,8 @@ impl Stimulus for CfgStimulus {
         self.reset_in = None;
         self.steer_deep = false;
         self.steer_coincide = false;
+        self.steer_reset_err = false;
+        self.coinciding = None;
     }
 
     fn steer(&mut self, coverage: &Coverage) {
@@ -375,6 +388,9 @@ impl Stimulus for CfgStimulus {
         self.steer_deep = coverage.is_unhit("err_overflow")
             || (0..=self.depth_param).any(|d| coverage.is_unhit(&format!("depth={d}")));
         self.steer_coincide = coverage.is_unhit("launch_valid & upd_valid");
+        self.steer_reset_err = ["err_overflow", "err_pc", "err_side"]
+            .iter()
+            .any(|e| coverage.is_unhit(&format!("reset while {e}")));
     }
 }
 

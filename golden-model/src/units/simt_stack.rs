@@ -563,8 +563,8 @@ impl SimtStackSpe {
 /// the bins it has not hit): every depth up to full, overflow and the illegal update, every
 /// update kind and event, a launch coinciding with an update (the launch wins), two pops in
 /// consecutive cycles (nested reconvergence points back to back), reset with entries on the
-/// stack.
-pub(crate) static STACK_COVERAGE: [Cover; 7] = [
+/// stack and with each sticky error flag raised (reset must clear it).
+pub(crate) static STACK_COVERAGE: [Cover; 9] = [
     Cover::Values {
         port: "depth",
         max: "DEPTH",
@@ -579,6 +579,8 @@ pub(crate) static STACK_COVERAGE: [Cover; 7] = [
     Cover::Together(&["launch_valid", "upd_valid"]),
     Cover::BackToBack("ev_pop"),
     Cover::ResetWhile("depth"),
+    Cover::ResetWhile("err_overflow"),
+    Cover::ResetWhile("err_pc"),
 ];
 
 crate::declare_unit! {

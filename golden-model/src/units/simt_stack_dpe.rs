@@ -649,7 +649,7 @@ impl SimtStackDpe {
 
 /// Functional coverage of the DPE stack: the SPE stack's bins, plus every number of live
 /// paths and the update naming a dead side.
-static DPE_COVERAGE: [Cover; 8] = [
+static DPE_COVERAGE: [Cover; 11] = [
     Cover::Values {
         port: "depth",
         max: "DEPTH",
@@ -668,6 +668,9 @@ static DPE_COVERAGE: [Cover; 8] = [
     Cover::Together(&["launch_valid", "upd_valid"]),
     Cover::BackToBack("ev_pop"),
     Cover::ResetWhile("depth"),
+    Cover::ResetWhile("err_overflow"),
+    Cover::ResetWhile("err_pc"),
+    Cover::ResetWhile("err_side"),
 ];
 
 crate::declare_unit! {
