@@ -33,20 +33,31 @@ pub struct Kit {
     pub equivalents: &'static [KnownEquivalent],
 }
 
-/// `DEPTH` is a power of two: the depth register's MSB is set only by the depth DEPTH
-/// itself, so `sp - 1` never has it.
-fn depth_is_power_of_two(p: &Params) -> bool {
-    p.get("DEPTH").is_power_of_two()
+/// Where the SPE's pair-index mutant (`sp_m1[DEPTH_W-2:1]`) cannot differ: `DEPTH` a
+/// power of two (bit DEPTH_W-1 of sp-1 is set only at sp-1 = DEPTH, which never occurs),
+/// or DEPTH=3, where DEPTH_W=2 makes it the backward select `[0:1]`, which Verilator reads
+/// as `[2:1]` (its SELRANGE warning says so) whose low bit is the original bit 1.
+fn spe_pair_msb_unused(p: &Params) -> bool {
+    let depth = p.get("DEPTH");
+    depth.is_power_of_two() || depth == 3
 }
 
 /// Mutants of the stacks' templates that no input can tell from the original.
-static STACK_EQUIVALENTS: [KnownEquivalent; 2] = [
+static STACK_EQUIVALENTS: [KnownEquivalent; 3] = [
     KnownEquivalent {
         line: "pair     = sp_m1[DEPTH_W-1:1];",
         edit: "`- 1` → `- 2`",
         reason: "the pair index drops bit DEPTH_W-1 of sp-1, which is 0 at every depth when \
-                 DEPTH is a power of two (sp-1 < DEPTH); at other depths the mutant is caught",
-        when: depth_is_power_of_two,
+                 DEPTH is a power of two (sp-1 < DEPTH), and at DEPTH=3 Verilator reads the \
+                 backward select [0:1] as [2:1]; at other depths the mutant is caught",
+        when: spe_pair_msb_unused,
+    },
+    KnownEquivalent {
+        line: ".wr_addr (sp_m1[RAM_ADDR_W-1:0]),",
+        edit: "`- 1` → `- 2`",
+        reason: "at DEPTH=2 the only push that fits is from depth 1, so the write address is \
+                 word 0 either way (Verilator reads the backward select [-1:0] as 0)",
+        when: |p| p.get("DEPTH") == 2,
     },
     KnownEquivalent {
         line: "sp             <= { {(DEPTH_W - 1){1'b0}}, 1'b1 };",
@@ -167,6 +178,37 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
     },
 ];
 
+/// Mutants of the scoreboard's template that no input can tell from the original: those of
+/// logic that one value of `DUAL` does not generate or holds constant.
+static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 4] = [
+    KnownEquivalent {
+        line: "if (DUAL_MODE || row % 2 == 0) begin : g_p",
+        edit: "`==` → `!=`",
+        reason: "with DUAL=1 every row has pending flops whatever the row's side; the \
+                 mutant is caught at DUAL=0",
+        when: |p| p.get("DUAL") == 1,
+    },
+    KnownEquivalent {
+        line: "shadow_q",
+        edit: "",
+        reason: "the shadow flops are generated only with DUAL=1 (g_s); the mutant is caught \
+                 there",
+        when: |p| p.get("DUAL") == 0,
+    },
+    KnownEquivalent {
+        line: "assign rsv_rows[i*ROW_W +: ROW_W] =",
+        edit: "stuck at 0",
+        reason: "bit 0 of a row index is the side, DUAL_MODE && rsv_side: 0 with DUAL=0",
+        when: |p| p.get("DUAL") == 0,
+    },
+    KnownEquivalent {
+        line: "assign rel_rows[i*ROW_W +: ROW_W] =",
+        edit: "stuck at 0",
+        reason: "bit 0 of a row index is the side, DUAL_MODE && rel_side: 0 with DUAL=0",
+        when: |p| p.get("DUAL") == 0,
+    },
+];
+
 fn structured_programs(desc: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
     Box::new(CfgStimulus::new(desc, p, seed, n))
 }
@@ -203,7 +245,7 @@ pub static KITS: &[Kit] = &[
         directed: None,
         // No storage primitive: the scoreboard's rows stay in flops (see its template).
         mutants: &[],
-        equivalents: &[],
+        equivalents: &SCOREBOARD_EQUIVALENTS,
     },
 ];
 
