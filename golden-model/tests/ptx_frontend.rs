@@ -244,6 +244,8 @@ const REAL: &[&str] = &[
     include_str!("ptx-corpus/memory.ptx"),
     include_str!("ptx-corpus/warp.ptx"),
     include_str!("ptx-corpus/misc.ptx"),
+    // Device functions, calls and inline-asm blocks from LLVM's back end.
+    include_str!("../../tests/fixtures/calls.ptx"),
 ];
 
 const SNIPPETS: &[&str] = &[
@@ -280,6 +282,13 @@ const SNIPPETS: &[&str] = &[
     "\"",
     ".func",
     "ret;",
+    "call.uni (retval0), _Z5scaleii, (param0, param1);",
+    "call _Z4swap4Pair;",
+    "(",
+    ")",
+    ".param .b32 param0;",
+    "{ .reg .pred p; @p bra DONE; DONE: }",
+    ".version 9.0",
     "setp.lt.s32",
     "1.5e",
     "\n",
