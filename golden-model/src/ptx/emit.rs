@@ -514,7 +514,9 @@ impl KernelCx<'_, '_> {
             },
             StateSpace::Local => Binding::Sym(self.push_local(s)),
             StateSpace::Shared => {
-                if let Some(&id) = self.func_shared.get(&key).filter(|_| in_func) {
+                // Only device-function declarations are recorded (a kernel's blocks are
+                // emitted once), and a (line, column) names one declaration.
+                if let Some(&id) = self.func_shared.get(&key) {
                     return Ok(Binding::Sym(id));
                 }
                 s.offset = align_up(self.shared_end, s.align as u64);
@@ -527,7 +529,7 @@ impl KernelCx<'_, '_> {
                 Binding::Sym(id)
             }
             StateSpace::Global | StateSpace::Const => {
-                if let Some(&id) = self.cx.func_statics.get(&key).filter(|_| in_func) {
+                if let Some(&id) = self.cx.func_statics.get(&key) {
                     return Ok(Binding::Sym(id));
                 }
                 let id = self.cx.add_static(s);
