@@ -379,6 +379,45 @@ fn module_scope_constants_and_globals_keep_their_initialisers() {
     }
 }
 
+/// Device-function calls and inline-asm blocks as LLVM's NVPTX back end emits them
+/// (`calls.ll`, see its header): a divergent call, nested calls, a callee's `.local` array, a
+/// struct by value and by `sret` pointer, an uncalled `.visible .func`, and two copies of an
+/// inline-asm block with the same block-scoped register and label names.
+#[test]
+fn device_functions_and_inline_asm_blocks_from_llvm_run_in_every_mode() {
+    let body = std::fs::read_to_string(fixtures().join("calls.toml")).unwrap();
+    let launch = scratch_launch("calls", &body);
+    let lookup = |i: u32| [i, i.wrapping_mul(3), i + 7, i ^ 5][(i & 3) as usize];
+    let scale = |a: u32, b: u32| {
+        if a > 20 {
+            a - b
+        } else {
+            lookup(a).wrapping_mul(b)
+        }
+    };
+    let step = |v: u32| if v < 16 { v + 1 } else { v + 101 };
+    let want: Vec<u32> = (0..64u32)
+        .map(|t| {
+            let v = if t % 3 == 0 { 999 } else { scale(t, t % 3 + 1) };
+            step(step(v)).wrapping_mul(1000).wrapping_add(t)
+        })
+        .collect();
+    let dpe: &[&str] = &["--set", "sm.reconvergence=dpe"];
+    for mode in MODES.into_iter().chain([dpe]) {
+        let extra: Vec<&str> = std::iter::once("--quiet")
+            .chain(mode.iter().copied())
+            .collect();
+        let o = run_user_kernel("calls.ptx", &launch, &extra);
+        assert!(o.status.success(), "{mode:?}: {}", text(&o));
+        let out = std::fs::read(launch.with_file_name("calls.out.bin")).unwrap();
+        let got: Vec<u32> = out
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "{mode:?}");
+    }
+}
+
 #[test]
 fn a_kernel_that_never_ends_is_stopped_where_it_spins() {
     let cases: [&[&str]; 2] = [

@@ -3,6 +3,12 @@
 //! PTX identifiers never contain `.`, so a word with dots (`ld.global.u32`, `%tid.x`) is lexed
 //! as one [`Tok::Word`]; the parser splits it. A word starting with `.` is a directive or a
 //! type/state-space keyword (`.reg`, `.u32`). Comments (`//`, `/* */`) are skipped.
+//!
+//! Identifiers follow the PTX ISA (§4.4): `[a-zA-Z][a-zA-Z0-9_$]*` or `[_$%][a-zA-Z0-9_$]+`,
+//! so `$L__BB0_2`, `__local_depot0`, `%SP` and `temp_param_reg` are all names; whether a name
+//! is a register, a variable or a label is decided by its declaration, not by a `%`. The
+//! lexer accepts a superset (words also carry `.`-separated modifiers); declarations check
+//! their names with [`is_identifier`].
 
 use crate::error::PtxError;
 
@@ -24,6 +30,9 @@ pub enum Tok {
     Str(String),
     /// Single punctuation character: `, ; : { } [ ] ( ) + - @ ! = < > |`.
     Punct(char),
+    /// The `MAJOR.MINOR` operand of `.version`, lexed as two integers (as a float, `7.10`
+    /// would read as `7.1`).
+    Version(u32, u32),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +49,18 @@ fn is_word_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.'
 }
 
+/// Whether `s` is a PTX identifier (ISA §4.4): `[a-zA-Z][a-zA-Z0-9_$]*` or
+/// `[_$%][a-zA-Z0-9_$]+`.
+pub fn is_identifier(s: &str) -> bool {
+    let b = s.as_bytes();
+    let follow = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$';
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() => b[1..].iter().all(follow),
+        Some(b'_' | b'$' | b'%') => b.len() > 1 && b[1..].iter().all(follow),
+        _ => false,
+    }
+}
+
 /// Describes a token for error messages.
 pub fn describe(t: &Tok) -> String {
     match t {
@@ -51,6 +72,7 @@ pub fn describe(t: &Tok) -> String {
         Tok::Float(v) => format!("`{v}`"),
         Tok::Str(s) => format!("\"{s}\""),
         Tok::Punct(c) => format!("`{c}`"),
+        Tok::Version(a, b) => format!("`{a}.{b}`"),
     }
 }
 
@@ -110,7 +132,29 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<Token>, PtxError> {
         }
         let (tl, tc) = (line, col);
         let start = i;
-        let tok = if is_word_start(c) {
+        let after_version =
+            matches!(out.last(), Some(Token { tok: Tok::Dot(d), .. }) if d == "version");
+        let tok = if after_version && c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                i += 1;
+            }
+            let text = &src[start..i];
+            let num = |t: &str| {
+                (!t.is_empty() && t.len() <= 4 && t.bytes().all(|c| c.is_ascii_digit()))
+                    .then(|| t.parse::<u32>().ok())
+                    .flatten()
+            };
+            match text.split_once('.').map(|(a, b)| (num(a), num(b))) {
+                Some((Some(a), Some(b))) => Tok::Version(a, b),
+                _ => {
+                    return Err(err(
+                        tl,
+                        tc,
+                        format!("malformed `.version` number `{text}` (expected MAJOR.MINOR)"),
+                    ))
+                }
+            }
+        } else if is_word_start(c) {
             i += 1;
             while i < b.len() && is_word_char(b[i]) {
                 i += 1;
@@ -256,6 +300,35 @@ mod tests {
                 Tok::Punct(':'),
             ]
         );
+    }
+
+    #[test]
+    fn versions_and_identifiers() {
+        assert_eq!(
+            toks(".version 7.10\n.version 6.4"),
+            vec![
+                Tok::Dot("version".into()),
+                Tok::Version(7, 10),
+                Tok::Dot("version".into()),
+                Tok::Version(6, 4),
+            ]
+        );
+        assert!(lex("f", ".version 7").is_err());
+        assert!(lex("f", ".version 7.x").is_err());
+        for ok in [
+            "a",
+            "P1",
+            "$r1",
+            "$L__BB0_2",
+            "%rd",
+            "__local_depot0",
+            "temp_param_reg",
+        ] {
+            assert!(is_identifier(ok), "{ok}");
+        }
+        for bad in ["", "_", "$", "%", "1a", "a.b", "%r-1", "a%b"] {
+            assert!(!is_identifier(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -11,14 +11,20 @@
 //!   per-kernel symbol (same name) at the end of that kernel's static segment, aligned; the
 //!   kernel's `shared_bytes` then includes the alignment padding, so dynamic shared memory
 //!   starts exactly at `shared_bytes`.
-//! - `.local`: per-thread frame of the kernel, declaration order.
+//! - `.local`: per-thread frame of the kernel, declaration order; the `.local` variables of an
+//!   inlined device function are pushed on that frame for the call and popped after it, as a
+//!   stack (see [`super::emit`]).
+//!
+//! Kernel bodies (scopes, names, labels, device-function calls) are lowered by
+//! [`super::emit`]; this module lowers the module scope and one instruction at a time.
 
 use std::collections::HashMap;
 
+use super::emit::{self, KernelCx, Named, ScopeId};
 use super::ir::*;
 use super::parser::{
-    scalar_type, state_space, AstEntry, AstImm, AstInst, AstModule, AstOperand, AstOperandKind,
-    AstStmt, AstVar, InitVal, MemBase,
+    scalar_type, state_space, AstFormal, AstFunc, AstImm, AstInst, AstModule, AstOperand,
+    AstOperandKind, AstVar, FuncKind, InitVal, MemBase,
 };
 use crate::error::PtxError;
 
@@ -54,7 +60,7 @@ pub struct Lowered {
     pub const_bytes: u64,
 }
 
-fn align_up(v: u64, a: u64) -> u64 {
+pub(super) fn align_up(v: u64, a: u64) -> u64 {
     let a = a.max(1);
     v.div_ceil(a).saturating_mul(a)
 }
@@ -64,16 +70,21 @@ struct Layout {
     konst: u64,
 }
 
-struct Ctx<'a> {
-    file: &'a str,
-    symbols: Vec<Symbol>,
-    module_syms: HashMap<String, SymbolId>,
+/// Module-wide lowering state.
+pub(super) struct Ctx<'a> {
+    pub(super) file: &'a str,
+    pub(super) symbols: Vec<Symbol>,
+    pub(super) module_syms: HashMap<String, SymbolId>,
     layout: Layout,
-    module_shared_end: u64,
+    pub(super) module_shared_end: u64,
+    /// `.global`/`.const` variables declared in device-function bodies, by the (line, column)
+    /// of their declaration: static storage, one per declaration however often (and from
+    /// however many kernels) the function is inlined.
+    pub(super) func_statics: HashMap<(u32, u32), SymbolId>,
 }
 
 impl Ctx<'_> {
-    fn err<T>(&self, loc: SrcLoc, msg: impl Into<String>) -> Result<T, PtxError> {
+    pub(super) fn err<T>(&self, loc: SrcLoc, msg: impl Into<String>) -> Result<T, PtxError> {
         Err(PtxError {
             file: self.file.to_string(),
             line: loc.line,
@@ -83,7 +94,7 @@ impl Ctx<'_> {
     }
 
     /// Creates the symbol of a variable; `offset` is assigned by the caller's layout.
-    fn make_symbol(&self, v: &AstVar) -> Result<Symbol, PtxError> {
+    pub(super) fn make_symbol(&self, v: &AstVar) -> Result<Symbol, PtxError> {
         let elem = v.ty.size_bytes() as u64 * v.vec as u64;
         let mut count: u64 = 1;
         let mut unsized_dim = false;
@@ -141,7 +152,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn add_static(&mut self, mut s: Symbol) -> SymbolId {
+    pub(super) fn add_static(&mut self, mut s: Symbol) -> SymbolId {
         match s.space {
             StateSpace::Global => {
                 s.offset = align_up(self.layout.global, s.align as u64);
@@ -222,6 +233,7 @@ pub fn lower(file: &str, ast: &AstModule) -> Result<Lowered, PtxError> {
             konst: 0,
         },
         module_shared_end: 0,
+        func_statics: HashMap::new(),
     };
     for v in &ast.vars {
         if cx.module_syms.contains_key(&v.name) {
@@ -255,13 +267,12 @@ pub fn lower(file: &str, ast: &AstModule) -> Result<Lowered, PtxError> {
         let id = cx.add_static(s);
         cx.module_syms.insert(v.name.clone(), id);
     }
+    let funcs = function_table(&cx, ast)?;
     let mut kernels = Vec::new();
-    let mut names = HashMap::new();
-    for e in &ast.entries {
-        if names.insert(e.name.clone(), ()).is_some() {
-            return cx.err(e.loc, format!("duplicate kernel `{}`", e.name));
+    for (i, f) in ast.funcs.iter().enumerate() {
+        if f.kind == FuncKind::Entry {
+            kernels.push(emit::lower_entry(&mut cx, ast, &funcs, i)?);
         }
-        kernels.push(lower_entry(&mut cx, e)?);
     }
     Ok(Lowered {
         symbols: cx.symbols,
@@ -271,61 +282,73 @@ pub fn lower(file: &str, ast: &AstModule) -> Result<Lowered, PtxError> {
     })
 }
 
-/// Declared registers of one kernel: single names and `%r<N>` ranges, with lazily assigned
-/// virtual ids (only registers that are used get one).
-struct Regs {
-    singles: HashMap<String, ScalarType>,
-    ranges: HashMap<String, (ScalarType, u32)>,
-    ids: HashMap<String, RegId>,
-    vregs: Vec<VReg>,
-}
-
-impl Regs {
-    fn lookup(&mut self, name: &str) -> Result<(RegId, ScalarType), String> {
-        if let Some(&id) = self.ids.get(name) {
-            return Ok((id, self.vregs[id as usize].ty));
-        }
-        let ty = if let Some(&t) = self.singles.get(name) {
-            Some(t)
-        } else {
-            let digits = name
-                .bytes()
-                .rev()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            let (prefix, num) = name.split_at(name.len() - digits);
-            if digits == 0 || (digits > 1 && num.starts_with('0')) {
-                None
-            } else {
-                match (self.ranges.get(prefix), num.parse::<u64>()) {
-                    (Some(&(t, n)), Ok(k)) if k < n as u64 => Some(t),
-                    _ => None,
-                }
+/// Every kernel and function name to the index of its definition in `ast.funcs` (or of its
+/// declaration, if the module only declares it). A function may be declared any number of
+/// times (clang declares a function before its first call) and defined once.
+fn function_table(cx: &Ctx, ast: &AstModule) -> Result<HashMap<String, usize>, PtxError> {
+    let mut table: HashMap<String, usize> = HashMap::new();
+    for (i, f) in ast.funcs.iter().enumerate() {
+        let Some(&j) = table.get(&f.name) else {
+            table.insert(f.name.clone(), i);
+            continue;
+        };
+        let g = &ast.funcs[j];
+        match (f.kind, g.kind) {
+            (FuncKind::Entry, FuncKind::Entry) => {
+                return cx.err(f.loc, format!("duplicate kernel `{}`", f.name))
             }
-        };
-        let Some(ty) = ty else {
-            return Err(format!("unknown register `{name}`"));
-        };
-        if self.vregs.len() >= u16::MAX as usize {
-            return Err("too many registers in one kernel (more than 65535)".into());
+            (FuncKind::Entry, _) | (_, FuncKind::Entry) => {
+                return cx.err(
+                    f.loc,
+                    format!(
+                        "`{}` is declared both as a kernel and as a function (line {})",
+                        f.name, g.loc.line
+                    ),
+                )
+            }
+            _ => {}
         }
-        let class = match ty {
-            ScalarType::Pred => RegClass::Pred,
-            t if t.bits() > 32 => RegClass::R64,
-            _ => RegClass::R32,
-        };
-        let id = self.vregs.len() as RegId;
-        self.vregs.push(VReg {
-            name: name.to_string(),
-            ty,
-            class,
-        });
-        self.ids.insert(name.to_string(), id);
-        Ok((id, ty))
+        if f.body.is_some() && g.body.is_some() {
+            return cx.err(
+                f.loc,
+                format!(
+                    "duplicate function `{}` (also defined at line {})",
+                    f.name, g.loc.line
+                ),
+            );
+        }
+        if !same_signature(f, g) {
+            return cx.err(
+                f.loc,
+                format!(
+                    "`{}` does not match its declaration at line {} (parameters and return \
+                     values must agree in number, kind and size)",
+                    f.name, g.loc.line
+                ),
+            );
+        }
+        if f.body.is_some() {
+            table.insert(f.name.clone(), i);
+        }
     }
+    Ok(table)
 }
 
-fn special_reg(name: &str) -> Option<SpecialReg> {
+fn same_signature(a: &AstFunc, b: &AstFunc) -> bool {
+    // (register or `.param`, bytes) of each formal.
+    fn shape(list: &[AstFormal]) -> Vec<(bool, u64)> {
+        list.iter()
+            .map(|p| {
+                let n: u64 = p.var.dims.iter().map(|&d| d.max(1)).product();
+                let elem = p.var.ty.size_bytes() as u64 * p.var.vec as u64;
+                (p.reg, n.saturating_mul(elem))
+            })
+            .collect()
+    }
+    shape(&a.rets) == shape(&b.rets) && shape(&a.params) == shape(&b.params)
+}
+
+pub(super) fn special_reg(name: &str) -> Option<SpecialReg> {
     use SpecialReg::*;
     let comp = |s: &str| match s {
         "x" => Some(0u8),
@@ -358,169 +381,6 @@ fn special_reg(name: &str) -> Option<SpecialReg> {
         "%clock" => Clock,
         "%clock64" => Clock64,
         _ => return None,
-    })
-}
-
-struct KernelCx<'a, 'b> {
-    cx: &'a mut Ctx<'b>,
-    local_syms: HashMap<String, SymbolId>,
-    /// Per-kernel placement of module-scope `.extern .shared` symbols.
-    extern_shared: HashMap<SymbolId, SymbolId>,
-    shared_end: u64,
-    regs: Regs,
-    labels: HashMap<String, u32>,
-}
-
-impl KernelCx<'_, '_> {
-    fn symbol(&mut self, name: &str) -> Option<SymbolId> {
-        if let Some(&id) = self.local_syms.get(name) {
-            return Some(id);
-        }
-        let id = *self.cx.module_syms.get(name)?;
-        let s = &self.cx.symbols[id as usize];
-        if s.space == StateSpace::Shared && s.size == 0 {
-            if let Some(&c) = self.extern_shared.get(&id) {
-                return Some(c);
-            }
-            let mut clone = s.clone();
-            clone.offset = align_up(self.shared_end, clone.align as u64);
-            self.shared_end = clone.offset;
-            self.cx.symbols.push(clone);
-            let c = (self.cx.symbols.len() - 1) as SymbolId;
-            self.extern_shared.insert(id, c);
-            return Some(c);
-        }
-        Some(id)
-    }
-}
-
-fn lower_entry(cx: &mut Ctx, e: &AstEntry) -> Result<VirtualKernel, PtxError> {
-    let mut kc = KernelCx {
-        cx,
-        local_syms: HashMap::new(),
-        extern_shared: HashMap::new(),
-        shared_end: 0,
-        regs: Regs {
-            singles: HashMap::new(),
-            ranges: HashMap::new(),
-            ids: HashMap::new(),
-            vregs: Vec::new(),
-        },
-        labels: HashMap::new(),
-    };
-    // Parameters.
-    let mut params = Vec::new();
-    let mut param_bytes = 0u64;
-    for p in &e.params {
-        if kc.local_syms.contains_key(&p.name) {
-            return kc
-                .cx
-                .err(p.loc, format!("duplicate parameter `{}`", p.name));
-        }
-        let mut s = kc.cx.make_symbol(p)?;
-        s.offset = align_up(param_bytes, s.align as u64);
-        param_bytes = s.offset + s.size;
-        kc.cx.symbols.push(s);
-        let id = (kc.cx.symbols.len() - 1) as SymbolId;
-        kc.local_syms.insert(p.name.clone(), id);
-        params.push(id);
-    }
-    // Kernel-scope variables.
-    let mut shared_end = kc.cx.module_shared_end;
-    let mut local_end = 0u64;
-    for v in &e.vars {
-        if kc.local_syms.contains_key(&v.name) {
-            return kc.cx.err(v.loc, format!("duplicate symbol `{}`", v.name));
-        }
-        let mut s = kc.cx.make_symbol(v)?;
-        let id = match v.space {
-            StateSpace::Shared => {
-                s.offset = align_up(shared_end, s.align as u64);
-                shared_end = s.offset + s.size;
-                kc.cx.symbols.push(s);
-                (kc.cx.symbols.len() - 1) as SymbolId
-            }
-            StateSpace::Local => {
-                s.offset = align_up(local_end, s.align as u64);
-                local_end = s.offset + s.size;
-                kc.cx.symbols.push(s);
-                (kc.cx.symbols.len() - 1) as SymbolId
-            }
-            _ => kc.cx.add_static(s),
-        };
-        kc.local_syms.insert(v.name.clone(), id);
-    }
-    kc.shared_end = shared_end;
-    // Registers.
-    for r in &e.regs {
-        let dup = match r.count {
-            Some(n) => kc.regs.ranges.insert(r.name.clone(), (r.ty, n)).is_some(),
-            None => kc.regs.singles.insert(r.name.clone(), r.ty).is_some(),
-        };
-        if dup || special_reg(&r.name).is_some() {
-            return kc.cx.err(
-                r.loc,
-                format!("duplicate or reserved register name `{}`", r.name),
-            );
-        }
-    }
-    // Labels -> instruction indices.
-    let mut n = 0u32;
-    for s in &e.body {
-        match s {
-            AstStmt::Label(l, loc) => {
-                if kc.labels.insert(l.clone(), n).is_some() {
-                    return kc.cx.err(*loc, format!("duplicate label `{l}`"));
-                }
-            }
-            AstStmt::Inst(_) => n += 1,
-        }
-    }
-    let mut insts = Vec::with_capacity(n as usize + 1);
-    for s in &e.body {
-        if let AstStmt::Inst(i) = s {
-            insts.push(lower_inst(&mut kc, i)?);
-        }
-    }
-    // Falling off the end (or a label at the very end) behaves like `ret`: make it explicit so
-    // that every PC is an instruction.
-    let ends_closed = insts.last().is_some_and(|i: &Instruction| {
-        i.guard.is_none() && matches!(i.op, Opcode::Ret | Opcode::Exit | Opcode::Bra)
-    });
-    if !ends_closed || kc.labels.values().any(|&t| t as usize == insts.len()) {
-        insts.push(Instruction {
-            guard: None,
-            op: Opcode::Ret,
-            ty: ScalarType::B32,
-            ty2: None,
-            mods: Modifiers::default(),
-            dsts: vec![],
-            srcs: vec![],
-            addr: None,
-            target: None,
-            rpc: None,
-            class: InstClass::Ctrl,
-            loc: e.end_loc,
-        });
-    }
-    if insts.len() > (u32::MAX - 1) as usize {
-        return kc.cx.err(e.loc, "kernel too large");
-    }
-    let kernel = Kernel {
-        name: e.name.clone(),
-        params,
-        param_bytes,
-        insts,
-        num_regs: 0,
-        regs_per_thread: 0,
-        preds_per_thread: 0,
-        shared_bytes: kc.shared_end,
-        local_bytes: local_end,
-        loc: e.loc,
-    };
-    Ok(VirtualKernel {
-        kernel,
-        vregs: kc.regs.vregs,
     })
 }
 
@@ -781,6 +641,8 @@ fn decode(text: &str) -> Result<Decoded, String> {
                 m.uni = true;
                 true
             }
+            // `ret.uni`: a uniformity promise, like `bra.uni`.
+            "uni" if op == Ret => true,
             "to" if op == Cvta => {
                 m.cvta_to = true;
                 true
@@ -935,7 +797,17 @@ fn class_of(d: &Decoded) -> InstClass {
     }
 }
 
-fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
+/// A `bra` whose label is resolved once the whole kernel is emitted (labels may be declared
+/// after the branch, in any enclosing block): the label's name and the operand's location.
+pub(super) type PendingLabel = (String, SrcLoc);
+
+/// Lowers one instruction in scope `s`. A `bra` comes back with a placeholder target and its
+/// label; `ld.param`/`st.param` of a call parameter held in a register come back as `mov`.
+pub(super) fn lower_inst(
+    kc: &mut KernelCx,
+    s: ScopeId,
+    i: &AstInst,
+) -> Result<(Instruction, Option<PendingLabel>), PtxError> {
     use Opcode::*;
     let file = kc.cx.file;
     let err = |loc: SrcLoc, message: String| PtxError {
@@ -947,7 +819,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
     let d = decode(&i.opcode).map_err(|m| err(i.loc, m))?;
     let guard = match &i.guard {
         Some(g) => {
-            let (reg, ty) = kc.regs.lookup(&g.reg).map_err(|m| err(g.loc, m))?;
+            let (reg, ty) = kc.reg(s, &g.reg).map_err(|m| err(g.loc, m))?;
             if ty != ScalarType::Pred {
                 return Err(err(
                     g.loc,
@@ -975,6 +847,9 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
     let mut srcs = Vec::new();
     let mut addr = None;
     let mut target = None;
+    let mut label = None;
+    // A call parameter as the memory operand (see `param_access` below).
+    let mut param: Option<(Named, &str, SrcLoc)> = None;
     if ops.len() < n_dst_ops + mem_idx.map_or(0, |m| m + 1 - n_dst_ops) {
         return Err(err(i.loc, format!("too few operands for `{}`", i.opcode)));
     }
@@ -991,7 +866,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
                 _ => flat.push(o),
             }
             for f in flat {
-                dsts.push(lower_dst(kc, f).map_err(|m| err(f.loc, m))?);
+                dsts.push(lower_dst(kc, s, f).map_err(|m| err(f.loc, m))?);
             }
             continue;
         }
@@ -1003,17 +878,31 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
                 ));
             };
             let base = match base {
-                MemBase::Reg(r) => {
-                    let (id, ty) = kc.regs.lookup(r).map_err(|m| err(o.loc, m))?;
-                    if ty == ScalarType::Pred {
-                        return Err(err(o.loc, format!("predicate `{r}` used as an address")));
+                MemBase::Reg(n) | MemBase::Sym(n) => {
+                    match kc.resolve(s, n).map_err(|m| err(o.loc, m))? {
+                        Some(Named::Reg(id, ty)) => {
+                            if ty == ScalarType::Pred {
+                                return Err(err(
+                                    o.loc,
+                                    format!("predicate `{n}` used as an address"),
+                                ));
+                            }
+                            AddrBase::Reg(id)
+                        }
+                        Some(Named::Sym(id)) => AddrBase::Symbol(id),
+                        Some(Named::Special(_)) => {
+                            return Err(err(
+                                o.loc,
+                                format!("special register `{n}` used as an address"),
+                            ))
+                        }
+                        Some(p @ (Named::ParamReg(..) | Named::ParamMem(..))) => {
+                            param = Some((p, n.as_str(), o.loc));
+                            AddrBase::Absolute
+                        }
+                        None => return Err(err(o.loc, unknown_name(n))),
                     }
-                    AddrBase::Reg(id)
                 }
-                MemBase::Sym(s) => AddrBase::Symbol(
-                    kc.symbol(s)
-                        .ok_or_else(|| err(o.loc, format!("unknown symbol `{s}`")))?,
-                ),
                 MemBase::Abs => AddrBase::Absolute,
             };
             addr = Some(Address {
@@ -1023,17 +912,15 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
             continue;
         }
         if d.op == Bra {
-            let AstOperandKind::Sym(l) = &o.kind else {
+            let (AstOperandKind::Sym(l) | AstOperandKind::Reg(l)) = &o.kind else {
                 return Err(err(o.loc, "expected a label as branch target".into()));
             };
             if target.is_some() {
                 return Err(err(o.loc, "too many operands for `bra`".into()));
             }
-            target = Some(
-                *kc.labels
-                    .get(l)
-                    .ok_or_else(|| err(o.loc, format!("undefined label `{l}`")))?,
-            );
+            // Resolved by the caller once every label is known.
+            target = Some(u32::MAX);
+            label = Some((l.clone(), o.loc));
             continue;
         }
         let mut flat: Vec<&AstOperand> = Vec::new();
@@ -1043,7 +930,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         }
         for f in flat {
             let ty = src_type(&d, src_idx);
-            srcs.push(lower_src(kc, f, ty).map_err(|m| err(f.loc, m))?);
+            srcs.push(lower_src(kc, s, f, ty).map_err(|m| err(f.loc, m))?);
             src_idx += 1;
         }
     }
@@ -1079,7 +966,7 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         ));
     }
     let class = class_of(&d);
-    Ok(Instruction {
+    let mut inst = Instruction {
         guard,
         op: d.op,
         ty: d.ty,
@@ -1092,35 +979,109 @@ fn lower_inst(kc: &mut KernelCx, i: &AstInst) -> Result<Instruction, PtxError> {
         rpc: None,
         class,
         loc: i.guard.as_ref().map_or(i.loc, |g| g.loc),
-    })
+    };
+    if let Some((p, name, loc)) = param {
+        param_access(&mut inst, p, name).map_err(|m| err(loc, m))?;
+    }
+    Ok((inst, label))
 }
 
-fn lower_dst(kc: &mut KernelCx, o: &AstOperand) -> Result<Operand, String> {
+/// Rewrites an access to a call parameter (a call site's `.param` or a device function's
+/// formal `.param`; see `emit`): one held in a register becomes a `mov` of the access's type
+/// (`ld.param.u8` reads the low byte zero-extended, exactly as the load would from the
+/// little-endian bytes); one held in the thread's local frame becomes a `.local` access.
+fn param_access(inst: &mut Instruction, p: Named, name: &str) -> Result<(), String> {
+    use Opcode::*;
+    if !matches!(inst.op, Ld | St) || inst.mods.space != Some(StateSpace::Param) {
+        return Err(format!(
+            "call parameter `{name}` can only be accessed with `ld.param` and `st.param`"
+        ));
+    }
+    let offset = inst.addr.map_or(0, |a| a.offset);
+    if let (St, Named::ParamReg(.., true) | Named::ParamMem(_, true)) = (inst.op, p) {
+        return Err(format!(
+            "`{name}` is an input parameter of its function, which PTX does not allow writing"
+        ));
+    }
+    match p {
+        Named::ParamReg(reg, pty, _) => {
+            if inst.mods.vec != 1 || offset != 0 {
+                return Err(format!(
+                    "`{name}` is a scalar call parameter (held in a register): it is accessed \
+                     whole, at offset 0 and without a vector"
+                ));
+            }
+            if inst.ty.size_bytes() > pty.size_bytes() {
+                return Err(format!(
+                    "{}-byte access to the {}-byte call parameter `{name}`",
+                    inst.ty.size_bytes(),
+                    pty.size_bytes()
+                ));
+            }
+            if inst.op == Ld {
+                inst.srcs = vec![Operand::Reg(reg)];
+            } else {
+                inst.dsts = vec![Operand::Reg(reg)];
+            }
+            inst.op = Mov;
+            inst.mods = Modifiers::default();
+            inst.addr = None;
+            inst.class = InstClass::Alu;
+        }
+        Named::ParamMem(sym, _) => {
+            inst.mods.space = Some(StateSpace::Local);
+            inst.addr = Some(Address {
+                base: AddrBase::Symbol(sym),
+                offset,
+            });
+        }
+        _ => unreachable!("only call parameters are rewritten"),
+    }
+    Ok(())
+}
+
+/// The error for a name that resolves to nothing: registers are usually `%`-named.
+pub(super) fn unknown_name(n: &str) -> String {
+    if n.starts_with('%') {
+        format!("unknown register `{n}`")
+    } else {
+        format!("unknown symbol `{n}`")
+    }
+}
+
+fn lower_dst(kc: &mut KernelCx, s: ScopeId, o: &AstOperand) -> Result<Operand, String> {
     match &o.kind {
         AstOperandKind::Sink => Ok(Operand::Sink),
-        AstOperandKind::Reg(r) => {
-            if special_reg(r).is_some() {
-                return Err(format!("cannot write special register `{r}`"));
-            }
-            Ok(Operand::Reg(kc.regs.lookup(r)?.0))
-        }
+        AstOperandKind::Reg(r) | AstOperandKind::Sym(r) => match kc.resolve(s, r)? {
+            Some(Named::Reg(id, _)) => Ok(Operand::Reg(id)),
+            Some(Named::Special(_)) => Err(format!("cannot write special register `{r}`")),
+            Some(Named::ParamReg(..) | Named::ParamMem(..)) => Err(format!(
+                "call parameter `{r}` is written with `st.param`, not as a destination"
+            )),
+            Some(Named::Sym(_)) => Err(format!("`{r}` is a variable, not a register")),
+            None => Err(format!("unknown register `{r}`")),
+        },
         _ => Err("expected a destination register".into()),
     }
 }
 
-fn lower_src(kc: &mut KernelCx, o: &AstOperand, ty: ScalarType) -> Result<Operand, String> {
+fn lower_src(
+    kc: &mut KernelCx,
+    s: ScopeId,
+    o: &AstOperand,
+    ty: ScalarType,
+) -> Result<Operand, String> {
     match &o.kind {
-        AstOperandKind::Reg(r) => {
-            if let Some(s) = special_reg(r) {
-                return Ok(Operand::Special(s));
-            }
-            Ok(Operand::Reg(kc.regs.lookup(r)?.0))
-        }
+        AstOperandKind::Reg(r) | AstOperandKind::Sym(r) => match kc.resolve(s, r)? {
+            Some(Named::Reg(id, _)) => Ok(Operand::Reg(id)),
+            Some(Named::Special(sp)) => Ok(Operand::Special(sp)),
+            Some(Named::Sym(id)) => Ok(Operand::SymbolAddr(id)),
+            Some(Named::ParamReg(..) | Named::ParamMem(..)) => Err(format!(
+                "call parameter `{r}` is read with `ld.param` (its address cannot be taken)"
+            )),
+            None => Err(unknown_name(r)),
+        },
         AstOperandKind::Imm(imm) => Ok(Operand::Imm(imm_bits(imm, ty)?)),
-        AstOperandKind::Sym(s) => kc
-            .symbol(s)
-            .map(Operand::SymbolAddr)
-            .ok_or_else(|| format!("unknown symbol `{s}`")),
         AstOperandKind::Sink => Err("`_` is only allowed as a destination".into()),
         AstOperandKind::NotReg(r) => {
             Err(format!("negated predicate operand `!{r}` is not supported"))

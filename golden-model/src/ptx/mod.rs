@@ -31,6 +31,7 @@
 //! panics (a property test feeds mutated PTX).
 
 pub mod cfg;
+pub mod emit;
 pub mod ir;
 pub mod lexer;
 pub mod lower;

@@ -3,13 +3,15 @@
 //! it by [`super::lower`].
 
 use super::ir::{ScalarType, SrcLoc, StateSpace};
-use super::lexer::{describe, Tok, Token};
+use super::lexer::{describe, is_identifier, Tok, Token};
 use crate::error::PtxError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AstModule {
     pub vars: Vec<AstVar>,
-    pub entries: Vec<AstEntry>,
+    /// Kernels (`.entry`) and device functions (`.func`), declarations and definitions, in
+    /// file order.
+    pub funcs: Vec<AstFunc>,
 }
 
 /// One element of a variable initialiser.
@@ -45,15 +47,47 @@ pub struct AstRegDecl {
     pub loc: SrcLoc,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuncKind {
+    /// `.entry`: a kernel.
+    Entry,
+    /// `.func`: a device function.
+    Func,
+}
+
+/// A formal parameter or return value of a function: a `.param` variable, or (the older,
+/// non-ABI form) a `.reg` register, in which case `var.space` is `Param` and `reg` is set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AstEntry {
+pub struct AstFormal {
+    pub var: AstVar,
+    pub reg: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AstFunc {
+    pub kind: FuncKind,
     pub name: String,
+    /// Location of the `.entry` / `.func` directive.
     pub loc: SrcLoc,
-    pub params: Vec<AstVar>,
+    /// `.extern`: defined in another module (a declaration).
+    pub is_extern: bool,
+    /// Return values (`.func` only).
+    pub rets: Vec<AstFormal>,
+    pub params: Vec<AstFormal>,
+    /// `None` for a declaration (prototype) ending in `;`.
+    pub body: Option<AstBlock>,
+}
+
+/// A `{ }` block: the function body or a nested scope. Declarations are collected per block
+/// (a name declared anywhere in a block is visible in the whole block and its nested blocks,
+/// and shadows the same name of an enclosing block).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AstBlock {
     pub regs: Vec<AstRegDecl>,
+    /// `.shared` / `.local` / `.global` / `.const` variables and call-site `.param`s.
     pub vars: Vec<AstVar>,
-    pub body: Vec<AstStmt>,
-    /// Location of the closing `}` (for the implicit final `ret`).
+    pub stmts: Vec<AstStmt>,
+    /// Location of the closing `}` (for the implicit final `ret` of a kernel).
     pub end_loc: SrcLoc,
 }
 
@@ -61,6 +95,26 @@ pub struct AstEntry {
 pub enum AstStmt {
     Label(String, SrcLoc),
     Inst(AstInst),
+    Call(AstCall),
+    Block(AstBlock),
+    /// A statement of a device function body that the model does not support (an unknown
+    /// opcode, an indirect-call prototype): reported only if the function is called, so a
+    /// module may carry functions it never calls.
+    Unsupported {
+        message: String,
+        loc: SrcLoc,
+    },
+}
+
+/// `[@p] call[.uni] [(rets),] func[, (args)];`
+#[derive(Debug, Clone, PartialEq)]
+pub struct AstCall {
+    pub guard: Option<AstGuard>,
+    pub func: String,
+    pub func_loc: SrcLoc,
+    pub rets: Vec<AstOperand>,
+    pub args: Vec<AstOperand>,
+    pub loc: SrcLoc,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +219,16 @@ struct Parser<'a> {
 
 type PResult<T> = Result<T, PtxError>;
 
+/// The newest PTX ISA version this front end reads. The constructs it accepts mean the same
+/// in every ISA up to 8.5 (newer ISAs add instructions and state spaces, which are reported
+/// as unsupported one by one); a file declaring a newer version may use syntax or semantics
+/// this front end has never been checked against, so it is refused with one clear error
+/// rather than half-understood.
+pub const MAX_PTX_VERSION: (u32, u32) = (8, 5);
+
+const INDIRECT_CALLS: &str =
+    "indirect calls (through a function pointer, with `.callprototype`) are not supported";
+
 /// Parses the whole token stream of one PTX file.
 pub fn parse(file: &str, toks: &[Token]) -> PResult<AstModule> {
     let mut p = Parser { file, toks, pos: 0 };
@@ -264,13 +328,17 @@ impl<'a> Parser<'a> {
     fn module(&mut self) -> PResult<AstModule> {
         let mut m = AstModule {
             vars: Vec::new(),
-            entries: Vec::new(),
+            funcs: Vec::new(),
         };
         while let Some(t) = self.peek() {
             let loc = self.loc();
             match t {
                 Tok::Dot(d) => match d.as_str() {
-                    "version" | "target" | "address_size" => {
+                    "version" => {
+                        self.pos += 1;
+                        self.version()?;
+                    }
+                    "target" | "address_size" => {
                         self.pos += 1;
                         // Operands are on the rest of the line (no `;`).
                         let line = loc.line;
@@ -305,6 +373,31 @@ impl<'a> Parser<'a> {
         Ok(m)
     }
 
+    /// The operand of `.version` (the directive is consumed): a newer PTX ISA than
+    /// [`MAX_PTX_VERSION`] is refused here, before anything it might mean differently.
+    fn version(&mut self) -> PResult<()> {
+        let loc = self.loc();
+        let Some(Tok::Version(major, minor)) = self.peek() else {
+            return self.err(format!(
+                "expected a version `MAJOR.MINOR` after `.version`, found {}",
+                self.found()
+            ));
+        };
+        let (major, minor) = (*major, *minor);
+        self.pos += 1;
+        let (max_major, max_minor) = MAX_PTX_VERSION;
+        if (major, minor) > MAX_PTX_VERSION {
+            return self.err_at(
+                loc,
+                format!(
+                    "unsupported `.version {major}.{minor}`: this front end reads PTX ISA up to \
+                     {max_major}.{max_minor}"
+                ),
+            );
+        }
+        Ok(())
+    }
+
     fn module_decl(&mut self, m: &mut AstModule) -> PResult<()> {
         let mut is_extern = false;
         loop {
@@ -318,21 +411,23 @@ impl<'a> Parser<'a> {
             }
         }
         if self.is_dot("func") {
-            return self.err("`.func` (device function calls) is not supported");
-        }
-        if self.is_dot("entry") {
-            let e = self.entry()?;
-            m.entries.push(e);
+            let f = self.function(FuncKind::Func, is_extern)?;
+            m.funcs.push(f);
             return Ok(());
         }
-        let v = self.var_decl(is_extern, true)?;
+        if self.is_dot("entry") {
+            let e = self.function(FuncKind::Entry, is_extern)?;
+            m.funcs.push(e);
+            return Ok(());
+        }
+        let v = self.var_decl(is_extern, true, false)?;
         m.vars.push(v);
         Ok(())
     }
 
     /// `.space [.align N] [.vN] .type name[dims] [= init] ;` — the leading space keyword is at
-    /// the current token.
-    fn var_decl(&mut self, is_extern: bool, allow_init: bool) -> PResult<AstVar> {
+    /// the current token. `list_item`: an element of a parameter list (no `;`).
+    fn var_decl(&mut self, is_extern: bool, allow_init: bool, list_item: bool) -> PResult<AstVar> {
         let loc = self.loc();
         let space = match self.peek() {
             Some(Tok::Dot(d)) => match state_space(d) {
@@ -343,12 +438,10 @@ impl<'a> Parser<'a> {
         };
         self.pos += 1;
         let (align, ty, vec) = self.var_type_prefix()?;
+        let name_loc = self.loc();
         let name = self.word("a variable name")?;
-        if name.starts_with('%') && space != StateSpace::Param {
-            return self.err_at(
-                loc,
-                format!("variable name `{name}` may not start with `%`"),
-            );
+        if !is_identifier(&name) {
+            return self.err_at(name_loc, format!("`{name}` is not a valid variable name"));
         }
         let dims = self.dims()?;
         let mut init = None;
@@ -360,7 +453,7 @@ impl<'a> Parser<'a> {
             self.init_value(&mut vals, 0)?;
             init = Some(vals);
         }
-        if space != StateSpace::Param {
+        if !list_item {
             self.expect_punct(';', "after variable declaration")?;
         }
         Ok(AstVar {
@@ -483,25 +576,34 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn entry(&mut self) -> PResult<AstEntry> {
+    /// `.entry name (params) directives { body }` or `.func [(rets)] name [(params)]
+    /// [.noreturn] { body }` / `;` — the `.entry`/`.func` keyword is at the current token.
+    fn function(&mut self, kind: FuncKind, is_extern: bool) -> PResult<AstFunc> {
         let loc = self.loc();
-        self.pos += 1; // .entry
-        let name = self.word("a kernel name")?;
+        self.pos += 1; // .entry / .func
+        let what = match kind {
+            FuncKind::Entry => "kernel",
+            FuncKind::Func => "function",
+        };
+        let mut rets = Vec::new();
+        if kind == FuncKind::Func && self.is_punct('(') {
+            rets = self.formal_list("return value")?;
+        }
+        let name_loc = self.loc();
+        let name = self.word(&format!("a {what} name"))?;
+        if !is_identifier(&name) {
+            return self.err_at(name_loc, format!("`{name}` is not a valid {what} name"));
+        }
         let mut params = Vec::new();
-        if self.eat_punct('(') && !self.eat_punct(')') {
-            loop {
-                if !self.is_dot("param") {
-                    return self.err(format!(
-                        "expected `.param` in kernel parameter list, found {}",
-                        self.found()
-                    ));
-                }
-                params.push(self.var_decl(false, false)?);
-                if self.eat_punct(',') {
-                    continue;
-                }
-                self.expect_punct(')', "to close the parameter list")?;
-                break;
+        if self.is_punct('(') {
+            params = self.formal_list("parameter")?;
+        }
+        if kind == FuncKind::Entry {
+            if let Some(p) = params.iter().find(|p| p.reg) {
+                return self.err_at(
+                    p.var.loc,
+                    format!("kernel parameter `{}` must be a `.param`", p.var.name),
+                );
             }
         }
         // Performance directives: accepted and ignored.
@@ -512,55 +614,141 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     while !self.is_punct('{') && !matches!(self.peek(), Some(Tok::Dot(_)) | None) {
                         if self.is_punct(';') {
-                            self.pos += 1;
+                            // `.pragma "...";` ends here; a `;` that ends a function
+                            // declaration (`.noreturn;`) is left for the check below.
+                            if d == "pragma" || kind == FuncKind::Entry {
+                                self.pos += 1;
+                            }
                             break;
                         }
                         self.pos += 1;
                     }
                 }
-                other => return self.err(format!("unsupported kernel directive `.{other}`")),
+                other => return self.err(format!("unsupported {what} directive `.{other}`")),
             }
         }
         if self.eat_punct(';') {
-            return self.err_at(loc, "kernel declarations without a body are not supported");
+            if kind == FuncKind::Entry {
+                return self.err_at(loc, "kernel declarations without a body are not supported");
+            }
+            return Ok(AstFunc {
+                kind,
+                name,
+                loc,
+                is_extern,
+                rets,
+                params,
+                body: None,
+            });
         }
-        self.expect_punct('{', "to open the kernel body")?;
-        let mut e = AstEntry {
+        let open = self.loc();
+        self.expect_punct('{', &format!("to open the {what} body"))?;
+        if is_extern {
+            return self.err_at(
+                open,
+                format!("`.extern` {what} `{name}` may not have a body"),
+            );
+        }
+        let body = self.block(kind, loc, 0)?;
+        Ok(AstFunc {
+            kind,
             name,
             loc,
+            is_extern,
+            rets,
             params,
-            regs: Vec::new(),
-            vars: Vec::new(),
-            body: Vec::new(),
-            end_loc: loc,
-        };
-        self.block(&mut e, 0)?;
-        Ok(e)
+            body: Some(body),
+        })
     }
 
-    /// Statements up to the matching `}` (nested `{ }` scopes are flattened).
-    fn block(&mut self, e: &mut AstEntry, depth: u32) -> PResult<()> {
+    /// `( .param ... , .reg ... )`: a parameter or return-value list.
+    fn formal_list(&mut self, what: &str) -> PResult<Vec<AstFormal>> {
+        self.expect_punct('(', &format!("to open the {what} list"))?;
+        let mut out = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(out);
+        }
+        loop {
+            if self.is_dot("param") {
+                let var = self.var_decl(false, false, true)?;
+                out.push(AstFormal { var, reg: false });
+            } else if self.is_dot("reg") {
+                let loc = self.loc();
+                self.pos += 1;
+                let (align, ty, vec) = self.var_type_prefix()?;
+                let name_loc = self.loc();
+                let name = self.word("a register name")?;
+                if !is_identifier(&name) {
+                    return self.err_at(name_loc, format!("`{name}` is not a valid register name"));
+                }
+                if vec != 1 {
+                    return self.err_at(loc, "vector registers (`.reg .v2`) are not supported");
+                }
+                out.push(AstFormal {
+                    var: AstVar {
+                        space: StateSpace::Param,
+                        is_extern: false,
+                        align,
+                        ty,
+                        vec,
+                        name,
+                        dims: Vec::new(),
+                        init: None,
+                        loc,
+                    },
+                    reg: true,
+                });
+            } else {
+                return self.err(format!(
+                    "expected `.param` or `.reg` in {what} list, found {}",
+                    self.found()
+                ));
+            }
+            if self.eat_punct(',') {
+                continue;
+            }
+            self.expect_punct(')', &format!("to close the {what} list"))?;
+            return Ok(out);
+        }
+    }
+
+    /// Statements up to the matching `}` (the `{` is consumed); nested `{ }` blocks become
+    /// [`AstStmt::Block`]s. `func_loc` is the function's location (for an unterminated body).
+    fn block(&mut self, kind: FuncKind, func_loc: SrcLoc, depth: u32) -> PResult<AstBlock> {
         if depth > 64 {
             return self.err("blocks nested too deeply");
         }
+        let mut blk = AstBlock {
+            regs: Vec::new(),
+            vars: Vec::new(),
+            stmts: Vec::new(),
+            end_loc: func_loc,
+        };
+        let body = match kind {
+            FuncKind::Entry => "kernel body",
+            FuncKind::Func => "function body",
+        };
         loop {
             let loc = self.loc();
             match self.peek() {
-                None => return self.err_at(e.loc, "unterminated kernel body (missing `}`)"),
+                None => {
+                    return self.err_at(func_loc, format!("unterminated {body} (missing `}}`)"))
+                }
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
-                    e.end_loc = loc;
-                    return Ok(());
+                    blk.end_loc = loc;
+                    return Ok(blk);
                 }
                 Some(Tok::Punct('{')) => {
                     self.pos += 1;
-                    self.block(e, depth + 1)?;
+                    let inner = self.block(kind, func_loc, depth + 1)?;
+                    blk.stmts.push(AstStmt::Block(inner));
                 }
                 Some(Tok::Dot(d)) => match d.as_str() {
-                    "reg" => self.reg_decl(e)?,
-                    "shared" | "local" | "global" | "const" => {
-                        let v = self.var_decl(false, false)?;
-                        e.vars.push(v);
+                    "reg" => self.reg_decl(&mut blk)?,
+                    "shared" | "local" | "global" | "const" | "param" => {
+                        let v = self.var_decl(false, false, false)?;
+                        blk.vars.push(v);
                     }
                     "pragma" => {
                         self.pos += 1;
@@ -573,22 +761,29 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
-                    "param" => {
-                        return self
-                            .err("kernel-body `.param` declarations (calls) are not supported")
+                    "callprototype" if kind == FuncKind::Func => {
+                        self.skip_statement()?;
+                        blk.stmts.push(AstStmt::Unsupported {
+                            message: INDIRECT_CALLS.into(),
+                            loc,
+                        });
                     }
+                    "callprototype" => return self.err(INDIRECT_CALLS),
                     other => {
-                        return self.err(format!("unsupported directive `.{other}` in kernel body"))
+                        return self.err(format!("unsupported directive `.{other}` in {body}"))
                     }
                 },
                 Some(Tok::Word(w)) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
                     let w = w.clone();
+                    if !is_identifier(&w) {
+                        return self.err(format!("`{w}` is not a valid label"));
+                    }
                     self.pos += 2;
-                    e.body.push(AstStmt::Label(w, loc));
+                    blk.stmts.push(AstStmt::Label(w, loc));
                 }
                 Some(Tok::Word(_)) | Some(Tok::Punct('@')) => {
-                    let i = self.instruction()?;
-                    e.body.push(AstStmt::Inst(i));
+                    let st = self.instruction(kind)?;
+                    blk.stmts.push(st);
                 }
                 Some(_) => {
                     return self.err(format!(
@@ -600,7 +795,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn reg_decl(&mut self, e: &mut AstEntry) -> PResult<()> {
+    fn reg_decl(&mut self, blk: &mut AstBlock) -> PResult<()> {
         self.pos += 1; // .reg
         let (_align, ty, vec) = self.var_type_prefix()?;
         if vec != 1 {
@@ -609,8 +804,8 @@ impl<'a> Parser<'a> {
         loop {
             let loc = self.loc();
             let name = self.word("a register name")?;
-            if !name.starts_with('%') {
-                return self.err_at(loc, format!("register name `{name}` must start with `%`"));
+            if !is_identifier(&name) {
+                return self.err_at(loc, format!("`{name}` is not a valid register name"));
             }
             let mut count = None;
             if self.eat_punct('<') {
@@ -621,7 +816,7 @@ impl<'a> Parser<'a> {
                 count = Some(n as u32);
                 self.expect_punct('>', "after register count")?;
             }
-            e.regs.push(AstRegDecl {
+            blk.regs.push(AstRegDecl {
                 ty,
                 name,
                 count,
@@ -635,7 +830,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn instruction(&mut self) -> PResult<AstInst> {
+    /// One instruction, `call` included. In a device function body an unsupported opcode is
+    /// recorded (see [`AstStmt::Unsupported`]); in a kernel it is an error at once.
+    fn instruction(&mut self, kind: FuncKind) -> PResult<AstStmt> {
         let mut guard = None;
         if self.is_punct('@') {
             let loc = self.loc();
@@ -647,8 +844,16 @@ impl<'a> Parser<'a> {
         let loc = self.loc();
         let opcode = self.word("an opcode")?;
         let base = opcode.split('.').next().unwrap_or("");
+        if base == "call" {
+            return self.call(guard, opcode, loc).map(AstStmt::Call);
+        }
         if super::lower::opcode_of(base).is_none() {
-            return self.err_at(loc, format!("unsupported opcode `{opcode}`"));
+            let message = format!("unsupported opcode `{opcode}`");
+            if kind == FuncKind::Func {
+                self.skip_statement()?;
+                return Ok(AstStmt::Unsupported { message, loc });
+            }
+            return self.err_at(loc, message);
         }
         let mut operands = Vec::new();
         if !self.is_punct(';') {
@@ -666,12 +871,76 @@ impl<'a> Parser<'a> {
                 self.found()
             ));
         }
-        Ok(AstInst {
+        Ok(AstStmt::Inst(AstInst {
             guard,
             opcode,
             loc,
             operands,
+        }))
+    }
+
+    /// `call[.uni] [(rets),] func [, (args)] [, prototype];` (the opcode is consumed).
+    fn call(&mut self, guard: Option<AstGuard>, opcode: String, loc: SrcLoc) -> PResult<AstCall> {
+        if opcode != "call" && opcode != "call.uni" {
+            return self.err_at(loc, format!("unsupported opcode `{opcode}`"));
+        }
+        let mut rets = Vec::new();
+        if self.is_punct('(') {
+            rets = self.call_list("return value")?;
+            self.expect_punct(',', "after the return values of `call`")?;
+        }
+        let func_loc = self.loc();
+        let func = self.word("the called function's name")?;
+        let mut args = Vec::new();
+        if self.eat_punct(',') {
+            if !self.is_punct('(') {
+                // `call f, prototype;`-like forms without arguments are indirect calls.
+                return self.err(INDIRECT_CALLS);
+            }
+            args = self.call_list("argument")?;
+            if self.eat_punct(',') {
+                // A fourth operand: a `.callprototype` or a jump table of an indirect call.
+                return self.err(INDIRECT_CALLS);
+            }
+        }
+        if !self.eat_punct(';') {
+            return self.err(format!(
+                "expected `;` after instruction `{opcode}`, found {}",
+                self.found()
+            ));
+        }
+        Ok(AstCall {
+            guard,
+            func,
+            func_loc,
+            rets,
+            args,
+            loc,
         })
+    }
+
+    /// `( a, b, ... )` of a call: names and immediates.
+    fn call_list(&mut self, what: &str) -> PResult<Vec<AstOperand>> {
+        self.expect_punct('(', &format!("to open the {what} list"))?;
+        let mut out = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(out);
+        }
+        loop {
+            let o = self.operand(1)?;
+            if matches!(
+                o.kind,
+                AstOperandKind::Mem { .. } | AstOperandKind::NotReg(_)
+            ) {
+                return self.err_at(o.loc, format!("expected a name or a number as {what}"));
+            }
+            out.push(o);
+            if self.eat_punct(',') {
+                continue;
+            }
+            self.expect_punct(')', &format!("to close the {what} list"))?;
+            return Ok(out);
+        }
     }
 
     fn operand(&mut self, depth: u32) -> PResult<AstOperand> {
