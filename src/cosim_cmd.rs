@@ -418,10 +418,11 @@ fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
         cycles: 0,
         seconds: started.elapsed().as_secs_f64(),
         result: format!(
-            "{}/{} killed ({:.0}%)",
+            "{}/{} killed ({:.0}%), {} equivalent",
             report.killed,
-            report.killed + report.survived,
-            100.0 * report.kill_ratio()
+            report.killed + report.survived - report.equivalent,
+            100.0 * report.kill_ratio(),
+            report.equivalent
         ),
         ok,
         coverage: None,

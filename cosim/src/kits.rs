@@ -178,6 +178,25 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
     },
 ];
 
+/// Coinciding-event priority in the scoreboard: a reserve and a release of the same register
+/// of the same path in one cycle (an instruction issued as an older one writes back the
+/// same register) must leave it pending; and the shadow copy taken before that cycle's
+/// release.
+static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
+    DirectedMutant {
+        description: "a same-cycle release wins over a reserve of the same register",
+        from: "pending_q <= (pending_q & ~rel) | rsv;",
+        to: "pending_q <= (pending_q | rsv) & ~rel;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "a same-cycle release is not applied to the shadow copy",
+        from: "(cpy ? (pending | rsv) : REG_NONE)) & ~rel;",
+        to: "(cpy ? (pending | rsv) : REG_NONE));",
+        only_if: Some(("DUAL", 1)),
+    },
+];
+
 /// Mutants of the scoreboard's template that no input can tell from the original: those of
 /// logic that one value of `DUAL` does not generate or holds constant.
 static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 4] = [
@@ -244,7 +263,7 @@ pub static KITS: &[Kit] = &[
         random: uniform_random,
         directed: None,
         // No storage primitive: the scoreboard's rows stay in flops (see its template).
-        mutants: &[],
+        mutants: &SCOREBOARD_MUTANTS,
         equivalents: &SCOREBOARD_EQUIVALENTS,
     },
 ];

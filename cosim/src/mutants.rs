@@ -921,15 +921,19 @@ pub struct MutantReport {
     /// Mutants [`generate`] found.
     pub generated: usize,
     pub killed: usize,
+    /// Every survivor, the equivalent ones included.
     pub survived: usize,
+    /// Survivors the unit's kit argues equivalent ([`KnownEquivalent`]).
+    pub equivalent: usize,
     pub not_built: usize,
     pub results: Vec<MutantResult>,
 }
 
 impl MutantReport {
-    /// Killed / (killed + survived); mutants that did not build do not count.
+    /// The mutation score: killed / (killed + survivors not argued equivalent). Mutants
+    /// that did not build and equivalent ones do not count (no stimulus can kill them).
     pub fn kill_ratio(&self) -> f64 {
-        let n = self.killed + self.survived;
+        let n = self.killed + self.survived - self.equivalent;
         if n == 0 {
             0.0
         } else {
@@ -974,13 +978,14 @@ impl fmt::Display for MutantReport {
         let [(ok, n), (sk, sn)] = self.split();
         writeln!(
             f,
-            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived, {} not built; kill ratio {:.1}% (operator classes {ok}/{n}, storage {sk}/{sn})",
+            "mutants of {} ({}): {} run of {} generated: {} killed, {} survived ({} equivalent), {} not built; mutation score {:.1}% of the non-equivalent (operator classes {ok}/{n}, storage {sk}/{sn})",
             self.unit,
             self.params,
             self.results.len(),
             self.generated,
             self.killed,
             self.survived,
+            self.equivalent,
             self.not_built,
             100.0 * self.kill_ratio()
         )?;
@@ -1083,6 +1088,7 @@ where
         generated: all.len(),
         killed: 0,
         survived: 0,
+        equivalent: 0,
         not_built: 0,
         results: vec![],
     };
@@ -1114,7 +1120,10 @@ where
             MutantOutcome::Killed { .. } | MutantOutcome::KilledByError { .. } => {
                 report.killed += 1
             }
-            MutantOutcome::Survived { .. } => report.survived += 1,
+            MutantOutcome::Survived { .. } => {
+                report.survived += 1;
+                report.equivalent += equivalent.is_some() as usize;
+            }
             MutantOutcome::NotBuilt { .. } => report.not_built += 1,
         }
         report.results.push(MutantResult {
