@@ -196,7 +196,10 @@ fn mutants_are_caught_at_every_standard_parameter_set() {
             assert!(report.killed >= if i == 0 { 10 } else { 1 }, "{report}");
             // A survivor is either argued equivalent in the unit's kit or a stimulus gap.
             let gaps: Vec<&str> = report.unexplained().map(|r| r.id.as_str()).collect();
-            assert!(gaps.is_empty(), "survivors {gaps:?} not explained: {report}");
+            assert!(
+                gaps.is_empty(),
+                "survivors {gaps:?} not explained: {report}"
+            );
             if i == 0 {
                 assert!(report.kill_ratio() >= 0.95, "{report}");
             }

@@ -92,7 +92,8 @@ const STACK_STORAGE: [DirectedMutant; 2] = [
 /// blocks a same-cycle update (the two never coincided). Both stacks name these alike.
 const STACK_CONTROL: [DirectedMutant; 3] = [
     DirectedMutant {
-        description: "reset does not clear err_overflow (the first assignment is the reset branch's)",
+        description:
+            "reset does not clear err_overflow (the first assignment is the reset branch's)",
         from: "err_overflow_q <= 1'b0;",
         to: "",
         only_if: None,

@@ -508,7 +508,10 @@ impl Cosim {
         // Steered as in the lockstep run (same coverage, same cycles), so the same inputs.
         let mut coverage = self.coverage().ok();
         for c in first..=fail + VCD_WINDOW {
-            if let Some(cov) = coverage.as_ref().filter(|_| (c - first) % STEER_INTERVAL == 0) {
+            if let Some(cov) = coverage
+                .as_ref()
+                .filter(|_| (c - first) % STEER_INTERVAL == 0)
+            {
                 stim.steer(cov);
             }
             if reads {

@@ -812,9 +812,10 @@ impl KnownEquivalent {
         params: &Params,
     ) -> Option<&'static KnownEquivalent> {
         let line = verilog.lines().nth(m.line.checked_sub(1)?)?;
-        crate::kits::kit(desc)?.equivalents.iter().find(|e| {
-            line.contains(e.line) && m.description.contains(e.edit) && (e.when)(params)
-        })
+        crate::kits::kit(desc)?
+            .equivalents
+            .iter()
+            .find(|e| line.contains(e.line) && m.description.contains(e.edit) && (e.when)(params))
     }
 }
 
@@ -1094,7 +1095,8 @@ where
     };
     for m in chosen {
         let t0 = Instant::now();
-        let equivalent = KnownEquivalent::of(desc, &rtl.files[file].1, &m, params).map(|e| e.reason);
+        let equivalent =
+            KnownEquivalent::of(desc, &rtl.files[file].1, &m, params).map(|e| e.reason);
         let src = rtl.with_file_text(file, m.text.clone());
         let outcome = match Cosim::new(desc, params.clone(), src, &opts.build) {
             Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => MutantOutcome::NotBuilt {

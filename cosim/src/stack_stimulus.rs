@@ -18,9 +18,9 @@
 //! reset has not met a raised error flag, errors are left by reset rather than by launch.
 
 use crate::lockstep::Stimulus;
-use warpforge_model::units::coverage::Coverage;
 use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
+use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::PortGroup;
 use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, Stmt, WarpDriver};
 use warpforge_model::units::simt_stack::{SpeInputs, SPE_DESC};

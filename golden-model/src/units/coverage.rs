@@ -55,14 +55,44 @@ pub enum Cover {
 /// bin.
 #[derive(Debug, Clone)]
 enum Probe {
-    Values { port: usize, max: u64, first: usize },
-    ValuesWhen { port: usize, when: usize, max: u64, first: usize },
-    Raised { port: usize, bin: usize },
-    EveryBit { port: usize, width: u32, first: usize },
-    Popcount { port: usize, max: u64, first: usize },
-    Together { ports: Vec<usize>, bin: usize },
-    BackToBack { port: usize, bin: usize, last: bool },
-    ResetWhile { port: usize, bin: usize },
+    Values {
+        port: usize,
+        max: u64,
+        first: usize,
+    },
+    ValuesWhen {
+        port: usize,
+        when: usize,
+        max: u64,
+        first: usize,
+    },
+    Raised {
+        port: usize,
+        bin: usize,
+    },
+    EveryBit {
+        port: usize,
+        width: u32,
+        first: usize,
+    },
+    Popcount {
+        port: usize,
+        max: u64,
+        first: usize,
+    },
+    Together {
+        ports: Vec<usize>,
+        bin: usize,
+    },
+    BackToBack {
+        port: usize,
+        bin: usize,
+        last: bool,
+    },
+    ResetWhile {
+        port: usize,
+        bin: usize,
+    },
 }
 
 /// The bins of one unit at one parameter set and how often each was hit.
@@ -252,7 +282,10 @@ impl Coverage {
 
     /// Every bin with its hit count, in declaration order.
     pub fn bins_hit(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.names.iter().map(String::as_str).zip(self.hits.iter().copied())
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.hits.iter().copied())
     }
 
     /// The bins never hit.
@@ -310,7 +343,9 @@ mod tests {
 
     #[test]
     fn bins_expand_at_the_parameters_and_count_what_they_see() {
-        let p = SPE_DESC.params(&[("WARP_SIZE", 8u64), ("DEPTH", 4)]).unwrap();
+        let p = SPE_DESC
+            .params(&[("WARP_SIZE", 8u64), ("DEPTH", 4)])
+            .unwrap();
         let mut c = Coverage::new(&SPE_DESC, &p).unwrap();
         let names: Vec<&str> = c.bins_hit().map(|(n, _)| n).collect();
         for want in ["depth=0", "depth=4", "ev_pop", "launch_valid & upd_valid"] {
