@@ -129,7 +129,7 @@ pub fn cosim(a: &CosimArgs) -> Result<u8> {
         )
     })?;
     if let Some(path) = &a.replay {
-        return replay(path);
+        return replay(a, path);
     }
     let mut rows = vec![];
     if a.all {
@@ -507,11 +507,40 @@ fn tempdir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn replay(path: &Path) -> Result<u8> {
-    match warpforge_cosim::replay(path) {
+/// `--replay F`: F's stimulus against the RTL stored in F, or with `--rtl DIR` against
+/// DIR's (a fix of the RTL that diverged), with the model as the reference either way.
+fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
+    let outcome = match &a.rtl {
+        None => warpforge_cosim::replay(path),
+        Some(dir) => {
+            let (desc, params) = warpforge_cosim::replay_unit_params(path)?;
+            if let Some(p) = rtl_manifest_params(a, desc)? {
+                if p != params {
+                    bail!(
+                        "{} holds RTL generated at {p}, but the replay {} is at {params}",
+                        dir.display(),
+                        path.display()
+                    );
+                }
+            }
+            let rtl = rtl_source(a, desc, &params)?;
+            let r =
+                warpforge_cosim::replay_against(path, desc, Some(rtl), &BuildOptions::default());
+            if r.is_ok() {
+                println!(
+                    "the RTL of {} matches the model over the replay's every cycle",
+                    dir.display()
+                );
+            }
+            r
+        }
+    };
+    match outcome {
         Ok(s) => {
             println!("{s}");
-            println!("the replay matches (the RTL or model was fixed?)");
+            if a.rtl.is_none() {
+                println!("the replay matches (the RTL or model was fixed?)");
+            }
             Ok(0)
         }
         Err(CosimError::Divergence(d)) => {

@@ -266,3 +266,83 @@ fn cosim_rtl_takes_its_parameters_from_the_folders_manifest() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A divergence's replay file re-runs against fixed RTL (`--replay F --rtl FIXED`): the
+/// broken RTL still diverges at the same cycle, the fixed one matches, and a folder
+/// generated at other parameters is refused.
+#[test]
+fn a_replay_validates_a_fix_of_the_rtl() {
+    let dir = scratch("replay-fix");
+    let gen = |out: &str, depth: &str| {
+        let o = warpforge(&[
+            "gen",
+            "--unit",
+            "simt_stack_spe",
+            "--param",
+            "WARP_SIZE=8",
+            "--param",
+            depth,
+            "--param",
+            "PC_W=16",
+            "--out",
+            out,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    let (broken, fixed, other, fails) = (
+        dir.join("broken"),
+        dir.join("fixed"),
+        dir.join("other"),
+        dir.join("fails"),
+    );
+    for (d, depth) in [
+        (&broken, "DEPTH=4"),
+        (&fixed, "DEPTH=4"),
+        (&other, "DEPTH=8"),
+    ] {
+        gen(d.to_str().unwrap(), depth);
+    }
+    // Off by one at full: the push that exactly fills the stack overflows.
+    let v = broken.join("simt_stack_spe.v");
+    let src = std::fs::read_to_string(&v).unwrap();
+    let bug = src.replacen(
+        "(sp_div > {1'b0, SP_FULL});",
+        "(sp_div >= {1'b0, SP_FULL});",
+        1,
+    );
+    assert_ne!(src, bug, "the template still has the full check");
+    std::fs::write(&v, bug).unwrap();
+    let o = warpforge(&[
+        "cosim",
+        "--unit",
+        "simt_stack_spe",
+        "--rtl",
+        broken.to_str().unwrap(),
+        "--out",
+        fails.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let replay = std::fs::read_dir(&fails)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "replay"))
+        .expect("a replay file");
+    let r = replay.to_str().unwrap();
+    let against =
+        |rtl: &PathBuf| warpforge(&["cosim", "--replay", r, "--rtl", rtl.to_str().unwrap()]);
+    let o = against(&broken);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("DIVERGENCE at cycle"), "{}", text(&o));
+    let o = against(&fixed);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("matches the model over the replay's every cycle"),
+        "{t}"
+    );
+    let o = against(&other);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("DEPTH=8") && t.contains("DEPTH=4"), "{t}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -38,7 +38,7 @@ pub mod wave;
 
 pub use build::{BuildOptions, BuiltModel, RtlSource};
 pub use lockstep::{Cosim, Divergence, PortMismatch, Stimulus, Summary};
-pub use replay::{replay, replay_with, Replay, ReplayStimulus};
+pub use replay::{replay, replay_against, replay_unit_params, replay_with, Replay, ReplayStimulus};
 pub use rtl::{RtlLibrary, RtlModel};
 
 /// What kind of error the RTL raised.

@@ -404,7 +404,7 @@ impl Cosim {
         let mut cycle = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
         while cycle < end {
-            if (cycle - first_cycle) % STEER_INTERVAL == 0 {
+            if (cycle - first_cycle).is_multiple_of(STEER_INTERVAL) {
                 stim.steer(&coverage);
             }
             if reads {
@@ -510,7 +510,7 @@ impl Cosim {
         for c in first..=fail + VCD_WINDOW {
             if let Some(cov) = coverage
                 .as_ref()
-                .filter(|_| (c - first) % STEER_INTERVAL == 0)
+                .filter(|_| (c - first).is_multiple_of(STEER_INTERVAL))
             {
                 stim.steer(cov);
             }

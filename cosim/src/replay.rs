@@ -332,18 +332,35 @@ impl Stimulus for ReplayStimulus {
 /// recorded RTL (cached) and runs it in lockstep. A reproduced divergence comes back as
 /// `Err(CosimError::Divergence)`; no new artifacts are written.
 pub fn replay(path: &Path) -> Result<Summary, CosimError> {
-    let first = std::fs::read_to_string(path)
+    let desc = replay_unit(path)?;
+    replay_with(path, desc, &BuildOptions::default())
+}
+
+/// The registered unit a replay file is of, and its parameters (to build other RTL of the
+/// same unit to replay it against).
+pub fn replay_unit_params(path: &Path) -> Result<(&'static UnitDesc, Params), CosimError> {
+    let desc = replay_unit(path)?;
+    let (_, params) = Replay::load(path, desc)?;
+    Ok((desc, params))
+}
+
+fn replay_unit(path: &Path) -> Result<&'static UnitDesc, CosimError> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path)
         .map_err(|e| CosimError::Io(format!("cannot read {}: {e}", path.display())))?;
-    let line = first.lines().next().unwrap_or("");
-    let header: ReplayHeader = serde_json::from_str(line)
+    // Only the header line (a replay file can be large).
+    let mut line = String::new();
+    std::io::BufReader::new(f)
+        .read_line(&mut line)
+        .map_err(|e| CosimError::Io(format!("cannot read {}: {e}", path.display())))?;
+    let header: ReplayHeader = serde_json::from_str(&line)
         .map_err(|e| CosimError::Replay(format!("{}: line 1: {e}", path.display())))?;
-    let desc = warpforge_model::units::find(&header.unit).map_err(|e| {
+    warpforge_model::units::find(&header.unit).map_err(|e| {
         CosimError::Replay(format!(
             "{}: {e}; for an unregistered unit use replay_with",
             path.display()
         ))
-    })?;
-    replay_with(path, desc, &BuildOptions::default())
+    })
 }
 
 /// [`replay`] for any unit description.
@@ -352,8 +369,21 @@ pub fn replay_with(
     desc: &'static UnitDesc,
     opts: &BuildOptions,
 ) -> Result<Summary, CosimError> {
+    replay_against(path, desc, None, opts)
+}
+
+/// Replay the stimulus of `path` against `rtl` (e.g. a fixed version of the RTL that
+/// diverged), or against the RTL stored in the file when `None`. The model is the golden
+/// reference either way: a match means the new RTL agrees with it over every recorded cycle.
+pub fn replay_against(
+    path: &Path,
+    desc: &'static UnitDesc,
+    rtl: Option<RtlSource>,
+    opts: &BuildOptions,
+) -> Result<Summary, CosimError> {
     let (r, params) = Replay::load(path, desc)?;
-    let cosim = Cosim::new(desc, params, r.header.rtl.clone(), opts)?
+    let rtl = rtl.unwrap_or_else(|| r.header.rtl.clone());
+    let cosim = Cosim::new(desc, params, rtl, opts)?
         .with_instance(r.header.instance.clone())
         .with_failure_dir(None);
     let mut stim = r.stimulus();

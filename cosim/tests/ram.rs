@@ -46,6 +46,7 @@ static RAM_DESC: UnitDesc = UnitDesc {
     build: |p| Box::new(RamModel::new(p)),
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
+    coverage: &[],
 };
 
 const TOY_V: &str = r#"`default_nettype none

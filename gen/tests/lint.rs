@@ -391,6 +391,7 @@ static NO_TEMPLATE: warpforge_model::units::contract::UnitDesc =
         build: |_| unimplemented!(),
         gpu: |_| warpforge_model::units::contract::GpuUse::Standalone,
         localparams: |_| vec![],
+        coverage: &[],
     };
 
 #[test]

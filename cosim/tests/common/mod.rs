@@ -49,6 +49,7 @@ pub static COUNTER_DESC: UnitDesc = UnitDesc {
     build: |p| Box::new(Counter::new(p)),
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
+    coverage: &[],
 };
 
 pub const COUNTER_V: &str = r#"
@@ -179,6 +180,7 @@ pub static PTRS_DESC: UnitDesc = UnitDesc {
     build: |p| Box::new(Ptrs::new(p)),
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
+    coverage: &[],
 };
 
 pub const PTRS_V: &str = r#"// Queue pointers for the mutant tests.
