@@ -79,6 +79,11 @@ pub struct CosimArgs {
     /// Write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// X checking: build the RTL with Verilator's unique X assignment and random initial
+    /// values (seeded by --seed), so an output that depends on uninitialised or
+    /// out-of-range state differs from the model instead of reading 0.
+    #[arg(long)]
+    x_checks: bool,
 }
 
 /// Exit code for a divergence or a surviving mutant.
@@ -304,9 +309,17 @@ fn rtl_manifest_params(a: &CosimArgs, desc: &'static UnitDesc) -> Result<Option<
     Ok(Some(params))
 }
 
+/// The Verilator build: two-state, or with `--x-checks` random X values.
+fn build_options(a: &CosimArgs) -> BuildOptions {
+    BuildOptions {
+        x_random: a.x_checks.then_some(a.seed),
+        ..BuildOptions::default()
+    }
+}
+
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
     let rtl = rtl_source(a, desc, params)?;
-    let c = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?;
+    let c = Cosim::new(desc, params.clone(), rtl, &build_options(a))?;
     Ok(c.with_failure_dir(Some(a.out.clone())))
 }
 

@@ -206,3 +206,52 @@ fn mutants_are_caught_at_every_standard_parameter_set() {
         }
     }
 }
+
+/// X checking (`BuildOptions::x_random`, `cosim --x-checks`): every unit's RTL at its default
+/// parameters matches the model with random initial values and random X values, and a
+/// mutant whose query output reads an out-of-range row (the scoreboard's `warp_ok` guard
+/// removed: rows of warps 48..63 do not exist) passes two-state co-simulation, where the
+/// read gives 0 like the model's "no hazard", and is caught only in X mode.
+#[test]
+fn x_checks_pass_the_rtl_and_catch_an_out_of_range_read() {
+    let x = BuildOptions {
+        x_random: Some(5),
+        ..BuildOptions::default()
+    };
+    for desc in units() {
+        let params = desc.standard_params().swap_remove(0);
+        let g = warpforge_gen::generate(desc, &params).unwrap();
+        let c = Cosim::new(desc, params.clone(), RtlSource::cosim_of(&g), &x).unwrap();
+        c.run(&mut random_stimulus(desc, &params, 3, 50_000))
+            .unwrap_or_else(|e| panic!("{} ({params}) in X mode: {e}", desc.name));
+    }
+    let desc = &warpforge_model::units::dpe_scoreboard::SCOREBOARD_DESC;
+    let params = desc.standard_params().swap_remove(0);
+    assert_eq!(
+        params.get("NUM_WARPS"),
+        48,
+        "warp fields reach rows that do not exist"
+    );
+    let g = warpforge_gen::generate(desc, &params).unwrap();
+    let file = RtlSource::cosim_of(&g).file_of_module(desc.name);
+    let text = &RtlSource::cosim_of(&g).files[file].1;
+    let guarded = "assign q_hazard[q] = rst_n && warp_ok && ";
+    assert!(text.contains(guarded), "the template's query guard");
+    let mutant = RtlSource::cosim_of(&g).with_file_text(
+        file,
+        text.replacen(guarded, "assign q_hazard[q] = rst_n && ", 1),
+    );
+    let run = |opts: &BuildOptions| {
+        Cosim::new(desc, params.clone(), mutant.clone(), opts)
+            .unwrap()
+            .with_failure_dir(None)
+            .run(&mut random_stimulus(desc, &params, 3, 50_000))
+    };
+    assert!(
+        run(&BuildOptions::default()).is_ok(),
+        "two-state cannot see it"
+    );
+    let err = run(&x).expect_err("X mode catches it");
+    let d = err.divergence().expect("a divergence");
+    assert_eq!(d.port(), "q_hazard", "{d}");
+}

@@ -112,6 +112,13 @@ pub struct BuildOptions {
     pub verilator_args: Vec<String>,
     /// Parallel compiler processes per build (default 2: fast and slow halves).
     pub jobs: usize,
+    /// X checking (design.md §4: two-state simulation hides X bugs): `Some(seed)` builds
+    /// with `--x-assign unique --x-initial unique` and gives every instance
+    /// `randReset(2)` with this seed, so registers start random and every X the RTL
+    /// produces (an out-of-range select, a `case` without a default) is a random value
+    /// instead of 0: an output that depends on one then differs from the model. `None`
+    /// (the default): two-state with X as 0, the fast mode.
+    pub x_random: Option<u64>,
 }
 
 impl Default for BuildOptions {
@@ -125,6 +132,7 @@ impl Default for BuildOptions {
             opt_slow: "-O1".into(),
             verilator_args: vec![],
             jobs: 2,
+            x_random: None,
         }
     }
 }
@@ -542,6 +550,7 @@ fn cache_key(
     for a in &opts.verilator_args {
         h.field(a);
     }
+    h.field(format!("x_random {:?}", opts.x_random));
     h.field(&rtl.top).field(params.to_string());
     for (i, p) in desc.ports.iter().enumerate() {
         h.field(p.name)
@@ -708,6 +717,10 @@ fn build_into(
     for (name, value) in params.iter() {
         cmd.arg(format!("-G{name}={value}"));
     }
+    if opts.x_random.is_some() {
+        // After VERILATOR_FLAGS' `fast`: the last occurrence of an option wins.
+        cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
+    }
     cmd.args(&opts.verilator_args).args(&sources);
     let warnings = run_tool(&mut cmd, "verilate")?;
     let verilate_time = t.elapsed();
@@ -738,7 +751,7 @@ fn build_into(
         });
     fs::write(
         obj.join("wf_shim.cpp"),
-        shim::generate_opts(PREFIX, &ports, direct_eval),
+        shim::generate_with(PREFIX, &ports, direct_eval, opts.x_random),
     )
     .map_err(|e| io_err("write", &obj, e))?;
     let mut fast = vec!["wf_shim.cpp".to_string()];

@@ -122,6 +122,24 @@ pub fn has_direct_eval(prefix: &str, source: &str) -> bool {
 /// Only for single-threaded models (`--threads 1`), where the bookkeeping has nothing to
 /// do (messages are printed at once on mtask 0).
 pub fn generate_opts(prefix: &str, ports: &[HeaderPort], direct_eval: bool) -> String {
+    generate_with(prefix, ports, direct_eval, None)
+}
+
+/// [`generate_opts`] for a model built for X checking (`x_seed`: see
+/// `BuildOptions::x_random`): each instance's context randomises X values with that seed.
+pub fn generate_with(
+    prefix: &str,
+    ports: &[HeaderPort],
+    direct_eval: bool,
+    x_seed: Option<u64>,
+) -> String {
+    // Before the model is constructed: its constructor draws the initial values.
+    let x_init = x_seed.map_or(String::new(), |seed| {
+        format!(
+            "m->ctx->randReset(2);\n        m->ctx->randSeed({});\n        ",
+            seed % (1 << 31)
+        )
+    });
     let mut table = String::new();
     let mut ptrs = String::new();
     for (i, p) in ports.iter().enumerate() {
@@ -275,7 +293,7 @@ WF_API void* wf_new(int trace_capable) {{
         m->ctx->fatalOnError(true);
         m->trace_capable = trace_capable;
         if (trace_capable) m->ctx->traceEverOn(true);
-        m->top = new {prefix}(m->ctx, "TOP");
+        {x_init}m->top = new {prefix}(m->ctx, "TOP");
         m->top->clk = 0;
     }} catch (...) {{
         wf_fail(m, 3);
