@@ -564,7 +564,7 @@ impl SimtStackSpe {
 /// update kind and event, a launch coinciding with an update (the launch wins), two pops in
 /// consecutive cycles (nested reconvergence points back to back), reset with entries on the
 /// stack and with each sticky error flag raised (reset must clear it).
-pub(crate) static STACK_COVERAGE: [Cover; 9] = [
+pub(crate) const STACK_COVERAGE: [Cover; 9] = [
     Cover::Values {
         port: "depth",
         max: "DEPTH",

@@ -82,7 +82,7 @@ use super::contract::{clog2, low_mask, Bits, LocalParam, Params};
 use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
-use super::simt_stack::{SpeInputs, UpdKind};
+use super::simt_stack::{SpeInputs, UpdKind, STACK_COVERAGE};
 use crate::ptx::ir::END_PC;
 
 /// `upd_side` of the left slot (the fall-through side of a divergence, A2).
@@ -647,31 +647,28 @@ impl SimtStackDpe {
 
 // ---- the unit's single declaration (design.md §3) ----
 
-/// Functional coverage of the DPE stack: the SPE stack's bins, plus every number of live
-/// paths and the update naming a dead side.
-static DPE_COVERAGE: [Cover; 11] = [
-    Cover::Values {
-        port: "depth",
-        max: "DEPTH",
-    },
-    Cover::ValuesWhen {
-        port: "upd_kind",
-        max: "3",
-        when: "upd_valid",
-    },
-    Cover::Values {
-        port: "num_paths",
-        max: "2",
-    },
-    Cover::Raised(&["err_overflow", "err_pc", "err_side"]),
-    Cover::EveryEvent,
-    Cover::Together(&["launch_valid", "upd_valid"]),
-    Cover::BackToBack("ev_pop"),
-    Cover::ResetWhile("depth"),
-    Cover::ResetWhile("err_overflow"),
-    Cover::ResetWhile("err_pc"),
-    Cover::ResetWhile("err_side"),
-];
+/// Functional coverage of the DPE stack: the SPE stack's bins (the same port names), plus
+/// every number of live paths and the update naming a dead side, raised and met by reset.
+static DPE_COVERAGE: [Cover; 12] = {
+    let s = STACK_COVERAGE;
+    [
+        s[0],
+        s[1],
+        s[2],
+        s[3],
+        s[4],
+        s[5],
+        s[6],
+        s[7],
+        s[8],
+        Cover::Values {
+            port: "num_paths",
+            max: "2",
+        },
+        Cover::Raised(&["err_side"]),
+        Cover::ResetWhile("err_side"),
+    ]
+};
 
 crate::declare_unit! {
     /// The single description of `simt_stack_dpe`.
