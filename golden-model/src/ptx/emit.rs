@@ -851,12 +851,7 @@ impl KernelCx<'_, '_> {
         inputs: &mut Vec<RegId>,
     ) -> Result<(), PtxError> {
         let fv = &formal.var;
-        let fsym = self.cx.make_symbol(fv)?;
-        if self.scopes[root].vars.contains_key(&fv.name)
-            || self.scopes[root].regs.contains_key(&fv.name)
-        {
-            return self.err(fv.loc, format!("duplicate parameter `{}`", fv.name));
-        }
+        let fsym = self.new_formal(root, fv)?;
         let Some(fty) = fsym.ty.filter(|_| fv.vec == 1) else {
             // An aggregate: the caller's `.param` array in the local frame, by reference.
             let sym = match self.arg_name(s, arg)? {
@@ -872,20 +867,12 @@ impl KernelCx<'_, '_> {
                     )
                 }
             };
-            let have = self.cx.symbols[sym as usize].size;
-            if have < fsym.size {
-                return self.err(
-                    arg.loc,
-                    format!(
-                        "argument of {have} bytes for the {}-byte parameter `{}` of `{func}`",
-                        fsym.size, fv.name
-                    ),
-                );
-            }
-            self.scopes[root]
-                .vars
-                .insert(fv.name.clone(), Binding::ParamMem { sym, input: true });
-            return Ok(());
+            return self.bind_aggregate(root, fv, sym, fsym.size, arg.loc, true, |have| {
+                format!(
+                    "argument of {have} bytes for the {}-byte parameter `{}` of `{func}`",
+                    fsym.size, fv.name
+                )
+            });
         };
         let value = match &arg.kind {
             AstOperandKind::Imm(imm) => {
@@ -942,6 +929,42 @@ impl KernelCx<'_, '_> {
         Ok(())
     }
 
+    /// The symbol of a callee's formal `fv`, refused when the callee's root scope `root`
+    /// already binds its name (a parameter and a return value of the same name).
+    fn new_formal(&mut self, root: ScopeId, fv: &AstVar) -> Result<Symbol, PtxError> {
+        let fsym = self.cx.make_symbol(fv)?;
+        if self.scopes[root].vars.contains_key(&fv.name)
+            || self.scopes[root].regs.contains_key(&fv.name)
+        {
+            return self.err(fv.loc, format!("duplicate parameter `{}`", fv.name));
+        }
+        Ok(fsym)
+    }
+
+    /// Binds aggregate formal `fv` to the caller's `.param` array `sym` (an input parameter
+    /// or the return value's receiver), which must hold at least `need` bytes; `too_small`
+    /// words the error from the bytes it has.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_aggregate(
+        &mut self,
+        root: ScopeId,
+        fv: &AstVar,
+        sym: SymbolId,
+        need: u64,
+        loc: SrcLoc,
+        input: bool,
+        too_small: impl FnOnce(u64) -> String,
+    ) -> Result<(), PtxError> {
+        let have = self.cx.symbols[sym as usize].size;
+        if have < need {
+            return self.err(loc, too_small(have));
+        }
+        self.scopes[root]
+            .vars
+            .insert(fv.name.clone(), Binding::ParamMem { sym, input });
+        Ok(())
+    }
+
     /// Binds return value `formal` of `func` to the call's receiver `ret`; a copy from a
     /// fresh register after the body is added to `copy_out` when the receiver is also an
     /// input of the call.
@@ -957,12 +980,7 @@ impl KernelCx<'_, '_> {
         copy_out: &mut Vec<(RegId, RegId, ScalarType)>,
     ) -> Result<(), PtxError> {
         let fv = &formal.var;
-        let fsym = self.cx.make_symbol(fv)?;
-        if self.scopes[root].vars.contains_key(&fv.name)
-            || self.scopes[root].regs.contains_key(&fv.name)
-        {
-            return self.err(fv.loc, format!("duplicate parameter `{}`", fv.name));
-        }
+        let fsym = self.new_formal(root, fv)?;
         if matches!(ret.kind, AstOperandKind::Imm(_)) {
             return self.err(ret.loc, "a return value cannot be received in a number");
         }
@@ -979,20 +997,12 @@ impl KernelCx<'_, '_> {
                     ),
                 );
             };
-            let have = self.cx.symbols[sym as usize].size;
-            if have < fsym.size {
-                return self.err(
-                    ret.loc,
-                    format!(
-                        "{have}-byte receiver for the {}-byte return value `{}` of `{func}`",
-                        fsym.size, fv.name
-                    ),
-                );
-            }
-            self.scopes[root]
-                .vars
-                .insert(fv.name.clone(), Binding::ParamMem { sym, input: false });
-            return Ok(());
+            return self.bind_aggregate(root, fv, sym, fsym.size, ret.loc, false, |have| {
+                format!(
+                    "{have}-byte receiver for the {}-byte return value `{}` of `{func}`",
+                    fsym.size, fv.name
+                )
+            });
         };
         let r = match named {
             Some(Named::Reg(r, ty) | Named::ParamReg(r, ty, false)) => {
