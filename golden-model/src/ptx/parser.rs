@@ -663,28 +663,23 @@ impl<'a> Parser<'a> {
 
     /// `( .param ... , .reg ... )`: a parameter or return-value list.
     fn formal_list(&mut self, what: &str) -> PResult<Vec<AstFormal>> {
-        self.expect_punct('(', &format!("to open the {what} list"))?;
-        let mut out = Vec::new();
-        if self.eat_punct(')') {
-            return Ok(out);
-        }
-        loop {
-            if self.is_dot("param") {
-                let var = self.var_decl(false, false, true)?;
-                out.push(AstFormal { var, reg: false });
-            } else if self.is_dot("reg") {
-                let loc = self.loc();
-                self.pos += 1;
-                let (align, ty, vec) = self.var_type_prefix()?;
-                let name_loc = self.loc();
-                let name = self.word("a register name")?;
+        self.paren_list(what, |p| {
+            if p.is_dot("param") {
+                let var = p.var_decl(false, false, true)?;
+                Ok(AstFormal { var, reg: false })
+            } else if p.is_dot("reg") {
+                let loc = p.loc();
+                p.pos += 1;
+                let (align, ty, vec) = p.var_type_prefix()?;
+                let name_loc = p.loc();
+                let name = p.word("a register name")?;
                 if !is_identifier(&name) {
-                    return self.err_at(name_loc, format!("`{name}` is not a valid register name"));
+                    return p.err_at(name_loc, format!("`{name}` is not a valid register name"));
                 }
                 if vec != 1 {
-                    return self.err_at(loc, "vector registers (`.reg .v2`) are not supported");
+                    return p.err_at(loc, "vector registers (`.reg .v2`) are not supported");
                 }
-                out.push(AstFormal {
+                Ok(AstFormal {
                     var: AstVar {
                         space: StateSpace::Param,
                         is_extern: false,
@@ -697,13 +692,30 @@ impl<'a> Parser<'a> {
                         loc,
                     },
                     reg: true,
-                });
+                })
             } else {
-                return self.err(format!(
+                p.err(format!(
                     "expected `.param` or `.reg` in {what} list, found {}",
-                    self.found()
-                ));
+                    p.found()
+                ))
             }
+        })
+    }
+
+    /// `( item, item, ... )`, possibly empty: the formal and actual lists of functions and
+    /// calls (`what` names the list in errors).
+    fn paren_list<T>(
+        &mut self,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        self.expect_punct('(', &format!("to open the {what} list"))?;
+        let mut out = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(out);
+        }
+        loop {
+            out.push(item(self)?);
             if self.eat_punct(',') {
                 continue;
             }
@@ -921,26 +933,16 @@ impl<'a> Parser<'a> {
 
     /// `( a, b, ... )` of a call: names and immediates.
     fn call_list(&mut self, what: &str) -> PResult<Vec<AstOperand>> {
-        self.expect_punct('(', &format!("to open the {what} list"))?;
-        let mut out = Vec::new();
-        if self.eat_punct(')') {
-            return Ok(out);
-        }
-        loop {
-            let o = self.operand(1)?;
+        self.paren_list(what, |p| {
+            let o = p.operand(1)?;
             if matches!(
                 o.kind,
                 AstOperandKind::Mem { .. } | AstOperandKind::NotReg(_)
             ) {
-                return self.err_at(o.loc, format!("expected a name or a number as {what}"));
+                return p.err_at(o.loc, format!("expected a name or a number as {what}"));
             }
-            out.push(o);
-            if self.eat_punct(',') {
-                continue;
-            }
-            self.expect_punct(')', &format!("to close the {what} list"))?;
-            return Ok(out);
-        }
+            Ok(o)
+        })
     }
 
     fn operand(&mut self, depth: u32) -> PResult<AstOperand> {
