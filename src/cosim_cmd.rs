@@ -523,10 +523,11 @@ fn tempdir() -> Result<PathBuf> {
 /// `--replay F`: F's stimulus against the RTL stored in F, or with `--rtl DIR` against
 /// DIR's (a fix of the RTL that diverged), with the model as the reference either way.
 fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
+    let (desc, params) = warpforge_cosim::replay_unit_params(path)?;
     let outcome = match &a.rtl {
-        None => warpforge_cosim::replay(path),
+        // `--x-checks` applies to a replay too.
+        None => warpforge_cosim::replay_against(path, desc, None, &build_options(a)),
         Some(dir) => {
-            let (desc, params) = warpforge_cosim::replay_unit_params(path)?;
             if let Some(p) = rtl_manifest_params(a, desc)? {
                 if p != params {
                     bail!(
@@ -537,8 +538,7 @@ fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
                 }
             }
             let rtl = rtl_source(a, desc, &params)?;
-            let r =
-                warpforge_cosim::replay_against(path, desc, Some(rtl), &BuildOptions::default());
+            let r = warpforge_cosim::replay_against(path, desc, Some(rtl), &build_options(a));
             if r.is_ok() {
                 println!(
                     "the RTL of {} matches the model over the replay's every cycle",
