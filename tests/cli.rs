@@ -1,26 +1,14 @@
 //! End-to-end tests of the `warpforge` command line: user kernels with launch files, and
 //! every error path (bad PTX, bad launch files, bad configuration, guest faults).
 
+mod common;
+
+use common::{text, warpforge};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn warpforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpforge"))
-        .args(args)
-        .output()
-        .expect("run warpforge")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Copy a fixture launch file into a scratch folder (outputs are written next to it).

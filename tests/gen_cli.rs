@@ -1,22 +1,9 @@
 //! `warpforge gen` and `warpforge synth` from the command line.
 
+mod common;
+
+use common::{text, warpforge};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn warpforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpforge"))
-        .args(args)
-        .output()
-        .expect("run warpforge")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpforge-gen-cli-{}-{name}", std::process::id()));
