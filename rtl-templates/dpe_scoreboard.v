@@ -66,32 +66,64 @@
         end
     endgenerate
 
+    // ---- the rows the ports name this cycle -------------------------------------------
+    // touched[row]: a reserve or release port names the row. Only those rows' pending bits
+    // change (a copy changes the shadow bits of its warp's rows), so each row's decode of
+    // the ports below sits behind its enable: the same logic as an always-evaluated decode,
+    // and a simulator evaluates it for the few rows that change instead of every row.
+    localparam [ROWS-1:0] ROW_ONE  = { {(ROWS - 1){1'b0}}, 1'b1 };
+    localparam [ROWS-1:0] ROW_NONE = {ROWS{1'b0}};
+    reg [ROWS-1:0] touched;
+    integer t;
+    always @* begin
+        touched = ROW_NONE;
+        for (t = 0; t < NRSV; t = t + 1) begin
+            if (rsv_valid[t]) begin
+                touched = touched | (ROW_ONE << rsv_rows[t*ROW_W +: ROW_W]);
+            end
+        end
+        for (t = 0; t < NWB; t = t + 1) begin
+            if (rel_valid[t]) begin
+                touched = touched | (ROW_ONE << rel_rows[t*ROW_W +: ROW_W]);
+            end
+        end
+    end
+
+    // RSV and REL of row `row`: the OR of the register bits of the ports that name it.
+    function automatic [NUM_REGS-1:0] rsv_of;
+        input [ROW_W-1:0] row;
+        integer k;
+        begin
+            rsv_of = REG_NONE;
+            for (k = 0; k < NRSV; k = k + 1) begin
+                if (rsv_rows[k*ROW_W +: ROW_W] == row) begin
+                    rsv_of = rsv_of | rsv_bits[k*NUM_REGS +: NUM_REGS];
+                end
+            end
+        end
+    endfunction
+    function automatic [NUM_REGS-1:0] rel_of;
+        input [ROW_W-1:0] row;
+        integer k;
+        begin
+            rel_of = REG_NONE;
+            for (k = 0; k < NWB; k = k + 1) begin
+                if (rel_rows[k*ROW_W +: ROW_W] == row) begin
+                    rel_of = rel_of | rel_bits[k*NUM_REGS +: NUM_REGS];
+                end
+            end
+        end
+    endfunction
+
     // ---- state: one row per (warp, side), tick() per row ------------------------------
     wire [NUM_REGS-1:0] p_rows [0:ROWS-1];  // P[w][s] = p_rows[{w, s}]
     wire [NUM_REGS-1:0] s_rows [0:ROWS-1];  // S[w][s] = s_rows[{w, s}]
     genvar row;
     generate
         for (row = 0; row < ROWS; row = row + 1) begin : g_row
+            localparam [ROW_W-1:0] ROW = row[ROW_W-1:0];
             wire [NUM_REGS-1:0] pending;  // P of this row
             wire [NUM_REGS-1:0] shadow;   // S of this row
-            // RSV and REL of this row: the OR of the ports that name it
-            reg [NUM_REGS-1:0] rsv;
-            reg [NUM_REGS-1:0] rel;
-            integer k;
-            always @* begin
-                rsv = REG_NONE;
-                for (k = 0; k < NRSV; k = k + 1) begin
-                    if (rsv_rows[k*ROW_W +: ROW_W] == row) begin
-                        rsv = rsv | rsv_bits[k*NUM_REGS +: NUM_REGS];
-                    end
-                end
-                rel = REG_NONE;
-                for (k = 0; k < NWB; k = k + 1) begin
-                    if (rel_rows[k*ROW_W +: ROW_W] == row) begin
-                        rel = rel | rel_bits[k*NUM_REGS +: NUM_REGS];
-                    end
-                end
-            end
             // With DUAL=0 nothing ever reaches side 1 or the shadow bits: they are constant
             // zero (no flops), as the model's stay zero.
             if (DUAL_MODE || row % 2 == 0) begin : g_p
@@ -99,8 +131,8 @@
                 always @(posedge clk) begin
                     if (!rst_n) begin
                         pending_q <= REG_NONE;
-                    end else begin
-                        pending_q <= (pending_q & ~rel) | rsv;
+                    end else if (touched[row]) begin
+                        pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);
                     end
                 end
                 assign pending = pending_q;
@@ -113,8 +145,8 @@
                 always @(posedge clk) begin
                     if (!rst_n) begin
                         shadow_q <= REG_NONE;
-                    end else begin
-                        shadow_q <= (shadow_q | (cpy ? (pending | rsv) : REG_NONE)) & ~rel;
+                    end else if (touched[row] || cpy) begin
+                        shadow_q <= (shadow_q | (cpy ? (pending | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);
                     end
                 end
                 assign shadow = shadow_q;

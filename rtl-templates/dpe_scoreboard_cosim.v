@@ -3,11 +3,17 @@
     // Debug state, as warpforge_model::units::dpe_scoreboard::DpeScoreboard::debug_state
     // packs it: dbg_P and dbg_S hold row w*2+s (warp w, side s) at bits
     // [row*NUM_REGS +: NUM_REGS], read from the unit's row vectors p_rows and s_rows.
-    genvar row;
-    generate
-        for (row = 0; row < 2 * NUM_WARPS; row = row + 1) begin : g_dbg
-            assign dbg_P[row*NUM_REGS +: NUM_REGS] = u_unit.p_rows[row];
-            assign dbg_S[row*NUM_REGS +: NUM_REGS] = u_unit.s_rows[row];
+    // Latched on the rising edge of wf_sample only (the harness raises it every N cycles
+    // and around a divergence), so no logic of this wrapper runs in the cycles between.
+    reg [2*NUM_WARPS*NUM_REGS-1:0] dbg_P_q;
+    reg [2*NUM_WARPS*NUM_REGS-1:0] dbg_S_q;
+    integer row;
+    always @(posedge wf_sample) begin
+        for (row = 0; row < 2 * NUM_WARPS; row = row + 1) begin
+            dbg_P_q[row*NUM_REGS +: NUM_REGS] <= u_unit.p_rows[row];
+            dbg_S_q[row*NUM_REGS +: NUM_REGS] <= u_unit.s_rows[row];
         end
-    endgenerate
+    end
+    assign dbg_P = dbg_P_q;
+    assign dbg_S = dbg_S_q;
 {% endblock %}

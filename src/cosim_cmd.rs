@@ -84,6 +84,14 @@ pub struct CosimArgs {
     /// out-of-range state differs from the model instead of reading 0.
     #[arg(long)]
     x_checks: bool,
+    /// Compare the internal state (the debug-state ports the co-simulation wrapper reads
+    /// from the unit's registers and RAMs) every N cycles and after the last one; the
+    /// outputs are compared every cycle. A state difference is reported at the first cycle
+    /// it exists (the inputs are re-run comparing state every cycle), so N only bounds how
+    /// late it is noticed. 1 compares every cycle.
+    #[arg(long, value_name = "N", default_value_t = warpforge_cosim::lockstep::STATE_INTERVAL,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    state_every: u64,
 }
 
 /// Exit code for a divergence or a surviving mutant.
@@ -320,7 +328,8 @@ fn build_options(a: &CosimArgs) -> BuildOptions {
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
     let rtl = rtl_source(a, desc, params)?;
     let c = Cosim::new(desc, params.clone(), rtl, &build_options(a))?;
-    Ok(c.with_failure_dir(Some(a.out.clone())))
+    Ok(c.with_failure_dir(Some(a.out.clone()))
+        .with_state_interval(a.state_every))
 }
 
 /// A finished run, or the divergence turned into a failed row (after printing the report).

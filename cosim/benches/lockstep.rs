@@ -8,8 +8,10 @@
 //! wall-clock time and of the thread's CPU time (on a loaded machine the second is the
 //! one-core figure).
 //!
-//! Cases: `spe-cfg`, `spe-random`, `toy-counter`, `toy-ptrs`, `trace-stencil`, `trace-lud`;
-//! `cargo bench -p warpforge-cosim -- spe trace` runs those whose names contain a word.
+//! Cases: `spe-cfg`, `spe-random`, `default-<unit>` (every registered unit at its default
+//! parameters with its kit's random stimulus), `toy-counter`, `toy-ptrs`, `trace-stencil`,
+//! `trace-lud`; `cargo bench -p warpforge-cosim -- spe trace` runs those whose names
+//! contain a word.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -206,6 +208,25 @@ fn main() {
             rtl,
             "constrained random (SpeRandom)",
             move || SpeRandom::new(&p, 1, cycles()),
+        );
+    }
+    // Every registered unit at its default parameters, with its kit's seeded random
+    // stimulus (what `warpforge cosim --unit U` runs): the per-unit target.
+    for kit in warpforge_cosim::kits::KITS {
+        let desc = kit.unit;
+        if !selected(&format!("default-{}", desc.name)) {
+            continue;
+        }
+        let params = desc.params::<&str>(&[]).unwrap();
+        let unit = warpforge_gen::generate(desc, &params).unwrap();
+        let p = params.clone();
+        let random = kit.random;
+        bench(
+            desc,
+            params,
+            RtlSource::cosim_of(&unit),
+            "default parameters, the kit's random stimulus",
+            move || random(desc, &p, 1, cycles()),
         );
     }
     if selected("toy-counter") {

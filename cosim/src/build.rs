@@ -728,12 +728,11 @@ fn build_into(
     // 2. Check the model's ports against the unit description.
     let header_path = obj.join(format!("{PREFIX}.h"));
     let header = fs::read_to_string(&header_path).map_err(|e| io_err("read", &header_path, e))?;
-    let ports = match_ports(
-        desc,
-        params,
-        &parse_ports_checked(&header, &rtl.top)?,
-        &rtl.top,
-    )?;
+    let header_ports = parse_ports_checked(&header, &rtl.top)?;
+    let ports = match_ports(desc, params, &header_ports, &rtl.top)?;
+    let sample_port = header_ports
+        .iter()
+        .any(|p| p.name == shim::SAMPLE_PORT && p.input && p.width == 1);
 
     // 3. Shim + unity files: the per-cycle code at opt_fast, the once-only code at
     // opt_slow, compiled in parallel, then linked with the runtime archive.
@@ -744,14 +743,22 @@ fn build_into(
         .filter(|n| n.starts_with(PREFIX) && n.ends_with(".cpp"))
         .collect();
     // The shim calls the root module's `_eval` directly when this Verilator defines it as
-    // expected (single-threaded builds only: see `shim::generate_opts`).
+    // expected (single-threaded builds only: see `shim::ShimOptions::direct_eval`).
     let direct_eval = !opts.verilator_args.iter().any(|a| a.contains("threads"))
         && names.iter().any(|n| {
             fs::read_to_string(obj.join(n)).is_ok_and(|t| shim::has_direct_eval(PREFIX, &t))
         });
     fs::write(
         obj.join("wf_shim.cpp"),
-        shim::generate_with(PREFIX, &ports, direct_eval, opts.x_random),
+        shim::generate(
+            PREFIX,
+            &ports,
+            &shim::ShimOptions {
+                direct_eval,
+                x_seed: opts.x_random,
+                sample_port,
+            },
+        ),
     )
     .map_err(|e| io_err("write", &obj, e))?;
     let mut fast = vec!["wf_shim.cpp".to_string()];
@@ -889,7 +896,8 @@ fn match_ports(
         }
     }
     for p in rtl_ports {
-        if p.name != "clk" && desc.port_index(&p.name).is_none() {
+        let harness = p.name == "clk" || (p.name == shim::SAMPLE_PORT && p.input && p.width == 1);
+        if !harness && desc.port_index(&p.name).is_none() {
             problems.push(format!(
                 "RTL port `{}` [{}] is not in the unit description",
                 p.name, p.width

@@ -1,15 +1,23 @@
 //! The lockstep engine: RTL and unit model side by side, compared every cycle.
 //!
 //! Per cycle `t` (after one implicit reset cycle both sides take before cycle 0):
-//! 1. `model.outputs(ports)`: the registered and debug ports now hold state(t) (skipped
+//! 1. `model.outputs(ports)`: the registered ports now hold state(t) (skipped
 //!    when the stimulus says it does not read outputs);
 //! 2. `stimulus.drive(t, ports)` writes the input positions (false ends the run);
 //! 3. the RTL gets the inputs and settles with the clock low;
 //! 4. `model.comb_outputs(ports)` with this cycle's inputs (the combinational outputs; the
-//!    registered and debug ports still hold state(t) from step 1), or `model.outputs` when
+//!    registered ports still hold state(t) from step 1), or `model.outputs` when
 //!    step 1 was skipped;
-//! 5. every non-input port (outputs and debug state) is compared, RTL vs model, as words;
-//! 6. both take the clock edge.
+//! 5. every registered and combinational output is compared, RTL vs model, as words;
+//! 6. every [`STATE_INTERVAL`] cycles (by default; [`Cosim::with_state_interval`]) the
+//!    internal state too: the RTL latches it into the wrapper's debug-state ports
+//!    ([`RtlModel::sample_state`]) and the model packs its own (`UnitModel::debug_state`);
+//! 7. both take the clock edge.
+//!
+//! After the last cycle the final state is compared once more. Comparing state every N
+//! cycles bounds the detection latency to N cycles, not the report: a state difference
+//! seen at a sample is located by re-running the same inputs with the state compared
+//! every cycle, and reported at the first cycle it exists.
 //!
 //! Nothing is allocated and nothing is looked up by name inside the loop.
 
@@ -58,6 +66,12 @@ pub trait Stimulus {
 /// Cycles between two [`Stimulus::steer`] calls.
 pub const STEER_INTERVAL: u64 = 1024;
 
+/// Cycles between two comparisons of the internal state (debug-state ports) by default:
+/// the detection latency of a state-only difference. Packing the whole state on both
+/// sides costs more than the rest of a cycle (a scoreboard's state is 12,288 bits), so it
+/// is not done every cycle.
+pub const STATE_INTERVAL: u64 = 64;
+
 impl<S: Stimulus + ?Sized> Stimulus for &mut S {
     fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
         (**self).drive(cycle, ports)
@@ -102,8 +116,14 @@ pub struct Summary {
     pub params: String,
     /// Cycles compared.
     pub cycles: u64,
-    /// Ports compared per cycle (outputs and debug state).
+    /// Outputs compared every cycle.
     pub ports_compared: usize,
+    /// Debug-state ports compared every `state_interval` cycles and at the end.
+    pub state_ports: usize,
+    /// Cycles between two comparisons of the state.
+    pub state_interval: u64,
+    /// Times the state was compared.
+    pub state_samples: u64,
     /// Port comparisons in all.
     pub comparisons: u64,
     pub elapsed: Duration,
@@ -116,12 +136,15 @@ impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {:.3} s, {:.0} cycles/s, coverage {}",
+            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {} state ports {} times (every {} cycles and at the end), {:.3} s, {:.0} cycles/s, coverage {}",
             self.unit,
             self.params,
             self.instance,
             self.cycles,
             self.ports_compared,
+            self.state_ports,
+            self.state_samples,
+            self.state_interval,
             self.elapsed.as_secs_f64(),
             self.cycles_per_sec,
             self.coverage
@@ -245,6 +268,7 @@ pub struct Cosim {
     instance: String,
     failure_dir: Option<PathBuf>,
     max_cycles: u64,
+    state_interval: u64,
 }
 
 /// `$WARPFORGE_COSIM_OUT`, else `<temp>/warpforge-cosim`.
@@ -274,6 +298,7 @@ impl Cosim {
             instance: "u0".into(),
             failure_dir: Some(default_failure_dir()),
             max_cycles: u64::MAX,
+            state_interval: STATE_INTERVAL,
         })
     }
 
@@ -305,6 +330,14 @@ impl Cosim {
     /// Stop after this many cycles even if the stimulus goes on.
     pub fn with_max_cycles(mut self, n: u64) -> Self {
         self.max_cycles = n;
+        self
+    }
+
+    /// Compare the internal state every `n` cycles (1: every cycle; 0 counts as 1). A
+    /// larger `n` costs less per cycle and delays detection by up to `n` cycles, never the
+    /// reported cycle (see the module documentation).
+    pub fn with_state_interval(mut self, n: u64) -> Self {
+        self.state_interval = n.max(1);
         self
     }
 
@@ -399,9 +432,17 @@ impl Cosim {
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first_cycle);
         let compared = rtl.output_indices().len();
+        let state_ports = rtl.state_indices().len();
+        let interval = if state_ports == 0 {
+            u64::MAX
+        } else {
+            self.state_interval
+        };
+        let mut samples = 0u64;
         let mut coverage = self.coverage()?;
         let t0 = Instant::now();
         let mut cycle = first_cycle;
+        let mut next_sample = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
         while cycle < end {
             if (cycle - first_cycle).is_multiple_of(STEER_INTERVAL) {
@@ -419,18 +460,29 @@ impl Cosim {
             rtl.set_inputs(&ports);
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
             if reads {
-                // The registered and debug ports already hold state(cycle).
+                // The registered ports already hold state(cycle).
                 model.comb_outputs(&mut ports);
             } else {
                 model.outputs(&mut ports);
             }
-            if rtl.first_mismatch(&ports).is_some() {
+            let mut differs = rtl.first_mismatch(&ports).is_some();
+            let mut state_only = false;
+            if cycle == next_sample && !differs {
+                next_sample = cycle.saturating_add(interval);
+                samples += 1;
+                rtl.sample_state().map_err(|e| Self::rtl_err(cycle, e))?;
+                model.debug_state(&mut ports);
+                differs = rtl.first_state_mismatch(&ports).is_some();
+                state_only = differs;
+            }
+            if differs {
                 let d = self.diverged(
                     instance,
                     first_cycle,
                     cycle,
+                    state_only && interval > 1,
                     &mut *model,
-                    &rtl,
+                    &mut rtl,
                     &mut ports,
                     stim,
                     log,
@@ -442,6 +494,27 @@ impl Cosim {
             rtl.edge().map_err(|e| Self::rtl_err(cycle, e))?;
             cycle += 1;
         }
+        if state_ports > 0 && cycle > first_cycle {
+            // The final state(cycle), which no cycle of the stimulus showed.
+            rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
+            rtl.sample_state().map_err(|e| Self::rtl_err(cycle, e))?;
+            model.debug_state(&mut ports);
+            samples += 1;
+            if rtl.first_state_mismatch(&ports).is_some() {
+                let d = self.diverged(
+                    instance,
+                    first_cycle,
+                    cycle,
+                    true,
+                    &mut *model,
+                    &mut rtl,
+                    &mut ports,
+                    stim,
+                    log,
+                );
+                return Err(CosimError::Divergence(Box::new(d)));
+            }
+        }
         let elapsed = t0.elapsed();
         let cycles = cycle - first_cycle;
         Ok(Summary {
@@ -450,7 +523,10 @@ impl Cosim {
             params: self.params.to_string(),
             cycles,
             ports_compared: compared,
-            comparisons: cycles * compared as u64,
+            state_ports,
+            state_interval: self.state_interval,
+            state_samples: samples,
+            comparisons: cycles * compared as u64 + samples * state_ports as u64,
             elapsed,
             cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
             coverage,
@@ -537,17 +613,30 @@ impl Cosim {
     /// Build the divergence report and (with a failure directory) its artifacts.
     #[cold]
     #[allow(clippy::too_many_arguments)]
+    ///
+    /// `detected` is the cycle the lockstep run stopped at (the model and the RTL are still
+    /// there). With `locate`, only the state differed there, at a sample after cycles whose
+    /// state was not compared: the inputs are re-run comparing state every cycle, and the
+    /// report is about the first cycle that differs.
     fn diverged<S: Stimulus + ?Sized>(
         &self,
         instance: &str,
         first_cycle: u64,
-        cycle: u64,
+        detected: u64,
+        locate: bool,
         model: &mut dyn UnitModel,
-        rtl: &RtlModel,
+        rtl: &mut RtlModel,
         ports: &mut [Bits],
         stim: &mut S,
         log: InputLog,
     ) -> Divergence {
+        if !locate {
+            // The report shows the state of this cycle too (when the RTL can say it).
+            if rtl.sample_state().is_ok() {
+                model.debug_state(ports);
+            }
+        }
+        let mut cycle = detected;
         let mut d = Divergence {
             unit: self.desc.name.to_string(),
             instance: instance.to_string(),
@@ -564,6 +653,43 @@ impl Cosim {
         let reads = stim.reads_outputs();
         let rewind = stim.can_rewind();
         let mut recorded = Some(log);
+        if locate {
+            let found = if rewind {
+                let (log, start) = self.rerun(stim, first_cycle, detected, false);
+                self.locate(&log, start, detected)
+            } else {
+                self.locate(
+                    recorded.as_ref().expect("not taken yet"),
+                    first_cycle,
+                    detected,
+                )
+            };
+            match found {
+                Ok(Some((first, mismatches))) => {
+                    d.notes.push(format!(
+                        "the state is compared every {} cycles: the difference showed at the \
+                         comparison of cycle {detected}; re-running the inputs with the state \
+                         compared every cycle located its first cycle, {first}",
+                        self.state_interval
+                    ));
+                    cycle = first;
+                    d.cycle = first;
+                    d.mismatches = mismatches;
+                }
+                Ok(None) => {
+                    d.notes.push(format!(
+                        "the state differs at cycle {detected}, after the stimulus's last \
+                         clock edge, and in no earlier cycle: no replay file"
+                    ));
+                    return d;
+                }
+                Err(e) => {
+                    d.notes
+                        .push(format!("locating the first differing cycle failed: {e}"));
+                    return d;
+                }
+            }
+        }
         // A rewindable stimulus first gets a replay that starts after the last reset; if
         // that does not reproduce (state that reset does not clear), the full one.
         let passes: &[bool] = if rewind { &[true, false] } else { &[false] };
@@ -574,7 +700,7 @@ impl Cosim {
                 // Recorded up to `cycle`; continue the live model for the post window.
                 let mut log = recorded.take().expect("one pass");
                 model.tick(ports);
-                for c in cycle + 1..=cycle + VCD_WINDOW {
+                for c in detected + 1..=cycle + VCD_WINDOW {
                     if reads {
                         model.outputs(ports);
                     }
@@ -617,6 +743,33 @@ impl Cosim {
             break;
         }
         d
+    }
+
+    /// Re-run `log` from cycle `start` (after an implicit reset) in lockstep, comparing the
+    /// outputs and the state every cycle up to `upto`: the first cycle that differs and
+    /// its mismatches.
+    #[cold]
+    fn locate(
+        &self,
+        log: &InputLog,
+        start: u64,
+        upto: u64,
+    ) -> Result<Option<(u64, Vec<PortMismatch>)>, CosimError> {
+        let (mut model, mut rtl, mut ports) = self.start(false)?;
+        rtl.set_cycle(start);
+        for c in start..log.end().min(upto.saturating_add(1)) {
+            log.apply(c, &mut ports);
+            rtl.set_inputs(&ports);
+            rtl.eval().map_err(|e| Self::rtl_err(c, e))?;
+            rtl.sample_state().map_err(|e| Self::rtl_err(c, e))?;
+            model.all_outputs(&mut ports);
+            if rtl.first_mismatch(&ports).is_some() || rtl.first_state_mismatch(&ports).is_some() {
+                return Ok(Some((c, self.mismatch_report(&rtl, &ports))));
+            }
+            model.tick(&ports);
+            rtl.edge().map_err(|e| Self::rtl_err(c, e))?;
+        }
+        Ok(None)
     }
 
     fn write_artifacts(
@@ -705,13 +858,16 @@ impl Cosim {
             }
             log.apply(c, &mut ports);
             rtl.set_inputs(&ports);
-            if let Err(e) = rtl.eval() {
+            if let Err(e) = rtl.eval().and_then(|()| rtl.sample_state()) {
                 rtl.trace_close();
                 return Err(Self::rtl_err(c, e));
             }
-            model.outputs(&mut ports);
+            model.all_outputs(&mut ports);
             if first.is_none() && c <= fail {
-                if let Some(i) = rtl.first_mismatch(&ports) {
+                if let Some(i) = rtl
+                    .first_mismatch(&ports)
+                    .or_else(|| rtl.first_state_mismatch(&ports))
+                {
                     first = Some((c, self.desc.ports[i].name.to_string()));
                 }
             }
@@ -724,7 +880,7 @@ impl Cosim {
                 return Err(Self::rtl_err(c, e));
             }
             if let Some(v) = mv.as_mut() {
-                model.outputs(&mut ports);
+                model.all_outputs(&mut ports);
                 v.dump(c * 10 + 5, true, &ports).map_err(io)?;
             }
         }

@@ -9,7 +9,7 @@ use crate::{CosimError, RtlErrorKind};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc};
 
 #[cfg(not(target_endian = "little"))]
 compile_error!(
@@ -34,6 +34,7 @@ struct Fns {
     set_cycle: CycleFn,
     eval: StatusFn,
     edge: StatusFn,
+    sample: StatusFn,
     trace_open: OpenFn,
     trace_close: HandleFn,
 }
@@ -46,6 +47,9 @@ pub struct PortInfo {
     pub input: bool,
     /// Bytes of Verilator storage (1, 2, 4, 8, or 4 per word of a wide port).
     pub bytes: u32,
+    /// A debug-state port (internal state, compared when sampled: see
+    /// [`RtlModel::sample_state`]).
+    pub state: bool,
 }
 
 /// A loaded model library (shared by all its instances).
@@ -108,11 +112,16 @@ impl RtlLibrary {
         // SAFETY: table accessors return static data for indices below the count.
         unsafe {
             for i in 0..count() {
+                let name = CStr::from_ptr(name(i)).to_string_lossy().into_owned();
+                let state = desc
+                    .port_index(&name)
+                    .is_some_and(|k| desc.ports[k].role == Role::Debug);
                 ports.push(PortInfo {
-                    name: CStr::from_ptr(name(i)).to_string_lossy().into_owned(),
+                    name,
                     width: width(i),
                     input: input(i) != 0,
                     bytes: bytes(i),
+                    state,
                 });
             }
         }
@@ -145,6 +154,7 @@ impl RtlLibrary {
             set_cycle: sym!("wf_set_cycle", CycleFn),
             eval: sym!("wf_eval", StatusFn),
             edge: sym!("wf_edge", StatusFn),
+            sample: sym!("wf_sample_state", StatusFn),
             trace_open: sym!("wf_trace_open", OpenFn),
             trace_close: sym!("wf_trace_close", HandleFn),
         };
@@ -220,10 +230,15 @@ pub struct RtlModel {
     handle: *mut c_void,
     ports: Vec<RtlPort>,
     inputs: Vec<usize>,
+    /// The registered and combinational outputs (compared every cycle).
     outputs: Vec<usize>,
-    /// The inputs and the outputs grouped by storage size, for the per-cycle loops.
+    /// The debug-state ports (compared when sampled).
+    state: Vec<usize>,
+    /// The inputs, the outputs and the state ports grouped by storage size, for the
+    /// per-cycle loops.
     in_groups: PortGroups,
     out_groups: PortGroups,
+    state_groups: PortGroups,
     fns: Fns,
     lib: Arc<RtlLibrary>,
     trace_capable: bool,
@@ -261,8 +276,10 @@ impl RtlModel {
             ports: vec![],
             inputs: vec![],
             outputs: vec![],
+            state: vec![],
             in_groups: PortGroups::default(),
             out_groups: PortGroups::default(),
+            state_groups: PortGroups::default(),
             fns,
             lib: lib.clone(),
             trace_capable,
@@ -293,12 +310,15 @@ impl RtlModel {
             });
             if p.input {
                 m.inputs.push(i);
+            } else if p.state {
+                m.state.push(i);
             } else {
                 m.outputs.push(i);
             }
         }
         m.in_groups = PortGroups::new(&m.inputs, &m.ports);
         m.out_groups = PortGroups::new(&m.outputs, &m.ports);
+        m.state_groups = PortGroups::new(&m.state, &m.ports);
         Ok(m)
     }
 
@@ -373,6 +393,22 @@ impl RtlModel {
         Ok(())
     }
 
+    /// Latch the internal state into the debug-state ports: a co-simulation wrapper reads
+    /// the unit's registers and RAM arrays on the rising edge of its `wf_sample` input, so
+    /// between samples the state costs the simulation nothing. Call after [`eval`] (the
+    /// ports then hold state(t)); the clock is not touched. A model without `wf_sample`
+    /// (its debug ports, if any, are always current) does nothing.
+    ///
+    /// [`eval`]: RtlModel::eval
+    #[inline]
+    pub fn sample_state(&mut self) -> Result<(), RtlError> {
+        // SAFETY: valid handle.
+        if unsafe { (self.fns.sample)(self.handle) } != 0 {
+            return Err(self.fail());
+        }
+        Ok(())
+    }
+
     /// The rising clock edge.
     #[inline]
     pub fn edge(&mut self) -> Result<(), RtlError> {
@@ -405,9 +441,10 @@ impl RtlModel {
         out.set_words(&words);
     }
 
-    /// Read every output port into the non-input positions of `ports`.
+    /// Read every output port (and the state ports as last sampled) into the non-input
+    /// positions of `ports`.
     pub fn read_outputs(&self, ports: &mut [Bits]) {
-        for &i in &self.outputs {
+        for &i in self.outputs.iter().chain(&self.state) {
             self.get(i, &mut ports[i]);
         }
     }
@@ -418,12 +455,25 @@ impl RtlModel {
         port_matches(&self.ports[index], value)
     }
 
-    /// The first non-input port (in port-list order) whose RTL value differs from `ports`.
+    /// The first registered or combinational output (in port-list order) whose RTL value
+    /// differs from `ports`.
     #[inline]
     pub fn first_mismatch(&self, ports: &[Bits]) -> Option<usize> {
+        self.first_in(&self.out_groups, &self.outputs, ports)
+    }
+
+    /// The first debug-state port whose RTL value differs from `ports` (both sides must
+    /// have been sampled for this cycle: [`RtlModel::sample_state`],
+    /// `UnitModel::debug_state`).
+    #[inline]
+    pub fn first_state_mismatch(&self, ports: &[Bits]) -> Option<usize> {
+        self.first_in(&self.state_groups, &self.state, ports)
+    }
+
+    #[inline]
+    fn first_in(&self, g: &PortGroups, order: &[usize], ports: &[Bits]) -> Option<usize> {
         // Every port, OR-ing the differences without early exits (all equal is the
         // per-cycle case); the port-order search only once something differs.
-        let g = &self.out_groups;
         let mut diff = 0u64;
         // SAFETY: as in `set_inputs`.
         unsafe {
@@ -446,23 +496,24 @@ impl RtlModel {
         if diff == 0 {
             None
         } else {
-            self.first_mismatch_in_order(ports)
+            self.first_mismatch_in_order(order, ports)
         }
     }
 
     #[cold]
-    fn first_mismatch_in_order(&self, ports: &[Bits]) -> Option<usize> {
-        self.outputs
+    fn first_mismatch_in_order(&self, order: &[usize], ports: &[Bits]) -> Option<usize> {
+        order
             .iter()
             .copied()
             .find(|&i| !port_matches(&self.ports[i], &ports[i]))
     }
 
-    /// Every differing non-input port.
+    /// Every differing non-input port, in port-list order (the state ports as last
+    /// sampled).
     pub fn mismatches(&self, ports: &[Bits]) -> Vec<usize> {
-        self.outputs
-            .iter()
-            .copied()
+        let mut all: Vec<usize> = self.outputs.iter().chain(&self.state).copied().collect();
+        all.sort_unstable();
+        all.into_iter()
             .filter(|&i| !port_matches(&self.ports[i], &ports[i]))
             .collect()
     }
@@ -472,9 +523,14 @@ impl RtlModel {
         &self.inputs
     }
 
-    /// Non-input port indices (outputs and debug state).
+    /// Registered and combinational output indices (compared every cycle).
     pub fn output_indices(&self) -> &[usize] {
         &self.outputs
+    }
+
+    /// Debug-state port indices (compared when sampled).
+    pub fn state_indices(&self) -> &[usize] {
+        &self.state
     }
 
     /// One reset cycle: `rst_n` (port 0) low, every other input 0, settle, clock edge.

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 3;
+pub const SHIM_VERSION: u32 = 5;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,12 +96,6 @@ pub fn parse_header_ports(header: &str) -> Vec<HeaderPort> {
     ports
 }
 
-/// The shim source for model class `prefix` (e.g. `Vwf`) with `ports` in table order
-/// (the unit's port-list order; `clk` is driven by the shim and is not in the table).
-pub fn generate(prefix: &str, ports: &[HeaderPort]) -> String {
-    generate_opts(prefix, ports, false)
-}
-
 /// The declaration of Verilator's internal settle/evaluate function of the root module
 /// (`<prefix>___024root___eval`), as Verilator 5.006 emits it; [`generate_opts`] calls it
 /// directly when the generated sources define it (see [`has_direct_eval`]).
@@ -115,24 +109,33 @@ pub fn has_direct_eval(prefix: &str, source: &str) -> bool {
     source.contains(&format!("{} {{", direct_eval_signature(prefix)))
 }
 
-/// [`generate`]; with `direct_eval`, the per-cycle calls skip `eval_step()`'s per-call
-/// bookkeeping (thread-local mtask id, end-of-eval message queue, trace activity flag) and
-/// call the root module's `_eval` directly: the first evaluation of an instance (its
-/// initialisation) and every evaluation while a VCD is open still go through `eval()`.
-/// Only for single-threaded models (`--threads 1`), where the bookkeeping has nothing to
-/// do (messages are printed at once on mtask 0).
-pub fn generate_opts(prefix: &str, ports: &[HeaderPort], direct_eval: bool) -> String {
-    generate_with(prefix, ports, direct_eval, None)
+/// How to generate a shim.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShimOptions {
+    /// Call the root module's `_eval` directly: the per-cycle calls skip `eval_step()`'s
+    /// per-call bookkeeping (thread-local mtask id, end-of-eval message queue, trace
+    /// activity flag). The first evaluation of an instance (its initialisation) and every
+    /// evaluation while a VCD is open still go through `eval()`. Only for single-threaded
+    /// models (`--threads 1`), where the bookkeeping has nothing to do (messages are
+    /// printed at once on mtask 0); see [`has_direct_eval`].
+    pub direct_eval: bool,
+    /// A model built for X checking (see `BuildOptions::x_random`): each instance's
+    /// context randomises X values with this seed.
+    pub x_seed: Option<u64>,
+    /// The top module has the co-simulation wrapper's `wf_sample` input, whose rising edge
+    /// latches the internal state into the debug-state ports (`wf_sample_state`).
+    pub sample_port: bool,
 }
 
-/// [`generate_opts`] for a model built for X checking (`x_seed`: see
-/// `BuildOptions::x_random`): each instance's context randomises X values with that seed.
-pub fn generate_with(
-    prefix: &str,
-    ports: &[HeaderPort],
-    direct_eval: bool,
-    x_seed: Option<u64>,
-) -> String {
+/// The name of a co-simulation wrapper's state-sampling input (see
+/// [`ShimOptions::sample_port`]); like `clk`, driven by the shim and not in the port table.
+pub const SAMPLE_PORT: &str = "wf_sample";
+
+/// The shim source for model class `prefix` (e.g. `Vwf`) with `ports` in table order
+/// (the unit's port-list order; `clk` and `wf_sample` are driven by the shim and are not
+/// in the table).
+pub fn generate(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> String {
+    let (direct_eval, x_seed) = (opts.direct_eval, opts.x_seed);
     // Before the model is constructed: its constructor draws the initial values.
     let x_init = x_seed.map_or(String::new(), |seed| {
         format!(
@@ -169,6 +172,7 @@ pub fn generate_with(
 
 #define WF_API extern "C" __attribute__((visibility("default")))
 #define WF_DIRECT_EVAL {direct}
+#define WF_SAMPLE_PORT {sample}
 #if WF_DIRECT_EVAL
 #include "{prefix}___024root.h"
 {direct_sig};  // defined in the same unity file, after this one
@@ -295,6 +299,9 @@ WF_API void* wf_new(int trace_capable) {{
         if (trace_capable) m->ctx->traceEverOn(true);
         {x_init}m->top = new {prefix}(m->ctx, "TOP");
         m->top->clk = 0;
+#if WF_SAMPLE_PORT
+        m->top->wf_sample = 0;  // (X initialisation may have set it: no edge would come)
+#endif
     }} catch (...) {{
         wf_fail(m, 3);
     }}
@@ -352,6 +359,21 @@ WF_API int wf_edge(void* p) {{
     return rc;
 }}
 
+// Latch the internal state into the debug-state ports (the wrapper's `always @(posedge
+// wf_sample)`); the clock stays low, nothing else changes.
+WF_API int wf_sample_state(void* p) {{
+    WfModel* m = static_cast<WfModel*>(p);
+    if (m->failed) return m->failed;
+#if WF_SAMPLE_PORT
+    m->top->wf_sample = 1;
+    int rc = wf_run(m);
+    m->top->wf_sample = 0;
+    return rc;
+#else
+    return 0;
+#endif
+}}
+
 WF_API int wf_trace_open(void* p, const char* path) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (!m->top) return -1;
@@ -385,6 +407,7 @@ WF_API void wf_trace_close(void* p) {{
 "#,
         nports = ports.len(),
         direct = direct_eval as u8,
+        sample = opts.sample_port as u8,
         direct_sig = direct_eval_signature(prefix),
     )
 }

@@ -363,3 +363,75 @@ fn unreset_state_falls_back_to_the_full_replay() {
     assert_eq!(r.header.first_cycle, 0);
     assert_eq!(r.header.cycles, d.cycle + 1);
 }
+
+/// The toy counter with a hidden sticky bit that corrupts only its debug-state port from
+/// the edge that ends cycle 37 (count 37) on: every output stays right.
+fn state_only_bug() -> String {
+    COUNTER_V
+        .replace(
+            "  assign dbg = {count, acc};",
+            "  reg ghost;\n  always @(posedge clk) ghost <= !rst_n ? 1'b0 : (ghost | (count == 8'd37));\n  assign dbg = {count ^ {7'd0, ghost}, acc};",
+        )
+}
+
+#[test]
+fn a_state_difference_seen_at_a_sample_is_reported_at_its_first_cycle() {
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let rtl = counter_rtl(&state_only_bug());
+    let out = out_dir("state-only");
+    // State compared every 64 cycles: seen at the sample of cycle 64, located at 38.
+    let cosim = Cosim::new(&COUNTER_DESC, params.clone(), rtl.clone(), &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(Some(out.path().to_path_buf()));
+    let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    eprintln!("{d}");
+    assert_eq!((d.cycle, d.port()), (38, "dbg"));
+    assert_eq!(d.mismatches.len(), 1, "outputs agree: {:?}", d.mismatches);
+    assert_eq!(d.first().diff_bits, vec![70]);
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("cycle 64") && n.contains("38")),
+        "{:?}",
+        d.notes
+    );
+    // The replay written for cycle 38 reproduces it (it compares state every cycle).
+    assert_eq!(d.reproduced, Some(true));
+    let again = replay_with(d.replay.as_ref().unwrap(), &COUNTER_DESC, &opts()).unwrap_err();
+    let d2 = again.divergence().unwrap_or_else(|| panic!("{again}"));
+    assert_eq!((d2.cycle, d2.port()), (38, "dbg"));
+
+    // Compared every cycle, the run itself stops at cycle 38 and says nothing about locating.
+    let every = Cosim::new(&COUNTER_DESC, params, rtl, &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(None)
+        .with_state_interval(1);
+    let err = every.run(&mut FnStimulus(counting)).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((d.cycle, d.port()), (38, "dbg"));
+    assert!(d.notes.is_empty(), "{:?}", d.notes);
+}
+
+#[test]
+fn a_state_difference_after_the_last_edge_is_caught() {
+    // The ghost bit is set by the edge that ends the stimulus's last cycle (count 37 at
+    // cycle 37, the last one driven): only the final state comparison can see it.
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let cosim = Cosim::new(
+        &COUNTER_DESC,
+        params,
+        counter_rtl(&state_only_bug()),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_failure_dir(None);
+    let mut stim = FnStimulus(|cycle: u64, ports: &mut [Bits]| {
+        ports[0].set_u64(1);
+        ports[1].set_u64(1);
+        cycle < 38
+    });
+    let err = cosim.run(&mut stim).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((d.cycle, d.port()), (38, "dbg"));
+}

@@ -26,7 +26,13 @@ fn toy_counter_matches_for_100k_random_cycles() {
         let s = cosim.run(&mut stim).unwrap_or_else(|e| panic!("{e}"));
         eprintln!("{s}");
         assert_eq!(s.cycles, 100_000);
-        assert_eq!(s.ports_compared, 5);
+        // Four outputs every cycle; the debug port every STATE_INTERVAL cycles from cycle
+        // 0, and once more after the last edge.
+        assert_eq!((s.ports_compared, s.state_ports), (4, 1));
+        assert_eq!(
+            s.state_samples,
+            100_000u64.div_ceil(warpforge_cosim::lockstep::STATE_INTERVAL) + 1
+        );
     }
 }
 

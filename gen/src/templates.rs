@@ -187,12 +187,20 @@ impl ModuleCtx {
     }
 }
 
-/// The port declarations of a module with `desc`'s ports (`clk` first); `debug`: with the
-/// debug-state ports (the co-simulation wrapper), else without (the unit's own module).
+/// The port declarations of a module with `desc`'s ports (`clk` first); `debug`: with
+/// `wf_sample` and the debug-state ports (the co-simulation wrapper), else without (the
+/// unit's own module).
 fn port_list(desc: &UnitDesc, debug: bool) -> Vec<PortCtx> {
     let mut rows: Vec<(String, String, String)> =
         vec![("input".into(), String::new(), "clk".into())];
     let mut comments = vec!["clock (rising edge)".to_string()];
+    if debug {
+        rows.push(("input".into(), String::new(), "wf_sample".into()));
+        comments.push(
+            "co-simulation: a rising edge latches the internal state into the [dbg] ports"
+                .to_string(),
+        );
+    }
     for p in desc.ports.iter().filter(|p| debug || p.role != Role::Debug) {
         let dir = if p.role.is_input() { "input" } else { "output" };
         rows.push((dir.into(), range(p.width), p.name.into()));

@@ -327,8 +327,8 @@ fn the_gate_lints_the_cosim_wrapper_with_the_simulators() {
     let mut g = spe();
     // An undeclared name in the wrapper only: the synthesizable design stays clean.
     g.cosim_only[0].1 = g.cosim_only[0].1.replacen(
-        "assign dbg_done = u_unit.done;",
-        "assign dbg_done = u_unit.no_such;",
+        "dbg_done_q <= u_unit.done;",
+        "dbg_done_q <= u_unit.no_such;",
         1,
     );
     let dir = std::env::temp_dir().join(format!("warpforge-lint-wrapper-{}", std::process::id()));

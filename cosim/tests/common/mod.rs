@@ -130,6 +130,8 @@ impl UnitModel for Counter {
         set128(&mut p[7], self.acc);
         let hit = rst_n && (p[4].to_u64() & 0xf) == (self.count & 0xf);
         p[8].set_u64(hit as u64);
+    }
+    fn debug_state(&self, p: &mut [Bits]) {
         let dbg = &mut p[9];
         dbg.set_field(0, 64, self.acc as u64);
         dbg.set_field(64, 6, (self.acc >> 64) as u64);

@@ -431,13 +431,24 @@ impl fmt::Display for Params {
 pub trait UnitModel: Send {
     fn desc(&self) -> &'static UnitDesc;
     fn params(&self) -> &Params;
-    /// `outputs(t) = g(state(t), inputs(t))`: writes every non-input port of `ports`.
+    /// `outputs(t) = g(state(t), inputs(t))`: writes every registered and combinational
+    /// output of `ports` (not the debug-state ports: see [`UnitModel::debug_state`]).
     fn outputs(&self, ports: &mut [Bits]);
+    /// Writes the debug-state ports (the flattened internal state(t)). Separate from
+    /// `outputs` because packing the whole state costs far more than the outputs: the
+    /// co-simulation compares state every N cycles, not every cycle. The default writes
+    /// nothing (a unit without debug ports).
+    fn debug_state(&self, _ports: &mut [Bits]) {}
+    /// [`UnitModel::outputs`] and [`UnitModel::debug_state`]: every non-input port.
+    fn all_outputs(&self, ports: &mut [Bits]) {
+        self.outputs(ports);
+        self.debug_state(ports);
+    }
     /// The clock edge: `state(t+1) = f(state(t), inputs(t))` (reads the input ports only).
     fn tick(&mut self, ports: &[Bits]);
     /// The second half of [`UnitModel::outputs`] for callers that already hold state(t):
     /// writes at least the combinational outputs for this cycle's inputs, given that the
-    /// registered and debug ports of `ports` were written by `outputs` since the last
+    /// registered ports of `ports` were written by `outputs` since the last
     /// `tick` (so they need not be rebuilt). The default writes every output.
     fn comb_outputs(&self, ports: &mut [Bits]) {
         self.outputs(ports)

@@ -254,11 +254,13 @@ impl<U: Unit> UnitModel for Adapter<U> {
     }
     fn outputs(&self, ports: &mut [Bits]) {
         self.unit.registered().write_ports(ports);
-        self.unit.debug_state(ports);
         self.comb_outputs(ports);
     }
-    /// The combinational outputs only: the registered and debug ports depend on the state
-    /// alone. They read 0 while `rst_n` is low.
+    fn debug_state(&self, ports: &mut [Bits]) {
+        self.unit.debug_state(ports);
+    }
+    /// The combinational outputs only: the registered ports depend on the state alone.
+    /// They read 0 while `rst_n` is low.
     fn comb_outputs(&self, ports: &mut [Bits]) {
         let ev = if ports[RST_N].to_u64() == 0 {
             U::Events::default()

@@ -1027,7 +1027,7 @@ mod tests {
                 }
                 let sparse = rnd() & rnd() & rnd();
                 ports[cpy_valid].set_u64(sparse);
-                unit.outputs(&mut ports);
+                unit.all_outputs(&mut ports);
                 // Compare outputs of state(t).
                 for i in 0..sp.q {
                     let mut regs = vec![];

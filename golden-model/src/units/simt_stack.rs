@@ -856,7 +856,7 @@ mod tests {
             unit.tick(&ports);
             typed.tick(&inp);
         }
-        unit.outputs(&mut ports);
+        unit.all_outputs(&mut ports);
         assert_eq!(ports[spe_port::depth].to_u64(), typed.depth() as u64);
         assert_eq!(ports[spe_port::tos_pc].to_u64(), typed.tos_pc() as u64);
         // dbg_stack entry 1 (the taken path) is {pc=6, rpc=9, mask=0x0f}; PC_W=32, WARP_SIZE=8.

@@ -1514,7 +1514,7 @@ mod tests {
         for (running, inp) in inputs {
             ports[rst_n].set_u64(*running as u64);
             inp.write_ports(&mut ports);
-            unit.outputs(&mut ports);
+            unit.all_outputs(&mut ports);
             let ev = if *running {
                 typed.events(&DpeInputs::read_ports(&ports))
             } else {
@@ -1628,7 +1628,7 @@ mod tests {
             unit.tick(&ports);
         }
         DpeInputs::default().write_ports(&mut ports);
-        unit.outputs(&mut ports);
+        unit.all_outputs(&mut ports);
         let dbg = &ports[dpe_port::dbg_stack];
         let b = 16 * 3 + 8 * 2 + 2; // entry 1
         let fields = [
