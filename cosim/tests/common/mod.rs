@@ -13,6 +13,7 @@ const fn port(name: &'static str, role: Role, width: &'static str) -> PortSpec {
         role,
         width,
         doc: "",
+        layout: None,
     }
 }
 
