@@ -37,7 +37,7 @@ pub mod stimulus;
 pub mod wave;
 
 pub use build::{BuildOptions, BuiltModel, RtlSource};
-pub use lockstep::{Cosim, Divergence, PortMismatch, Stimulus, Summary};
+pub use lockstep::{Cosim, Divergence, FieldMismatch, PortMismatch, Stimulus, Summary};
 pub use replay::{replay, replay_against, replay_unit_params, replay_with, Replay, ReplayStimulus};
 pub use rtl::{RtlLibrary, RtlModel};
 
