@@ -549,6 +549,15 @@ fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
     if let Some(out) = &a.export_tb {
         return export_tb(a, path, desc, &params, out);
     }
+    // The model is the reference: say so when it no longer computes what the file recorded.
+    let (r, _) = warpforge_cosim::Replay::load(path, desc)?;
+    if let Some(m) = r.model_change(desc, &params) {
+        println!(
+            "note: the model has changed since this replay was written: at cycle {} it computes \
+             {} = 0x{}, the file recorded 0x{}",
+            m.cycle, m.port, m.now, m.recorded
+        );
+    }
     let outcome = match &a.rtl {
         // `--x-checks` applies to a replay too.
         None => warpforge_cosim::replay_against(path, desc, None, &build_options(a)),

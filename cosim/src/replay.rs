@@ -473,6 +473,39 @@ impl Replay {
     }
 }
 
+/// Where the model computes other functional outputs than a replay file recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChange {
+    pub cycle: u64,
+    pub port: String,
+    /// The value in the file, and the model's now (hex).
+    pub recorded: String,
+    pub now: String,
+}
+
+impl Replay {
+    /// The first compared cycle and functional output where today's model differs from the
+    /// expected value recorded in the file (the model changed since the file was written),
+    /// or `None` (also for format 1, which records none).
+    pub fn model_change(&self, desc: &UnitDesc, params: &Params) -> Option<ModelChange> {
+        let recorded = self.expected.as_ref()?;
+        let now = model_outputs(desc, params, &self.log);
+        let end = self.header.first_cycle + self.header.cycles;
+        for c in recorded.first()..end.min(recorded.end()) {
+            let (r, n) = (recorded.values(c), now.values(c));
+            if let Some(k) = (0..r.len()).find(|&k| r[k] != n[k]) {
+                return Some(ModelChange {
+                    cycle: c,
+                    port: desc.ports[recorded.inputs[k]].name.to_string(),
+                    recorded: r[k].to_hex(),
+                    now: n[k].to_hex(),
+                });
+            }
+        }
+        None
+    }
+}
+
 /// The functional outputs of `desc`'s model at `params` over every cycle of `log`, run
 /// alone after the implicit reset cycle (what the lockstep run compares, clock low).
 pub fn model_outputs(desc: &UnitDesc, params: &Params, log: &InputLog) -> InputLog {

@@ -530,6 +530,21 @@ fn replay_files_of_format_1_still_load_and_other_formats_are_refused() {
         .to_string();
     assert!(e.contains("warpforge-replay-9"), "{e}");
 
+    // A file whose recorded outputs differ from today's model (as if the model changed
+    // since): cycle 10's count recorded as 0x0b.
+    let mut changed: Vec<String> = v2.lines().map(String::from).collect();
+    let (ins, outs) = changed[11].split_once(" | ").unwrap();
+    let mut outs: Vec<String> = outs.split(' ').map(String::from).collect();
+    assert_eq!(outs[0], "0a", "count at cycle 10, written in full");
+    outs[0] = "0b".into();
+    changed[11] = format!("{ins} | {}", outs.join(" "));
+    let pc = write("changed.replay", &(changed.join("\n") + "\n"));
+    let (rc, _) = Replay::load(&pc, &COUNTER_DESC).unwrap();
+    let m = rc.model_change(&COUNTER_DESC, &params).expect("a change");
+    assert_eq!((m.cycle, m.port.as_str()), (10, "count"));
+    assert_eq!((m.recorded.as_str(), m.now.as_str()), ("0b", "0a"));
+    assert_eq!(r2.model_change(&COUNTER_DESC, &params), None);
+
     // Line 3 (cycle 1): count's value flips a bit past the 8-bit port.
     let mut bad: Vec<String> = v2.lines().map(String::from).collect();
     let (ins, outs) = bad[2].split_once(" | ").unwrap();
