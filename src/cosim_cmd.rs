@@ -67,6 +67,12 @@ pub struct CosimArgs {
     /// catches each one; reports the kill ratio.
     #[arg(long)]
     mutants: bool,
+    /// With --replay: write a self-checking Verilog-2005 testbench of the replay to this
+    /// file (the recorded inputs, the model's expected outputs; for Icarus or any other
+    /// simulator) and the RTL files it instantiates beside it, instead of co-simulating.
+    /// The RTL is the replay's, or with --rtl DIR that folder's.
+    #[arg(long, value_name = "OUT.v", requires = "replay")]
+    export_tb: Option<PathBuf>,
     /// Use the Verilog in this folder (`<unit>.v`, and the library modules and co-simulation
     /// wrapper if they are there) instead of generating it, e.g. after editing the
     /// generated RTL. With a `<unit>.manifest.json` there, the run is at its parameters
@@ -112,6 +118,12 @@ pub struct CosimRow {
     /// The unit's functional coverage over the run's instances (a run that diverged has
     /// none).
     pub coverage: Option<CoverageRow>,
+    /// The first divergence, when the run diverged: cycle, instance, every differing port
+    /// (with its differing fields for ports with a declared layout), the inputs of the last
+    /// cycles, the artifacts, and `registered_note` (where a differing registered output
+    /// was set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<serde_json::Value>,
 }
 
 /// Functional coverage of one row: bins hit, of how many, and the ones never hit.
@@ -351,6 +363,7 @@ fn outcome(
         result: String::new(),
         ok: false,
         coverage: None,
+        divergence: None,
     };
     match r {
         Ok(s) => {
@@ -373,6 +386,7 @@ fn outcome(
                 d.instance,
                 d.port()
             );
+            row.divergence = Some(divergence_json(&d));
         }
         Err(CosimError::Rtl {
             cycle,
@@ -448,7 +462,15 @@ fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
         ),
         ok,
         coverage: None,
+        divergence: None,
     })
+}
+
+/// A divergence as JSON: its fields, plus `registered_note`.
+fn divergence_json(d: &warpforge_cosim::Divergence) -> serde_json::Value {
+    let mut v = serde_json::to_value(d).expect("a divergence serializes");
+    v["registered_note"] = serde_json::json!(d.registered_note());
+    v
 }
 
 /// The GPU configuration that instantiates `unit`, or why none does.
@@ -533,6 +555,18 @@ fn tempdir() -> Result<PathBuf> {
 /// DIR's (a fix of the RTL that diverged), with the model as the reference either way.
 fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
     let (desc, params) = warpforge_cosim::replay_unit_params(path)?;
+    if let Some(out) = &a.export_tb {
+        return export_tb(a, path, desc, &params, out);
+    }
+    // The model is the reference: say so when it no longer computes what the file recorded.
+    let (r, _) = warpforge_cosim::Replay::load(path, desc)?;
+    if let Some(m) = r.model_change(desc, &params) {
+        println!(
+            "note: the model has changed since this replay was written: at cycle {} it computes \
+             {} = 0x{}, the file recorded 0x{}",
+            m.cycle, m.port, m.now, m.recorded
+        );
+    }
     let outcome = match &a.rtl {
         // `--x-checks` applies to a replay too.
         None => warpforge_cosim::replay_against(path, desc, None, &build_options(a)),
@@ -571,6 +605,87 @@ fn replay(a: &CosimArgs, path: &Path) -> Result<u8> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `--replay F --export-tb OUT.v`: the testbench of F to OUT.v and the RTL files it
+/// instantiates beside it (an existing file of the same name must have the same text).
+fn export_tb(
+    a: &CosimArgs,
+    path: &Path,
+    desc: &'static UnitDesc,
+    params: &Params,
+    out: &Path,
+) -> Result<u8> {
+    let (r, _) = warpforge_cosim::Replay::load(path, desc)?;
+    let rtl = match &a.rtl {
+        None => r.header.rtl.clone(),
+        Some(dir) => {
+            if let Some(p) = rtl_manifest_params(a, desc)? {
+                if p != *params {
+                    bail!(
+                        "{} holds RTL generated at {p}, but the replay {} is at {params}",
+                        dir.display(),
+                        path.display()
+                    );
+                }
+            }
+            rtl_source(a, desc, params)?
+        }
+    };
+    let tb = warpforge_cosim::testbench::testbench(&r, desc, params, &rtl)?;
+    let dir = out
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut written = vec![];
+    for (name, text) in &tb.rtl_files {
+        let p = dir.join(name);
+        if p == out {
+            bail!(
+                "--export-tb {}: the design has a file of that name; choose another",
+                out.display()
+            );
+        }
+        match std::fs::read_to_string(&p) {
+            Ok(old) if old == *text => {}
+            Ok(_) => bail!(
+                "{} exists with other text than the replay's RTL; export the testbench \
+                 into another folder",
+                p.display()
+            ),
+            Err(_) => {
+                std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?
+            }
+        }
+        written.push(p);
+    }
+    std::fs::write(out, &tb.text).with_context(|| format!("cannot write {}", out.display()))?;
+    let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!(
+        "testbench {} written to {} ({} cycles; RTL: {})",
+        tb.module,
+        out.display(),
+        tb.cycles,
+        files.join(" ")
+    );
+    println!(
+        "run it: iverilog -g2005 -o {m} {} {} && vvp {m}",
+        files.join(" "),
+        out.display(),
+        m = tb.module
+    );
+    let debug_port = r.header.fail_port.as_deref().and_then(|p| {
+        let i = desc.port_index(p)?;
+        (desc.ports[i].role == warpforge_model::units::contract::Role::Debug).then_some(p)
+    });
+    if let Some(p) = debug_port {
+        println!(
+            "note: the replay diverged first in debug state ({p}); the testbench checks the \
+             functional outputs only, so it fails when that state reaches an output, or passes"
+        );
+    }
+    Ok(0)
 }
 
 /// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).

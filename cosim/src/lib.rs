@@ -9,6 +9,7 @@
 //!   both sides ([`wave`]).
 //! - [`mutants`]: broken variants of the RTL that the harness must catch.
 //! - [`stimulus`]: seeded random stimulus and helpers.
+//! - [`testbench`]: a self-checking Verilog testbench from a replay file (other simulators).
 //!
 //! ```no_run
 //! use warpforge_cosim::{BuildOptions, Cosim, RtlSource, stimulus::RandomStimulus};
@@ -34,10 +35,11 @@ pub mod rtl;
 pub mod shim;
 pub mod stack_stimulus;
 pub mod stimulus;
+pub mod testbench;
 pub mod wave;
 
 pub use build::{BuildOptions, BuiltModel, RtlSource};
-pub use lockstep::{Cosim, Divergence, PortMismatch, Stimulus, Summary};
+pub use lockstep::{Cosim, Divergence, FieldMismatch, PortMismatch, Stimulus, Summary};
 pub use replay::{replay, replay_against, replay_unit_params, replay_with, Replay, ReplayStimulus};
 pub use rtl::{RtlLibrary, RtlModel};
 

@@ -25,13 +25,13 @@ use crate::build::{self, BuildOptions, BuiltModel, RtlSource};
 use crate::replay::{InputLog, Replay, ReplayHeader, FORMAT};
 use crate::rtl::{RtlError, RtlLibrary, RtlModel};
 use crate::stimulus::TraceStimulus;
-use crate::wave::ModelVcd;
+use crate::wave::{BothVcd, Sample};
 use crate::CosimError;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc, UnitModel};
+use warpforge_model::units::contract::{Bits, Params, PortSpec, Role, UnitDesc, UnitModel};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::trace::Trace;
 
@@ -153,7 +153,7 @@ impl fmt::Display for Summary {
 }
 
 /// One differing port.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PortMismatch {
     pub port: String,
     pub role: Role,
@@ -164,10 +164,97 @@ pub struct PortMismatch {
     pub actual: String,
     /// Differing bit positions (bit 0 = LSB).
     pub diff_bits: Vec<u32>,
+    /// For a port with a declared field layout: the differing fields, in bit order (at most
+    /// [`MAX_FIELDS`]).
+    pub fields: Vec<FieldMismatch>,
+    /// Differing fields past [`MAX_FIELDS`].
+    pub more_fields: usize,
+}
+
+/// One differing field of a port with a field layout (`dbg_stack entry 3 .rpc`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldMismatch {
+    /// The port name followed by the field's place: `dbg_stack entry 3 .rpc`,
+    /// `dbg_P warp 5 side 1 reg 17`, `q_hazard[1]`.
+    pub field: String,
+    /// Bit offset of the field in the port, and its width.
+    pub lsb: u32,
+    pub width: u32,
+    pub expected: String,
+    pub actual: String,
+    /// Differing bit positions within the field.
+    pub diff_bits: Vec<u32>,
+}
+
+/// Differing fields listed per port.
+pub const MAX_FIELDS: usize = 32;
+
+impl PortMismatch {
+    /// The difference between the model's `expected` and the RTL's `actual` value of port
+    /// `spec`, decoded into fields when the port declares a layout.
+    pub fn new(spec: &PortSpec, params: &Params, expected: &Bits, actual: &Bits) -> PortMismatch {
+        let diff_bits = expected.diff_bits(actual);
+        let (fields, more_fields) = match spec.layout.map(|l| l.at(params)) {
+            Some(Ok(at)) => {
+                let (fields, more) = at.diff(expected, actual, &diff_bits, MAX_FIELDS);
+                let fields = fields
+                    .into_iter()
+                    .map(|f| FieldMismatch {
+                        field: format!("{}{}", spec.name, f.path),
+                        lsb: f.lsb,
+                        width: f.expected.width(),
+                        expected: f.expected.to_hex(),
+                        actual: f.actual.to_hex(),
+                        diff_bits: f.expected.diff_bits(&f.actual),
+                    })
+                    .collect();
+                (fields, more)
+            }
+            _ => (vec![], 0),
+        };
+        PortMismatch {
+            port: spec.name.to_string(),
+            role: spec.role,
+            width: expected.width(),
+            expected: expected.to_hex(),
+            actual: actual.to_hex(),
+            diff_bits,
+            fields,
+            more_fields,
+        }
+    }
+
+    /// A function of the state alone (registered output or debug state): its value at
+    /// cycle t was written at the clock edge that ended cycle t-1.
+    pub fn is_registered(&self) -> bool {
+        matches!(self.role, Role::Registered | Role::Debug)
+    }
+
+    fn write_fields(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for x in &self.fields {
+            write!(
+                f,
+                "      {}: expected 0x{} actual 0x{}",
+                x.field, x.expected, x.actual
+            )?;
+            if x.width > 1 {
+                write!(f, " (bits {:?})", x.diff_bits)?;
+            }
+            writeln!(f)?;
+        }
+        if self.more_fields > 0 {
+            writeln!(
+                f,
+                "      ... and {} more differing fields",
+                self.more_fields
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// The first cycle where RTL and model disagree.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Divergence {
     pub unit: String,
     pub instance: String,
@@ -176,14 +263,16 @@ pub struct Divergence {
     /// Every differing port at `cycle`, in port-list order (the first is the one reported).
     pub mismatches: Vec<PortMismatch>,
     /// The inputs of the last (up to 16) cycles up to and including `cycle`:
-    /// (cycle, [(port, hex)]).
+    /// (cycle, [(port, hex)]); an input with a field layout is listed per element
+    /// (`rsv_reg[0]`, `rsv_reg[1]`).
     pub last_inputs: Vec<(u64, Vec<(String, String)>)>,
     /// The replay file that reproduces this divergence alone.
     pub replay: Option<PathBuf>,
-    /// VCD of the RTL over the window around `cycle`.
+    /// VCD of the RTL over the window around `cycle` (Verilator trace: every signal).
     pub rtl_vcd: Option<PathBuf>,
-    /// VCD of the model over the same window.
-    pub model_vcd: Option<PathBuf>,
+    /// VCD of both sides' ports over the same window and time axis (scopes `model` and
+    /// `rtl`), with `mismatch` markers.
+    pub vcd: Option<PathBuf>,
     /// Whether re-running the replay (to write the RTL trace) hit the same cycle and port.
     pub reproduced: Option<bool>,
     /// Problems while writing the artifacts (the divergence itself stands).
@@ -198,6 +287,41 @@ impl Divergence {
     pub fn port(&self) -> &str {
         &self.mismatches[0].port
     }
+
+    /// Where the differing registered outputs and debug state come from: they hold
+    /// state(cycle), written at the clock edge that ended the previous cycle from that
+    /// cycle's inputs (or by the implicit reset, when the previous cycle is not part of the
+    /// run). `None` when only combinational outputs differ.
+    pub fn registered_note(&self) -> Option<String> {
+        let regs: Vec<&str> = self
+            .mismatches
+            .iter()
+            .filter(|m| m.is_registered())
+            .map(|m| m.port.as_str())
+            .collect();
+        if regs.is_empty() {
+            return None;
+        }
+        let what = if regs.len() == 1 {
+            format!("registered output {}", regs[0])
+        } else {
+            format!("registered outputs {}", regs.join(", "))
+        };
+        let prev = self.cycle.checked_sub(1);
+        let listed = prev.is_some_and(|p| self.last_inputs.iter().any(|(c, _)| *c == p));
+        Some(match prev {
+            Some(p) if listed => format!(
+                "{what}: set at the clock edge ending cycle {p} (inputs of cycle {p} above)"
+            ),
+            Some(p) if self.last_inputs.is_empty() => {
+                format!("{what}: set at the clock edge ending cycle {p}")
+            }
+            _ => format!(
+                "{what}: set by the implicit reset before cycle {} (the first cycle of the run)",
+                self.cycle
+            ),
+        })
+    }
 }
 
 impl fmt::Display for Divergence {
@@ -211,17 +335,32 @@ impl fmt::Display for Divergence {
         writeln!(f, "  expected (model) 0x{}", m.expected)?;
         writeln!(f, "  actual   (RTL)   0x{}", m.actual)?;
         writeln!(f, "  differing bits   {:?}", m.diff_bits)?;
+        m.write_fields(f)?;
         for o in &self.mismatches[1..] {
             writeln!(
                 f,
                 "  also {}: expected 0x{} actual 0x{} bits {:?}",
                 o.port, o.expected, o.actual, o.diff_bits
             )?;
+            o.write_fields(f)?;
         }
+        let regs: Vec<&str> = (self.mismatches.iter())
+            .filter(|m| m.is_registered())
+            .map(|m| m.port.as_str())
+            .collect();
+        let edge = self.cycle.checked_sub(1).filter(|_| !regs.is_empty());
         writeln!(f, "  inputs of the last {} cycles:", self.last_inputs.len())?;
         for (c, vals) in &self.last_inputs {
             let v: Vec<String> = vals.iter().map(|(n, h)| format!("{n}={h}")).collect();
-            writeln!(f, "    {c:>8}: {}", v.join(" "))?;
+            let mark = if Some(*c) == edge {
+                format!("   <- the edge ending this cycle set {}", regs.join(", "))
+            } else {
+                String::new()
+            };
+            writeln!(f, "    {c:>8}: {}{mark}", v.join(" "))?;
+        }
+        if let Some(n) = self.registered_note() {
+            writeln!(f, "  note: {n}")?;
         }
         if let Some(p) = &self.replay {
             writeln!(f, "  replay file: {}", p.display())?;
@@ -229,8 +368,8 @@ impl fmt::Display for Divergence {
         if let Some(p) = &self.rtl_vcd {
             writeln!(f, "  RTL VCD:     {}", p.display())?;
         }
-        if let Some(p) = &self.model_vcd {
-            writeln!(f, "  model VCD:   {}", p.display())?;
+        if let Some(p) = &self.vcd {
+            writeln!(f, "  both sides:  {}", p.display())?;
         }
         if let Some(r) = self.reproduced {
             writeln!(
@@ -545,18 +684,9 @@ impl Cosim {
         rtl.mismatches(ports)
             .into_iter()
             .map(|i| {
-                let spec = &self.desc.ports[i];
-                let expected = &ports[i];
-                let mut actual = Bits::zero(expected.width());
+                let mut actual = Bits::zero(ports[i].width());
                 rtl.get(i, &mut actual);
-                PortMismatch {
-                    port: spec.name.to_string(),
-                    role: spec.role,
-                    width: expected.width(),
-                    expected: expected.to_hex(),
-                    actual: actual.to_hex(),
-                    diff_bits: expected.diff_bits(&actual),
-                }
+                PortMismatch::new(&self.desc.ports[i], &self.params, &ports[i], &actual)
             })
             .collect()
     }
@@ -646,7 +776,7 @@ impl Cosim {
             last_inputs: vec![],
             replay: None,
             rtl_vcd: None,
-            model_vcd: None,
+            vcd: None,
             reproduced: None,
             notes: vec![],
         };
@@ -789,6 +919,7 @@ impl Cosim {
             d.cycle
         );
         let replay = dir.join(format!("{stem}.replay"));
+        let widths = self.desc.widths(&self.params);
         let header = ReplayHeader {
             format: FORMAT.into(),
             unit: self.desc.name.into(),
@@ -805,28 +936,33 @@ impl Cosim {
                 .zip(&log.widths)
                 .map(|(&i, &w)| (self.desc.ports[i].name.to_string(), w))
                 .collect(),
+            outputs: (self.desc.ports.iter().zip(&widths))
+                .filter(|(p, _)| !p.role.is_input())
+                .map(|(p, &w)| (p.name.to_string(), w, p.role))
+                .collect(),
             first_cycle: start,
             fail_cycle: Some(d.cycle),
             fail_port: Some(d.port().to_string()),
             cycles: d.cycle + 1 - start,
             post_cycles: log.end() - (d.cycle + 1),
         };
-        Replay::write(&replay, &header, log)?;
+        Replay::write(&replay, &header, log, self.desc, &self.params)?;
         d.replay = Some(replay);
         let rtl_vcd = dir.join(format!("{stem}.rtl.vcd"));
-        let model_vcd = dir.join(format!("{stem}.model.vcd"));
-        let first = self.write_windows(log, start, d.cycle, &d.instance, &rtl_vcd, &model_vcd)?;
+        let vcd = dir.join(format!("{stem}.vcd"));
+        let first = self.write_windows(log, start, d.cycle, &d.instance, &rtl_vcd, &vcd)?;
         d.rtl_vcd = Some(rtl_vcd);
-        d.model_vcd = Some(model_vcd);
+        d.vcd = Some(vcd);
         d.reproduced =
             Some(first.as_ref().map(|(c, p)| (*c, p.as_str())) == Some((d.cycle, d.port())));
         Ok(())
     }
 
     /// Re-run `log` from cycle `start` (after an implicit reset) in lockstep on a
-    /// trace-capable instance, writing both VCDs over `fail - VCD_WINDOW ..= fail +
-    /// VCD_WINDOW` (as far as the log goes). Returns the first divergence found at or
-    /// before `fail` (cycle, port).
+    /// trace-capable instance, writing the RTL's Verilator trace (`rtl_vcd`) and the VCD of
+    /// both sides' ports with mismatch markers (`vcd`, see [`crate::wave`]) over
+    /// `fail - VCD_WINDOW ..= fail + VCD_WINDOW` (as far as the log goes). Returns the first
+    /// divergence found at or before `fail` (cycle, port).
     pub fn write_windows(
         &self,
         log: &InputLog,
@@ -834,27 +970,30 @@ impl Cosim {
         fail: u64,
         instance: &str,
         rtl_vcd: &Path,
-        model_vcd: &Path,
+        vcd: &Path,
     ) -> Result<Option<(u64, String)>, CosimError> {
         let (mut model, mut rtl, mut ports) = self.start(true)?;
         rtl.set_cycle(start);
         let window = fail.saturating_sub(VCD_WINDOW).max(start);
-        let io = |e: std::io::Error| CosimError::Io(format!("{}: {e}", model_vcd.display()));
-        let mut mv = None;
         let mut first = None;
+        // Both sides' ports over the window, written once the ports that differ are known.
+        let mut samples: Vec<Sample> = vec![];
+        let sample = |time: u64, clk: bool, rtl: &RtlModel, ports: &[Bits], differ: Vec<bool>| {
+            let mut r = ports.to_vec();
+            for &i in rtl.output_indices() {
+                rtl.get(i, &mut r[i]);
+            }
+            Sample {
+                time,
+                clk,
+                model: ports.to_vec(),
+                rtl: r,
+                differ,
+            }
+        };
         for c in start..log.end() {
             if c == window {
                 rtl.trace_open(rtl_vcd)?;
-                let f = std::fs::File::create(model_vcd).map_err(io)?;
-                mv = Some(
-                    ModelVcd::new(
-                        std::io::BufWriter::new(f),
-                        self.desc,
-                        &self.params,
-                        instance,
-                    )
-                    .map_err(io)?,
-                );
             }
             log.apply(c, &mut ports);
             rtl.set_inputs(&ports);
@@ -871,23 +1010,41 @@ impl Cosim {
                     first = Some((c, self.desc.ports[i].name.to_string()));
                 }
             }
-            if let Some(v) = mv.as_mut() {
-                v.dump(c * 10, false, &ports).map_err(io)?;
+            let traced = c >= window;
+            let mut differ = vec![false; ports.len()];
+            if traced {
+                for i in rtl.mismatches(&ports) {
+                    differ[i] = true;
+                }
+                samples.push(sample(c * 10, false, &rtl, &ports, differ.clone()));
             }
             model.tick(&ports);
             if let Err(e) = rtl.edge() {
                 rtl.trace_close();
                 return Err(Self::rtl_err(c, e));
             }
-            if let Some(v) = mv.as_mut() {
+            if traced {
+                // After the edge: state(c+1) on both sides (the RTL's state ports sampled
+                // again); the markers keep cycle c's comparison.
                 model.all_outputs(&mut ports);
-                v.dump(c * 10 + 5, true, &ports).map_err(io)?;
+                if let Err(e) = rtl.sample_state() {
+                    rtl.trace_close();
+                    return Err(Self::rtl_err(c, e));
+                }
+                samples.push(sample(c * 10 + 5, true, &rtl, &ports, differ));
             }
         }
         rtl.trace_close();
-        if let Some(v) = mv {
-            v.close().map_err(io)?;
-        }
+        let io = |e: std::io::Error| CosimError::Io(format!("{}: {e}", vcd.display()));
+        let f = std::fs::File::create(vcd).map_err(io)?;
+        BothVcd::write(
+            std::io::BufWriter::new(f),
+            self.desc,
+            &self.params,
+            instance,
+            &samples,
+        )
+        .map_err(io)?;
         Ok(first)
     }
 }

@@ -1,20 +1,34 @@
-//! Replay files: everything needed to reproduce a divergence alone.
+//! Replay files: everything needed to reproduce a divergence alone, and to drive another
+//! simulator with the same stimulus and the model's expected outputs.
 //!
-//! Format (compact text, streamable): the first line is a JSON header (unit, parameters,
-//! instance, the RTL source texts, the input ports, the failing cycle and port); then one
-//! line per cycle from the first cycle after the harness's implicit reset up to and
-//! including the failing cycle, each the hexadecimal values of every input port in port
-//! order separated by spaces; then optionally a line `post` followed by up to 32 further
-//! cycles that only the VCD windows use (the harness does not compare them).
+//! Format `warpforge-replay-2` (compact text, streamable): the first line is a JSON header
+//! (unit, parameters, instance, the RTL source texts, the input ports, the output ports
+//! with their roles, the failing cycle and port); then one line per cycle from the first
+//! cycle after the harness's implicit reset up to and including the failing cycle; then
+//! optionally a line `post` followed by up to 32 further cycles that only the VCD windows
+//! use (the harness does not compare them). A cycle line is the hexadecimal values of every
+//! input port in port order, separated by spaces, then `|`, then the model's value of every
+//! non-input port (outputs and debug state, in port order) at that cycle, as the lockstep
+//! run compares it (inputs applied, clock low). An output value is written in one of three
+//! forms: hexadecimal; `=`, the same as on the line before (zero before the first line); or
+//! `^` and a comma-separated list of bit positions, the line before's value with those bits
+//! flipped (a wide debug vector that changes in a bit or two).
+//!
+//! Files of the earlier format `warpforge-replay-1` (inputs only, no `|`) still load and
+//! re-run; their expected outputs are recomputed with the model where needed.
 
 use crate::build::{BuildOptions, RtlSource};
 use crate::lockstep::{Cosim, Summary};
 use crate::{CosimError, Stimulus};
 use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
-use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc};
+use warpforge_model::units::layout::LayoutAt;
 
-pub const FORMAT: &str = "warpforge-replay-1";
+/// The format written.
+pub const FORMAT: &str = "warpforge-replay-2";
+/// The earlier format (inputs only), still read.
+pub const FORMAT_V1: &str = "warpforge-replay-1";
 
 /// Consecutive cycles' input ports, stored flat (one block of words per cycle), from cycle
 /// [`InputLog::first`] on. Cycle numbers in the API are absolute.
@@ -27,14 +41,22 @@ pub struct InputLog {
     offsets: Vec<usize>,
     per_cycle: usize,
     data: Vec<u64>,
+    /// The declared field layout of each input, if any (listings name its elements).
+    layouts: Vec<Option<LayoutAt>>,
 }
 
 impl InputLog {
     pub fn new(desc: &UnitDesc, params: &Params) -> InputLog {
-        let widths_all = desc.widths(params);
         let inputs: Vec<usize> = (0..desc.ports.len())
             .filter(|&i| desc.ports[i].role.is_input())
             .collect();
+        InputLog::of_ports(desc, params, inputs)
+    }
+
+    /// A log of other ports than the inputs (`ports`: indices in the unit's port list, in
+    /// order), e.g. the model's expected outputs of a replay.
+    pub fn of_ports(desc: &UnitDesc, params: &Params, inputs: Vec<usize>) -> InputLog {
+        let widths_all = desc.widths(params);
         let widths: Vec<u32> = inputs.iter().map(|&i| widths_all[i]).collect();
         let mut offsets = vec![];
         let mut per_cycle = 0;
@@ -42,6 +64,10 @@ impl InputLog {
             offsets.push(per_cycle);
             per_cycle += w.div_ceil(64).max(1) as usize;
         }
+        let layouts = inputs
+            .iter()
+            .map(|&i| desc.ports[i].layout.and_then(|l| l.at(params).ok()))
+            .collect();
         InputLog {
             first: 0,
             inputs,
@@ -49,6 +75,7 @@ impl InputLog {
             offsets,
             per_cycle,
             data: vec![],
+            layouts,
         }
     }
 
@@ -105,16 +132,31 @@ impl InputLog {
         }
     }
 
-    /// Cycle `c`'s inputs as (name, hex) pairs.
+    /// Cycle `c`'s inputs as (name, hex) pairs; an input with a field layout gives one
+    /// pair per field (`rsv_reg[0]`, `rsv_reg[1]`).
     pub fn named_hex(&self, desc: &UnitDesc, c: u64) -> Vec<(String, String)> {
-        self.values(c)
+        let mut out = vec![];
+        for ((b, &i), layout) in self
+            .values(c)
             .into_iter()
             .zip(&self.inputs)
-            .map(|(b, &i)| (desc.ports[i].name.to_string(), b.to_hex()))
-            .collect()
+            .zip(&self.layouts)
+        {
+            let name = desc.ports[i].name;
+            match layout {
+                Some(l) => out.extend(
+                    l.split(&b)
+                        .into_iter()
+                        .map(|(path, v)| (format!("{name}{path}"), v.to_hex())),
+                ),
+                None => out.push((name.to_string(), b.to_hex())),
+            }
+        }
+        out
     }
 
-    fn values(&self, c: u64) -> Vec<Bits> {
+    /// Cycle `c`'s values, one per port held, in order.
+    pub fn values(&self, c: u64) -> Vec<Bits> {
         let base = (c - self.first) as usize * self.per_cycle;
         self.widths
             .iter()
@@ -161,6 +203,10 @@ pub struct ReplayHeader {
     pub rtl: RtlSource,
     /// (name, width) of every input port, in the order of each cycle line.
     pub inputs: Vec<(String, u32)>,
+    /// (name, width, role) of every non-input port (outputs and debug state), in the order
+    /// of the expected values after `|` (empty in format 1).
+    #[serde(default)]
+    pub outputs: Vec<(String, u32, Role)>,
     /// The cycle number of the first cycle line (0, or the cycle after the last reset
     /// before the divergence: a reset cycle leaves both sides in the reset state, so what
     /// came before it is not needed).
@@ -182,14 +228,70 @@ pub struct Replay {
     pub header: ReplayHeader,
     /// The compared cycles followed by the post cycles.
     pub log: InputLog,
+    /// The model's expected values of the functional outputs (registered and
+    /// combinational, not debug state) over the same cycles, as recorded in the file
+    /// (`None` for format 1; see [`Replay::expected_outputs`]). The debug-state values are
+    /// checked for form but not kept: they can be wide.
+    pub expected: Option<InputLog>,
+}
+
+/// The functional outputs: every port that is neither an input nor debug state.
+pub fn functional_outputs(desc: &UnitDesc) -> Vec<usize> {
+    (0..desc.ports.len())
+        .filter(|&i| !matches!(desc.ports[i].role, Role::Input | Role::Debug))
+        .collect()
+}
+
+/// One expected value in a cycle line: `=` (unchanged), `^bits` (flipped) or hex.
+fn encode_value(prev: &Bits, v: &Bits) -> String {
+    if prev == v {
+        return "=".into();
+    }
+    let hex = v.to_hex();
+    let flips = prev.diff_bits(v);
+    let list: Vec<String> = flips.iter().map(u32::to_string).collect();
+    let short = format!("^{}", list.join(","));
+    if short.len() < hex.len() {
+        short
+    } else {
+        hex
+    }
+}
+
+/// Parse [`encode_value`]'s output into `value` (holding the line before's value).
+fn decode_value(value: &mut Bits, token: &str) -> Result<(), String> {
+    if token == "=" {
+        return Ok(());
+    }
+    if let Some(list) = token.strip_prefix('^') {
+        for b in list.split(',') {
+            let b: u32 = b
+                .parse()
+                .map_err(|_| format!("`{token}`: `{b}` is not a bit position"))?;
+            if b >= value.width() {
+                return Err(format!(
+                    "`{token}`: bit {b} is outside the {}-bit port",
+                    value.width()
+                ));
+            }
+            value.set_bit(b, !value.bit(b));
+        }
+        return Ok(());
+    }
+    *value = Bits::from_hex(value.width(), token)?;
+    Ok(())
 }
 
 impl Replay {
-    /// Write `log` (`compare` cycles to compare, then the rest as post cycles).
+    /// Write `log` (`header.cycles` cycles to compare, then `header.post_cycles` more) with
+    /// the expected outputs of `desc`'s model at `params`, run alone over the same inputs
+    /// after the implicit reset.
     pub(crate) fn write(
         path: &Path,
         header: &ReplayHeader,
         log: &InputLog,
+        desc: &UnitDesc,
+        params: &Params,
     ) -> Result<(), CosimError> {
         let io = |e: std::io::Error| CosimError::Io(format!("writing {}: {e}", path.display()));
         let f = std::fs::File::create(path).map_err(io)?;
@@ -197,15 +299,32 @@ impl Replay {
         serde_json::to_writer(&mut w, header)
             .map_err(|e| CosimError::Io(format!("writing {}: {e}", path.display())))?;
         writeln!(w).map_err(io)?;
+        let outputs: Vec<usize> = (0..desc.ports.len())
+            .filter(|&i| !desc.ports[i].role.is_input())
+            .collect();
+        let mut model = (desc.build)(params);
+        let mut ports = desc.zero_ports(params);
+        model.tick(&ports); // the implicit reset cycle
+        let mut prev = desc.zero_ports(params);
         let start = header.first_cycle;
-        for c in start..start + header.cycles {
-            writeln!(w, "{}", log.line(c)).map_err(io)?;
-        }
-        if header.post_cycles > 0 {
-            writeln!(w, "post").map_err(io)?;
-            for c in start + header.cycles..start + header.cycles + header.post_cycles {
-                writeln!(w, "{}", log.line(c)).map_err(io)?;
+        let main_end = start + header.cycles;
+        let mut line = String::new();
+        for c in start..main_end + header.post_cycles {
+            if c == main_end {
+                writeln!(w, "post").map_err(io)?;
             }
+            log.apply(c, &mut ports);
+            model.all_outputs(&mut ports);
+            line.clear();
+            line.push_str(&log.line(c));
+            line.push_str(" |");
+            for &i in &outputs {
+                line.push(' ');
+                line.push_str(&encode_value(&prev[i], &ports[i]));
+                prev[i].clone_from(&ports[i]);
+            }
+            writeln!(w, "{line}").map_err(io)?;
+            model.tick(&ports);
         }
         w.flush().map_err(io)
     }
@@ -220,20 +339,14 @@ impl Replay {
             .next()
             .ok_or_else(|| bad("empty file".into()))?
             .map_err(|e| bad(e.to_string()))?;
-        let header: ReplayHeader =
-            serde_json::from_str(&first).map_err(|e| bad(format!("line 1: {e}")))?;
-        if header.format != FORMAT {
-            return Err(bad(format!(
-                "format `{}`, expected `{FORMAT}`",
-                header.format
-            )));
-        }
+        let header = parse_header(&first).map_err(bad)?;
         if header.unit != desc.name {
             return Err(bad(format!(
                 "the file is for unit {}, not {}",
                 header.unit, desc.name
             )));
         }
+        let v2 = header.format == FORMAT;
         let params = static_params(desc, &header.params).map_err(bad)?;
         let mut log = InputLog::new(desc, &params);
         log.first = header.first_cycle;
@@ -249,6 +362,32 @@ impl Replay {
                 header.inputs
             )));
         }
+        let widths = desc.widths(&params);
+        let outputs: Vec<usize> = (0..desc.ports.len())
+            .filter(|&i| !desc.ports[i].role.is_input())
+            .collect();
+        if v2 {
+            let expect: Vec<(String, u32, Role)> = outputs
+                .iter()
+                .map(|&i| {
+                    (
+                        desc.ports[i].name.to_string(),
+                        widths[i],
+                        desc.ports[i].role,
+                    )
+                })
+                .collect();
+            if expect != header.outputs {
+                return Err(bad(format!(
+                    "output ports {:?} do not match the unit's {expect:?}",
+                    header.outputs
+                )));
+            }
+        }
+        let mut expected = InputLog::of_ports(desc, &params, functional_outputs(desc));
+        expected.first = header.first_cycle;
+        // The current value of every output (the `=` and `^` forms refer to it).
+        let mut values = desc.zero_ports(&params);
         let (mut main, mut post) = (0u64, 0u64);
         let mut in_post = false;
         for (n, line) in lines.enumerate() {
@@ -261,7 +400,38 @@ impl Replay {
                 in_post = true;
                 continue;
             }
-            log.push_line(line, n + 2).map_err(bad)?;
+            let lineno = n + 2;
+            let (ins, outs) = match (v2, line.split_once('|')) {
+                (true, Some((i, o))) => (i, Some(o)),
+                (false, None) => (line, None),
+                (true, None) => {
+                    return Err(bad(format!(
+                        "line {lineno}: no `|` before the expected outputs (format {FORMAT})"
+                    )))
+                }
+                (false, Some(_)) => {
+                    return Err(bad(format!(
+                        "line {lineno}: `|` in a file of format {FORMAT_V1} (inputs only)"
+                    )))
+                }
+            };
+            log.push_line(ins, lineno).map_err(bad)?;
+            if let Some(outs) = outs {
+                let tokens: Vec<&str> = outs.split_whitespace().collect();
+                if tokens.len() != outputs.len() {
+                    return Err(bad(format!(
+                        "line {lineno}: {} expected values, expected {} (one per output port)",
+                        tokens.len(),
+                        outputs.len()
+                    )));
+                }
+                for (&i, t) in outputs.iter().zip(tokens) {
+                    decode_value(&mut values[i], t).map_err(|e| {
+                        bad(format!("line {lineno}: port {}: {e}", desc.ports[i].name))
+                    })?;
+                }
+                expected.push(&values);
+            }
             if in_post {
                 post += 1;
             } else {
@@ -274,7 +444,15 @@ impl Replay {
                 header.cycles, header.post_cycles
             )));
         }
-        Ok((Replay { header, log }, params))
+        let expected = v2.then_some(expected);
+        Ok((
+            Replay {
+                header,
+                log,
+                expected,
+            },
+            params,
+        ))
     }
 
     /// A stimulus that drives the recorded compared cycles (not the post cycles).
@@ -284,6 +462,83 @@ impl Replay {
             end: self.header.first_cycle + self.header.cycles,
         }
     }
+
+    /// The expected values of the functional outputs over every cycle of the file: the
+    /// recorded ones, or (format 1) the model's, run alone over the recorded inputs.
+    pub fn expected_outputs(&self, desc: &UnitDesc, params: &Params) -> InputLog {
+        match &self.expected {
+            Some(e) => e.clone(),
+            None => model_outputs(desc, params, &self.log),
+        }
+    }
+}
+
+/// Where the model computes other functional outputs than a replay file recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChange {
+    pub cycle: u64,
+    pub port: String,
+    /// The value in the file, and the model's now (hex).
+    pub recorded: String,
+    pub now: String,
+}
+
+impl Replay {
+    /// The first compared cycle and functional output where today's model differs from the
+    /// expected value recorded in the file (the model changed since the file was written),
+    /// or `None` (also for format 1, which records none).
+    pub fn model_change(&self, desc: &UnitDesc, params: &Params) -> Option<ModelChange> {
+        let recorded = self.expected.as_ref()?;
+        let now = model_outputs(desc, params, &self.log);
+        let end = self.header.first_cycle + self.header.cycles;
+        for c in recorded.first()..end.min(recorded.end()) {
+            let (r, n) = (recorded.values(c), now.values(c));
+            if let Some(k) = (0..r.len()).find(|&k| r[k] != n[k]) {
+                return Some(ModelChange {
+                    cycle: c,
+                    port: desc.ports[recorded.inputs[k]].name.to_string(),
+                    recorded: r[k].to_hex(),
+                    now: n[k].to_hex(),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// The functional outputs of `desc`'s model at `params` over every cycle of `log`, run
+/// alone after the implicit reset cycle (what the lockstep run compares, clock low).
+pub fn model_outputs(desc: &UnitDesc, params: &Params, log: &InputLog) -> InputLog {
+    let mut out = InputLog::of_ports(desc, params, functional_outputs(desc));
+    out.first = log.first();
+    let mut model = (desc.build)(params);
+    let mut ports = desc.zero_ports(params);
+    model.tick(&ports);
+    for c in log.first()..log.end() {
+        log.apply(c, &mut ports);
+        model.outputs(&mut ports);
+        out.push(&ports);
+        model.tick(&ports);
+    }
+    out
+}
+
+/// The header line, with a clear error for a format this version does not read.
+fn parse_header(line: &str) -> Result<ReplayHeader, String> {
+    // The format first: a file of another version may not parse as this header.
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("line 1: not a replay header: {e}"))?;
+    let format = v
+        .get("format")
+        .and_then(|f| f.as_str())
+        .unwrap_or("")
+        .to_string();
+    if format != FORMAT && format != FORMAT_V1 {
+        return Err(format!(
+            "replay format `{format}`: this warpforge reads `{FORMAT}` and `{FORMAT_V1}`"
+        ));
+    }
+    serde_json::from_value(v).map_err(|e| format!("line 1 ({format}): {e}"))
 }
 
 fn static_params(desc: &'static UnitDesc, values: &[(String, u64)]) -> Result<Params, String> {
@@ -353,8 +608,8 @@ fn replay_unit(path: &Path) -> Result<&'static UnitDesc, CosimError> {
     std::io::BufReader::new(f)
         .read_line(&mut line)
         .map_err(|e| CosimError::Io(format!("cannot read {}: {e}", path.display())))?;
-    let header: ReplayHeader = serde_json::from_str(&line)
-        .map_err(|e| CosimError::Replay(format!("{}: line 1: {e}", path.display())))?;
+    let header =
+        parse_header(&line).map_err(|e| CosimError::Replay(format!("{}: {e}", path.display())))?;
     warpforge_model::units::find(&header.unit).map_err(|e| {
         CosimError::Replay(format!(
             "{}: {e}; for an unregistered unit use replay_with",

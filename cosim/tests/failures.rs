@@ -79,6 +79,32 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
     let ports: Vec<&str> = d.mismatches.iter().map(|m| m.port.as_str()).collect();
     assert_eq!(ports, ["count", "next", "dbg"]);
     assert_eq!(d.mismatches[2].diff_bits, vec![70, 71, 72]);
+    // The debug port's declared layout names the field: `.count` (bits 70..78), not `.acc`.
+    let f = &d.mismatches[2].fields;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].field, "dbg .count");
+    assert_eq!((f[0].lsb, f[0].width), (70, 8));
+    assert_eq!((f[0].expected.as_str(), f[0].actual.as_str()), ("2b", "2c"));
+    assert_eq!(f[0].diff_bits, vec![0, 1, 2]);
+    assert!(d.first().fields.is_empty(), "count has no layout");
+    // `count` and `dbg` hold state(43): written at the edge that ended cycle 42.
+    assert_eq!(
+        d.registered_note().as_deref(),
+        Some(
+            "registered outputs count, dbg: set at the clock edge ending cycle 42 \
+             (inputs of cycle 42 above)"
+        )
+    );
+    let text = d.to_string();
+    assert!(
+        text.contains("      dbg .count: expected 0x2b actual 0x2c (bits [0, 1, 2])"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("42:")
+            && l.ends_with("<- the edge ending this cycle set count, dbg")),
+        "{text}"
+    );
     // The last 16 cycles of inputs, ending at the failing cycle.
     assert_eq!(d.last_inputs.len(), 16);
     assert_eq!(d.last_inputs.last().unwrap().0, 43);
@@ -88,20 +114,34 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
 
     // The replay file reproduces it alone.
     let replay = d.replay.clone().expect("replay file");
-    let (r, _) = Replay::load(&replay, &COUNTER_DESC).unwrap();
+    let (r, params) = Replay::load(&replay, &COUNTER_DESC).unwrap();
     assert_eq!(r.header.cycles, 44);
     assert_eq!(r.header.post_cycles, 32);
     assert_eq!(r.header.fail_port.as_deref(), Some("count"));
+    // It carries the model's expected outputs: the functional ones are kept (count, next,
+    // acc, hit); count = cycle, as the model computed it, through the post cycles too.
+    let e = r.expected.as_ref().expect("format 2 has expected outputs");
+    assert_eq!((e.first(), e.end()), (0, 76));
+    for c in 0..76 {
+        let v = e.values(c);
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[0].to_u64(), c, "count at cycle {c}");
+        assert_eq!(v[1].to_u64(), (c + 1) & 0xff, "next at cycle {c}");
+    }
+    assert_eq!(
+        r.expected_outputs(&COUNTER_DESC, &params).values(43),
+        e.values(43)
+    );
     let again = replay_with(&replay, &COUNTER_DESC, &opts()).unwrap_err();
     let d2 = again.divergence().unwrap_or_else(|| panic!("{again}"));
     assert_eq!((d2.cycle, d2.port()), (43, "count"));
     assert_eq!(d2.first(), d.first());
     assert_eq!(d.reproduced, Some(true));
 
-    // VCD windows of both sides, ±32 cycles around cycle 43, exist, parse and share one
-    // time axis (10 per cycle, the rising edge at +5).
+    // VCD windows (the RTL's trace, both sides' ports), ±32 cycles around cycle 43, exist,
+    // parse and share one time axis (10 per cycle, the rising edge at +5).
     let mut timescales = vec![];
-    for (path, clk_name) in [(&d.rtl_vcd, "clk"), (&d.model_vcd, "clk")] {
+    for (path, clk_name) in [(&d.rtl_vcd, "clk"), (&d.vcd, "clk")] {
         let path = path.as_ref().expect("VCD path");
         let (names, times, timescale) = vcd_vars_and_times(path);
         timescales.push(timescale);
@@ -117,6 +157,66 @@ fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
     }
     assert!(timescales[0].is_some());
     assert_eq!(timescales[0], timescales[1]);
+    both_sides_vcd(d.vcd.as_ref().unwrap());
+}
+
+/// The one VCD with both sides of the wrong counter: scopes `model` and `rtl` with every
+/// port, `mismatch` high exactly in the cycles where a compared port differs (43 on:
+/// the RTL counts from 44), a marker per differing port and none for the others.
+fn both_sides_vcd(path: &Path) {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut p = vcd::Parser::new(f);
+    let header = p.parse_header().unwrap();
+    let top = header
+        .find_scope(&["toy_counter".to_string()])
+        .expect("the unit's scope");
+    let var = |scope: &[&str], name: &str| {
+        let path: Vec<String> = scope
+            .iter()
+            .chain(std::iter::once(&name))
+            .map(|s| s.to_string())
+            .collect();
+        header.find_var(&path).map(|v| v.code)
+    };
+    for side in ["model", "rtl"] {
+        for port in ["rst_n", "en", "count", "next", "acc", "hit", "dbg"] {
+            assert!(var(&["toy_counter", side], port).is_some(), "{side}.{port}");
+        }
+    }
+    let mismatch = var(&["toy_counter"], "mismatch").expect("mismatch marker");
+    let count_marker = var(&["toy_counter"], "mismatch_count").expect("marker of count");
+    assert!(
+        var(&["toy_counter"], "mismatch_acc").is_none(),
+        "acc never differs"
+    );
+    let model_count = var(&["toy_counter", "model"], "count").unwrap();
+    let rtl_count = var(&["toy_counter", "rtl"], "count").unwrap();
+    assert!(top.items.len() > 4);
+    // Replay the value changes: at each time, the markers and both counts.
+    let (mut t, mut m, mut cm) = (0u64, None, None);
+    let (mut mc, mut rc) = (0u64, 0u64);
+    let mut at = std::collections::BTreeMap::new();
+    let num = |v: &vcd::Vector| {
+        v.iter()
+            .fold(0u64, |n, b| (n << 1) | (b == vcd::Value::V1) as u64)
+    };
+    for cmd in p {
+        match cmd.unwrap() {
+            vcd::Command::Timestamp(x) => t = x,
+            vcd::Command::ChangeScalar(c, v) if c == mismatch => m = Some(v == vcd::Value::V1),
+            vcd::Command::ChangeScalar(c, v) if c == count_marker => cm = Some(v == vcd::Value::V1),
+            vcd::Command::ChangeVector(c, v) if c == model_count => mc = num(&v),
+            vcd::Command::ChangeVector(c, v) if c == rtl_count => rc = num(&v),
+            _ => {}
+        }
+        at.insert(t, (m, cm, mc, rc));
+    }
+    // Settled values of cycle c at 10*c: the model counts c, the RTL c+1 from 43 on.
+    assert_eq!(at[&420], (Some(false), Some(false), 42, 42));
+    assert_eq!(at[&430], (Some(true), Some(true), 43, 44));
+    // The markers hold through the cycle (after the edge at +5 too).
+    assert_eq!(at[&435].0, Some(true));
+    assert_eq!(at[&500], (Some(true), Some(true), 50, 51));
 }
 
 #[test]
@@ -434,4 +534,99 @@ fn a_state_difference_after_the_last_edge_is_caught() {
     let err = cosim.run(&mut stim).unwrap_err();
     let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
     assert_eq!((d.cycle, d.port()), (38, "dbg"));
+}
+
+/// Replay files of the first format (inputs only) still load and re-run, their expected
+/// outputs recomputed from the model; a format this version does not know is refused with
+/// an error naming it; a malformed expected value names its line and port.
+#[test]
+fn replay_files_of_format_1_still_load_and_other_formats_are_refused() {
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let out = out_dir("formats");
+    let cosim = Cosim::new(
+        &COUNTER_DESC,
+        params.clone(),
+        counter_rtl(&wrong_counter()),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_failure_dir(Some(out.path().to_path_buf()));
+    let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    let v2 = std::fs::read_to_string(d.replay.as_ref().unwrap()).unwrap();
+    let (r2, _) = Replay::load(d.replay.as_ref().unwrap(), &COUNTER_DESC).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = out.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+
+    // The same file as format 1 wrote it: no `outputs` in the header, no `|` part.
+    let mut lines = v2.lines();
+    let mut header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    header["format"] = "warpforge-replay-1".into();
+    header.as_object_mut().unwrap().remove("outputs");
+    let mut v1 = header.to_string() + "\n";
+    for l in lines {
+        v1.push_str(l.split(" |").next().unwrap());
+        v1.push('\n');
+    }
+    let p1 = write("v1.replay", &v1);
+    let (r1, _) = Replay::load(&p1, &COUNTER_DESC).unwrap();
+    assert!(r1.expected.is_none());
+    let (e1, e2) = (
+        r1.expected_outputs(&COUNTER_DESC, &params),
+        r2.expected.clone().unwrap(),
+    );
+    assert_eq!((e1.first(), e1.end()), (e2.first(), e2.end()));
+    for c in e1.first()..e1.end() {
+        assert_eq!(e1.values(c), e2.values(c), "cycle {c}");
+    }
+    let again = replay_with(&p1, &COUNTER_DESC, &opts()).unwrap_err();
+    let d1 = again.divergence().unwrap_or_else(|| panic!("{again}"));
+    assert_eq!((d1.cycle, d1.port()), (43, "count"));
+
+    let p9 = write(
+        "v9.replay",
+        &v2.replacen("warpforge-replay-2", "warpforge-replay-9", 1),
+    );
+    let e = Replay::load(&p9, &COUNTER_DESC).unwrap_err().to_string();
+    assert!(
+        e.contains("replay format `warpforge-replay-9`")
+            && e.contains("warpforge-replay-2")
+            && e.contains("warpforge-replay-1"),
+        "{e}"
+    );
+    let e = replay_with(&p9, &COUNTER_DESC, &opts())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("warpforge-replay-9"), "{e}");
+
+    // A file whose recorded outputs differ from today's model (as if the model changed
+    // since): cycle 10's count recorded as 0x0b.
+    let mut changed: Vec<String> = v2.lines().map(String::from).collect();
+    let (ins, outs) = changed[11].split_once(" | ").unwrap();
+    let mut outs: Vec<String> = outs.split(' ').map(String::from).collect();
+    assert_eq!(outs[0], "0a", "count at cycle 10, written in full");
+    outs[0] = "0b".into();
+    changed[11] = format!("{ins} | {}", outs.join(" "));
+    let pc = write("changed.replay", &(changed.join("\n") + "\n"));
+    let (rc, _) = Replay::load(&pc, &COUNTER_DESC).unwrap();
+    let m = rc.model_change(&COUNTER_DESC, &params).expect("a change");
+    assert_eq!((m.cycle, m.port.as_str()), (10, "count"));
+    assert_eq!((m.recorded.as_str(), m.now.as_str()), ("0b", "0a"));
+    assert_eq!(r2.model_change(&COUNTER_DESC, &params), None);
+
+    // Line 3 (cycle 1): count's value flips a bit past the 8-bit port.
+    let mut bad: Vec<String> = v2.lines().map(String::from).collect();
+    let (ins, outs) = bad[2].split_once(" | ").unwrap();
+    let mut outs: Vec<String> = outs.split(' ').map(String::from).collect();
+    outs[0] = "^9".into();
+    bad[2] = format!("{ins} | {}", outs.join(" "));
+    let pb = write("bad.replay", &(bad.join("\n") + "\n"));
+    let e = Replay::load(&pb, &COUNTER_DESC).unwrap_err().to_string();
+    assert!(
+        e.contains("line 3: port count: `^9`: bit 9 is outside the 8-bit port"),
+        "{e}"
+    );
 }

@@ -16,6 +16,7 @@ const fn port(name: &'static str, role: Role, width: &'static str) -> PortSpec {
         role,
         width,
         doc: "",
+        layout: None,
     }
 }
 

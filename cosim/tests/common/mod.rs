@@ -6,6 +6,7 @@ use warpforge_cosim::{BuildOptions, RtlSource};
 use warpforge_model::units::contract::{
     Bits, GpuUse, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel,
 };
+use warpforge_model::units::layout::{Field, Layout};
 
 const fn port(name: &'static str, role: Role, width: &'static str) -> PortSpec {
     PortSpec {
@@ -13,8 +14,24 @@ const fn port(name: &'static str, role: Role, width: &'static str) -> PortSpec {
         role,
         width,
         doc: "",
+        layout: None,
     }
 }
+
+/// `dbg` = `{count, acc}`: one element of two named fields, the accumulator first (LSB).
+const DBG_LAYOUT: Layout = Layout {
+    dims: &[],
+    fields: &[
+        Field {
+            name: "acc",
+            width: "70",
+        },
+        Field {
+            name: "count",
+            width: "W",
+        },
+    ],
+};
 
 // ---------------------------------------------------------------------------------------
 // toy_counter: a loadable counter (registered), its next value (combinational), a 70-bit
@@ -42,7 +59,10 @@ pub static COUNTER_DESC: UnitDesc = UnitDesc {
         port("next", Role::Combinational, "W"),
         port("acc", Role::Registered, "70"),
         port("hit", Role::Combinational, "1"),
-        port("dbg", Role::Debug, "W+70"),
+        PortSpec {
+            layout: Some(&DBG_LAYOUT),
+            ..port("dbg", Role::Debug, "W+70")
+        },
     ],
     standard_sets: &[&[]],
     check: |_| Ok(()),

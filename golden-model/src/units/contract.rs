@@ -193,6 +193,19 @@ impl Bits {
         v & low_mask(width)
     }
 
+    /// The `width` bits at bit offset `lsb` as a value of their own (any width; bits past
+    /// the vector read 0).
+    pub fn slice(&self, lsb: u32, width: u32) -> Bits {
+        let mut out = Bits::zero(width);
+        let mut k = 0;
+        while k < width {
+            let n = (width - k).min(64);
+            out.set_field(k, n, self.field(lsb.saturating_add(k), n));
+            k += n;
+        }
+        out
+    }
+
     #[inline]
     pub fn clear(&mut self) {
         match self.words.as_mut_slice() {
@@ -364,6 +377,10 @@ pub struct PortSpec {
     pub role: Role,
     pub width: &'static str,
     pub doc: &'static str,
+    /// How the port's bits are organised (repeated elements, named fields), when it is more
+    /// than one value: divergence reports and input listings name the differing fields
+    /// with it (see [`super::layout`]).
+    pub layout: Option<&'static super::layout::Layout>,
 }
 
 /// A parameter with its valid range (same name as the Verilog parameter).

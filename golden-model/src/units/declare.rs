@@ -298,13 +298,25 @@ impl<U: Unit> UnitModel for Adapter<U> {
 ///     inputs SpeInputs { launch_valid: bool ["1"] "doc", ... }
 ///     registered SpeRegs { tos_pc: u32 ["PC_W"] "doc", ... }
 ///     combinational SpeEvents { ev_pop: bool ["1"] "doc", ... }
-///     debug { dbg_done ["WARP_SIZE"] "doc" }
+///     debug {
+///         dbg_done ["WARP_SIZE"] "doc",
+///         dbg_stack ["DEPTH*(2*PC_W+WARP_SIZE)"] "doc"
+///             layout([entry: "DEPTH"] { mask: "WARP_SIZE", rpc: "PC_W", pc: "PC_W" }),
+///     }
 /// }
 /// ```
 ///
 /// The port list is `rst_n`, then the inputs, the registered outputs, the combinational
 /// outputs and the debug ports, each in declaration order; the module named by `ports`
 /// holds every port's position as a constant named like the port, and the list as `LIST`.
+///
+/// Any port may end with a field layout ([`Layout`](super::layout::Layout): how its bits
+/// are organised, for divergence reports and input listings): `layout([dims] "width")`
+/// for repeated elements of one value each (`layout([_: "NRSV"] "$clog2(NUM_REGS)")`:
+/// `rsv_reg[1]`), or `layout([dims] { name: "width", ... })` for elements of named fields,
+/// LSB first. Dimensions are `name: "count"`, outermost first (`[warp: "NUM_WARPS", side:
+/// "2", reg: "NUM_REGS"]`: element `(warp*2 + side)*NUM_REGS + reg`); `_` leaves a
+/// dimension or field unnamed.
 #[macro_export]
 macro_rules! declare_unit {
     (
@@ -325,18 +337,18 @@ macro_rules! declare_unit {
         }
         $(#[$imeta:meta])*
         inputs $Inputs:ident {
-            $( $(#[$ifm:meta])* $ifield:ident : $ity:ty [$iw:literal] $idoc:literal ),* $(,)?
+            $( $(#[$ifm:meta])* $ifield:ident : $ity:ty [$iw:literal] $idoc:literal $(layout $ilay:tt)? ),* $(,)?
         }
         $(#[$rmeta:meta])*
         registered $Regs:ident {
-            $( $(#[$rfm:meta])* $rfield:ident : $rty:ty [$rw:literal] $rdoc:literal ),* $(,)?
+            $( $(#[$rfm:meta])* $rfield:ident : $rty:ty [$rw:literal] $rdoc:literal $(layout $rlay:tt)? ),* $(,)?
         }
         $(#[$emeta:meta])*
         combinational $Events:ident {
-            $( $(#[$efm:meta])* $efield:ident : $ety:ty [$ew:literal] $edoc:literal ),* $(,)?
+            $( $(#[$efm:meta])* $efield:ident : $ety:ty [$ew:literal] $edoc:literal $(layout $elay:tt)? ),* $(,)?
         }
         debug {
-            $( $dname:ident [$dw:literal] $ddoc:literal ),* $(,)?
+            $( $dname:ident [$dw:literal] $ddoc:literal $(layout $dlay:tt)? ),* $(,)?
         }
     ) => {
         $(#[$dmeta])*
@@ -378,11 +390,11 @@ macro_rules! declare_unit {
             use $crate::units::contract::{PortSpec, Role};
             /// The port list, in position order.
             pub const LIST: &[PortSpec] = &[
-                PortSpec { name: "rst_n", role: Role::Input, width: "1", doc: "synchronous active-low reset" },
-                $(PortSpec { name: stringify!($ifield), role: Role::Input, width: $iw, doc: $idoc },)*
-                $(PortSpec { name: stringify!($rfield), role: Role::Registered, width: $rw, doc: $rdoc },)*
-                $(PortSpec { name: stringify!($efield), role: Role::Combinational, width: $ew, doc: $edoc },)*
-                $(PortSpec { name: stringify!($dname), role: Role::Debug, width: $dw, doc: $ddoc },)*
+                PortSpec { name: "rst_n", role: Role::Input, width: "1", doc: "synchronous active-low reset", layout: None },
+                $(PortSpec { name: stringify!($ifield), role: Role::Input, width: $iw, doc: $idoc, layout: $crate::declare_unit!(@layout $($ilay)?) },)*
+                $(PortSpec { name: stringify!($rfield), role: Role::Registered, width: $rw, doc: $rdoc, layout: $crate::declare_unit!(@layout $($rlay)?) },)*
+                $(PortSpec { name: stringify!($efield), role: Role::Combinational, width: $ew, doc: $edoc, layout: $crate::declare_unit!(@layout $($elay)?) },)*
+                $(PortSpec { name: stringify!($dname), role: Role::Debug, width: $dw, doc: $ddoc, layout: $crate::declare_unit!(@layout $($dlay)?) },)*
             ];
         }
 
@@ -442,6 +454,24 @@ macro_rules! declare_unit {
             }
         }
     };
+
+    (@layout) => { None };
+    // `[dims] "width"`: each element is one value.
+    (@layout ([$($dn:tt : $dc:literal),+ $(,)?] $ew:literal)) => {
+        Some(&$crate::units::layout::Layout {
+            dims: &[$($crate::units::layout::Dim { name: $crate::declare_unit!(@name $dn), count: $dc }),+],
+            fields: &[$crate::units::layout::Field { name: "", width: $ew }],
+        })
+    };
+    // `[dims] { field: "width", ... }`: named fields, LSB first.
+    (@layout ([$($dn:tt : $dc:literal),+ $(,)?] { $($fname:tt : $fw:literal),+ $(,)? })) => {
+        Some(&$crate::units::layout::Layout {
+            dims: &[$($crate::units::layout::Dim { name: $crate::declare_unit!(@name $dn), count: $dc }),+],
+            fields: &[$($crate::units::layout::Field { name: $crate::declare_unit!(@name $fname), width: $fw }),+],
+        })
+    };
+    (@name _) => { "" };
+    (@name $n:ident) => { stringify!($n) };
 
     (@localparams) => { |_| ::std::vec::Vec::new() };
     (@localparams $lps:expr) => { $lps };

@@ -475,19 +475,26 @@ crate::declare_unit! {
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
     inputs ScoreboardPortIn {
         rsv_valid: u8 ["NRSV"] "per reserve port: reserve a destination at issue",
-        rsv_warp: u64 ["NRSV*$clog2(NUM_WARPS)"] "per reserve port: warp",
+        rsv_warp: u64 ["NRSV*$clog2(NUM_WARPS)"] "per reserve port: warp"
+            layout([_: "NRSV"] "$clog2(NUM_WARPS)"),
         rsv_side: u8 ["NRSV"] "per reserve port: issuing side (0 L, 1 R)",
-        rsv_reg: u64 ["NRSV*$clog2(NUM_REGS)"] "per reserve port: destination register",
+        rsv_reg: u64 ["NRSV*$clog2(NUM_REGS)"] "per reserve port: destination register"
+            layout([_: "NRSV"] "$clog2(NUM_REGS)"),
         rel_valid: u8 ["NWB"] "per release port: a writeback clears a pending register",
-        rel_warp: u64 ["NWB*$clog2(NUM_WARPS)"] "per release port: warp",
+        rel_warp: u64 ["NWB*$clog2(NUM_WARPS)"] "per release port: warp"
+            layout([_: "NWB"] "$clog2(NUM_WARPS)"),
         rel_side: u8 ["NWB"] "per release port: side carried down the pipeline",
-        rel_reg: u64 ["NWB*$clog2(NUM_REGS)"] "per release port: register",
+        rel_reg: u64 ["NWB*$clog2(NUM_REGS)"] "per release port: register"
+            layout([_: "NWB"] "$clog2(NUM_REGS)"),
         cpy_valid: u64 ["NUM_WARPS"] "bit w: warp w's stack raised ev_sb_copy (copy P into S, both sides)",
-        q_warp: u64 ["Q*$clog2(NUM_WARPS)"] "per query port: warp",
+        q_warp: u64 ["Q*$clog2(NUM_WARPS)"] "per query port: warp"
+            layout([_: "Q"] "$clog2(NUM_WARPS)"),
         q_side: u8 ["Q"] "per query port: side",
-        q_src: Bits ["Q*3*$clog2(NUM_REGS)"] "per query port: 3 source registers",
+        q_src: Bits ["Q*3*$clog2(NUM_REGS)"] "per query port: 3 source registers"
+            layout([_: "Q", _: "3"] "$clog2(NUM_REGS)"),
         q_src_valid: u32 ["Q*3"] "per query port: which sources are read",
-        q_dst: u64 ["Q*$clog2(NUM_REGS)"] "per query port: destination register",
+        q_dst: u64 ["Q*$clog2(NUM_REGS)"] "per query port: destination register"
+            layout([_: "Q"] "$clog2(NUM_REGS)"),
         q_dst_valid: u8 ["Q"] "per query port: the destination is written",
     }
     /// The scoreboard has no registered outputs besides its state.
@@ -496,11 +503,14 @@ crate::declare_unit! {
     /// Combinational outputs of one cycle.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     combinational ScoreboardEvents {
-        q_hazard: u8 ["Q"] "per query port: P[w][s][r] | S[w][!s][r] for a queried r",
+        q_hazard: u8 ["Q"] "per query port: P[w][s][r] | S[w][!s][r] for a queried r"
+            layout([_: "Q"] "1"),
     }
     debug {
-        dbg_P ["NUM_WARPS*2*NUM_REGS"] "pending bits, bit (warp*2+side)*NUM_REGS+reg",
-        dbg_S ["NUM_WARPS*2*NUM_REGS"] "shadow bits, bit (warp*2+side)*NUM_REGS+reg",
+        dbg_P ["NUM_WARPS*2*NUM_REGS"] "pending bits, bit (warp*2+side)*NUM_REGS+reg"
+            layout([warp: "NUM_WARPS", side: "2", reg: "NUM_REGS"] "1"),
+        dbg_S ["NUM_WARPS*2*NUM_REGS"] "shadow bits, bit (warp*2+side)*NUM_REGS+reg"
+            layout([warp: "NUM_WARPS", side: "2", reg: "NUM_REGS"] "1"),
     }
 }
 
@@ -1144,6 +1154,48 @@ mod tests {
         let before = s.clone();
         s.tick();
         assert_eq!(s, before, "an idle tick changes nothing");
+    }
+
+    /// The declared layouts decode what the model packs: a pending register shows up in
+    /// `dbg_P` as exactly `warp w side s reg r`, and a reserve port's fields as
+    /// `rsv_warp[i]` / `rsv_reg[i]`, at every standard parameter set.
+    #[test]
+    fn layouts_name_the_model_bits() {
+        for params in SCOREBOARD_DESC.standard_params() {
+            let p = ScoreboardParams::from_params(&params);
+            let (w, side, r) = (p.num_warps - 1, if p.dual { R } else { L }, p.num_regs - 3);
+            let mut s = DpeScoreboard::new(p);
+            rsv(&mut s, w, side, r);
+            let mut ports = SCOREBOARD_DESC.zero_ports(&params);
+            s.staged_to_ports(&ScoreboardPorts::of(&p), &mut ports);
+            let at = |port: usize| {
+                SCOREBOARD_DESC.ports[port]
+                    .layout
+                    .unwrap()
+                    .at(&params)
+                    .unwrap()
+            };
+            let warps = at(sb_port::rsv_warp).split(&ports[sb_port::rsv_warp]);
+            let regs = at(sb_port::rsv_reg).split(&ports[sb_port::rsv_reg]);
+            assert_eq!(warps.len(), p.nrsv as usize);
+            assert_eq!(
+                warps[0],
+                (
+                    "[0]".to_string(),
+                    Bits::from_u64(warps[0].1.width(), w as u64)
+                )
+            );
+            assert_eq!(regs[0].1.to_u64(), r as u64, "{params}");
+            s.tick();
+            Unit::debug_state(&s, &mut ports);
+            let set: Vec<String> = at(sb_port::dbg_P)
+                .split(&ports[sb_port::dbg_P])
+                .into_iter()
+                .filter(|(_, v)| v.to_u64() != 0)
+                .map(|(n, _)| n)
+                .collect();
+            assert_eq!(set, [format!(" warp {w} side {side} reg {r}")], "{params}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod coverage;
 pub mod declare;
 pub mod dpe_scoreboard;
 pub mod host;
+pub mod layout;
 pub mod ram;
 pub mod random_program;
 pub mod simt_stack;

@@ -646,7 +646,8 @@ crate::declare_unit! {
     }
     debug {
         dbg_stack ["DEPTH*(2*PC_W+WARP_SIZE)"]
-            "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0",
+            "entries 0..DEPTH-1, each {pc, rpc, mask}; entries at and above depth read 0"
+            layout([entry: "DEPTH"] { mask: "WARP_SIZE", rpc: "PC_W", pc: "PC_W" }),
         dbg_done ["WARP_SIZE"] "threads that have exited (A12 v2)",
     }
 }
@@ -876,6 +877,46 @@ mod tests {
         ports[spe_port::rst_n].set_u64(1);
         unit.outputs(&mut ports);
         assert_eq!(ports[spe_port::depth].to_u64(), 0);
+    }
+
+    /// The declared layout of `dbg_stack` decodes what the model packs: entry `i`'s `.pc`,
+    /// `.rpc` and `.mask` are the model's entry `i` at every standard parameter set.
+    #[test]
+    fn dbg_stack_layout_names_the_model_entries() {
+        for params in SPE_DESC.standard_params() {
+            let mut s = SimtStackSpe::new(SpeParams::from_params(&params));
+            let lanes = s.lanes;
+            s.tick(&SpeInputs::launch(0, lanes));
+            // Nested divergences: each peels the lowest live lane off to its own path.
+            let mut pc = 0;
+            while s.depth() + 2 <= s.params().depth && s.tos_mask().count_ones() > 1 {
+                let taken = s.tos_mask() & s.tos_mask().wrapping_neg();
+                s.tick(&upd(pc, UpdKind::Branch, taken, pc + 40, pc + 80));
+                pc = s.tos_pc();
+            }
+            assert!(s.depth() >= 3, "{params}");
+            let mut ports = SPE_DESC.zero_ports(&params);
+            Unit::debug_state(&s, &mut ports);
+            let layout = SPE_DESC.ports[spe_port::dbg_stack].layout.unwrap();
+            let fields = layout
+                .at(&params)
+                .unwrap()
+                .split(&ports[spe_port::dbg_stack]);
+            for i in 0..s.depth() {
+                let e = s.entry(i);
+                let get = |f: &str| {
+                    let name = format!(" entry {i} .{f}");
+                    fields.iter().find(|(n, _)| *n == name).unwrap().1.to_u64()
+                };
+                // The RPC of the bottom entry is END_PC, cut to PC_W bits in the port.
+                let pc_mask = crate::units::contract::low_mask(s.params().pc_w);
+                assert_eq!(
+                    (get("pc"), get("rpc"), get("mask")),
+                    (e.pc as u64, e.rpc as u64 & pc_mask, e.mask),
+                    "{params} entry {i}"
+                );
+            }
+        }
     }
 
     #[test]

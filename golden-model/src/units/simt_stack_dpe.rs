@@ -757,7 +757,12 @@ crate::declare_unit! {
     }
     debug {
         dbg_stack ["DEPTH*(3*PC_W+2*WARP_SIZE+2)"]
-            "entries 0..DEPTH-1, each {rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}; entries at and above depth read 0",
+            "entries 0..DEPTH-1, each {rpc, r_mask, r_pc, r_valid, l_mask, l_pc, l_valid}; entries at and above depth read 0"
+            layout([entry: "DEPTH"] {
+                l_valid: "1", l_pc: "PC_W", l_mask: "WARP_SIZE",
+                r_valid: "1", r_pc: "PC_W", r_mask: "WARP_SIZE",
+                rpc: "PC_W",
+            }),
         dbg_done ["WARP_SIZE"] "threads that have exited (A12 v2)",
     }
 }
@@ -948,6 +953,68 @@ mod tests {
         }
         assert!(s.is_empty(), "warp did not finish");
         (issued, max_depth)
+    }
+
+    /// The declared layout of `dbg_stack` decodes what the model packs: every field of
+    /// every entry below the depth is the model's, at every step of the Fig 2.6 walk
+    /// (the stack grows to three entries and shrinks back).
+    #[test]
+    fn dbg_stack_layout_names_the_model_entries() {
+        // WARP_SIZE=8 (the smallest valid parameter set) running the 4 threads of Fig 2.6.
+        let mut s = SimtStackDpe::new(DpeParams {
+            warp_size: 8,
+            depth: 4,
+            pc_w: 16,
+            ram_rd_reg: true,
+        });
+        s.launch(0, FULL);
+        let params = s.params().to_params().unwrap();
+        let layout = DPE_DESC.ports[dpe_port::dbg_stack]
+            .layout
+            .unwrap()
+            .at(&params)
+            .unwrap();
+        let mut ports = DPE_DESC.zero_ports(&params);
+        let mut deepest = 0;
+        let mut last = SIDE_R;
+        while !s.is_empty() {
+            Unit::debug_state(&s, &mut ports);
+            let fields = layout.split(&ports[dpe_port::dbg_stack]);
+            for i in 0..s.depth() {
+                let e = s.entry(i);
+                let get = |f: &str| {
+                    let name = format!(" entry {i} .{f}");
+                    fields.iter().find(|(n, _)| *n == name).unwrap().1.to_u64()
+                };
+                let (l, r) = (e.l(), e.r());
+                assert_eq!(
+                    [get("l_valid"), get("l_pc"), get("l_mask")],
+                    [l.valid as u64, l.pc as u64, l.mask],
+                    "entry {i}"
+                );
+                assert_eq!(
+                    [get("r_valid"), get("r_pc"), get("r_mask"), get("rpc")],
+                    // The bottom entry's END_PC, cut to PC_W bits in the port.
+                    [
+                        r.valid as u64,
+                        r.pc as u64,
+                        r.mask,
+                        e.rpc as u64 & low_mask(16)
+                    ],
+                    "entry {i}"
+                );
+            }
+            deepest = deepest.max(s.depth());
+            let side = match (s.l_valid(), s.r_valid()) {
+                (true, true) => last ^ 1,
+                (true, false) => SIDE_L,
+                _ => SIDE_R,
+            };
+            let pc = s.path_pc(side);
+            s.tick(&fig26_upd(side, pc));
+            last = side;
+        }
+        assert!(deepest >= 2, "the walk diverged ({deepest} entries)");
     }
 
     /// §9.4 properties of the stored stack.
