@@ -66,54 +66,50 @@
         end
     endgenerate
 
-    // ---- the rows the ports name this cycle -------------------------------------------
-    // touched[row]: a reserve or release port names the row. Only those rows' pending bits
-    // change (a copy changes the shadow bits of its warp's rows), so each row's decode of
-    // the ports below sits behind its enable: the same logic as an always-evaluated decode,
-    // and a simulator evaluates it for the few rows that change instead of every row.
-    localparam [ROWS-1:0] ROW_ONE  = { {(ROWS - 1){1'b0}}, 1'b1 };
-    localparam [ROWS-1:0] ROW_NONE = {ROWS{1'b0}};
-    reg [ROWS-1:0] touched;
-    integer t;
+    // ---- RSV and REL of every row: each port's register bit, scattered to its row ------
+    // rsv_r[row] / rel_r[row]: the OR of the register bits of the reserve / release ports
+    // that name the row (a row >= ROWS, a warp that does not exist, names nothing). The
+    // same decoders and OR gates as a per-row comparison with every port; written as one
+    // scatter per port so a simulator's per-cycle work and code grow with the ports, not
+    // with rows x ports.
+    localparam [ROW_W:0] ROWS_N = ROWS[ROW_W:0];
+    // Registers, not a memory (each row is read by its own flops): Yosys's mem2reg.
+    (* mem2reg *) reg [NUM_REGS-1:0] rsv_r [0:ROWS-1];
+    (* mem2reg *) reg [NUM_REGS-1:0] rel_r [0:ROWS-1];
+    reg [NUM_REGS-1:0] acc;  // the OR of the ports naming one row
+    integer r;
+    integer k;
+    integer j;
     always @* begin
-        touched = ROW_NONE;
-        for (t = 0; t < NRSV; t = t + 1) begin
-            if (rsv_valid[t]) begin
-                touched = touched | (ROW_ONE << rsv_rows[t*ROW_W +: ROW_W]);
+        for (r = 0; r < ROWS; r = r + 1) begin
+            rsv_r[r] = REG_NONE;
+            rel_r[r] = REG_NONE;
+        end
+        // Port k writes its row's OR over every port naming that row (ports naming the
+        // same row write the same value), so the array is never read here.
+        for (k = 0; k < NRSV; k = k + 1) begin
+            acc = REG_NONE;
+            for (j = 0; j < NRSV; j = j + 1) begin
+                if (rsv_rows[j*ROW_W +: ROW_W] == rsv_rows[k*ROW_W +: ROW_W]) begin
+                    acc = acc | rsv_bits[j*NUM_REGS +: NUM_REGS];
+                end
+            end
+            if ({1'b0, rsv_rows[k*ROW_W +: ROW_W]} < ROWS_N) begin
+                rsv_r[rsv_rows[k*ROW_W +: ROW_W]] = acc;
             end
         end
-        for (t = 0; t < NWB; t = t + 1) begin
-            if (rel_valid[t]) begin
-                touched = touched | (ROW_ONE << rel_rows[t*ROW_W +: ROW_W]);
+        for (k = 0; k < NWB; k = k + 1) begin
+            acc = REG_NONE;
+            for (j = 0; j < NWB; j = j + 1) begin
+                if (rel_rows[j*ROW_W +: ROW_W] == rel_rows[k*ROW_W +: ROW_W]) begin
+                    acc = acc | rel_bits[j*NUM_REGS +: NUM_REGS];
+                end
+            end
+            if ({1'b0, rel_rows[k*ROW_W +: ROW_W]} < ROWS_N) begin
+                rel_r[rel_rows[k*ROW_W +: ROW_W]] = acc;
             end
         end
     end
-
-    // RSV and REL of row `row`: the OR of the register bits of the ports that name it.
-    function automatic [NUM_REGS-1:0] rsv_of;
-        input [ROW_W-1:0] row;
-        integer k;
-        begin
-            rsv_of = REG_NONE;
-            for (k = 0; k < NRSV; k = k + 1) begin
-                if (rsv_rows[k*ROW_W +: ROW_W] == row) begin
-                    rsv_of = rsv_of | rsv_bits[k*NUM_REGS +: NUM_REGS];
-                end
-            end
-        end
-    endfunction
-    function automatic [NUM_REGS-1:0] rel_of;
-        input [ROW_W-1:0] row;
-        integer k;
-        begin
-            rel_of = REG_NONE;
-            for (k = 0; k < NWB; k = k + 1) begin
-                if (rel_rows[k*ROW_W +: ROW_W] == row) begin
-                    rel_of = rel_of | rel_bits[k*NUM_REGS +: NUM_REGS];
-                end
-            end
-        end
-    endfunction
 
     // ---- state: one row per (warp, side), tick() per row ------------------------------
     wire [NUM_REGS-1:0] p_rows [0:ROWS-1];  // P[w][s] = p_rows[{w, s}]
@@ -121,7 +117,6 @@
     genvar row;
     generate
         for (row = 0; row < ROWS; row = row + 1) begin : g_row
-            localparam [ROW_W-1:0] ROW = row[ROW_W-1:0];
             wire [NUM_REGS-1:0] pending;  // P of this row
             wire [NUM_REGS-1:0] shadow;   // S of this row
             // With DUAL=0 nothing ever reaches side 1 or the shadow bits: they are constant
@@ -131,8 +126,8 @@
                 always @(posedge clk) begin
                     if (!rst_n) begin
                         pending_q <= REG_NONE;
-                    end else if (touched[row]) begin
-                        pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);
+                    end else begin
+                        pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];
                     end
                 end
                 assign pending = pending_q;
@@ -145,8 +140,8 @@
                 always @(posedge clk) begin
                     if (!rst_n) begin
                         shadow_q <= REG_NONE;
-                    end else if (touched[row] || cpy) begin
-                        shadow_q <= (shadow_q | (cpy ? (pending | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);
+                    end else begin
+                        shadow_q <= (shadow_q | (cpy ? (pending | rsv_r[row]) : REG_NONE)) & ~rel_r[row];
                     end
                 end
                 assign shadow = shadow_q;

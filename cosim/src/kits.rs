@@ -186,14 +186,14 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
 static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
     DirectedMutant {
         description: "a same-cycle release wins over a reserve of the same register",
-        from: "pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);",
-        to: "pending_q <= (pending_q | rsv_of(ROW)) & ~rel_of(ROW);",
+        from: "pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];",
+        to: "pending_q <= (pending_q | rsv_r[row]) & ~rel_r[row];",
         only_if: None,
     },
     DirectedMutant {
         description: "a same-cycle release is not applied to the shadow copy",
-        from: "(cpy ? (pending | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);",
-        to: "(cpy ? (pending | rsv_of(ROW)) : REG_NONE));",
+        from: "(cpy ? (pending | rsv_r[row]) : REG_NONE)) & ~rel_r[row];",
+        to: "(cpy ? (pending | rsv_r[row]) : REG_NONE));",
         only_if: Some(("DUAL", 1)),
     },
 ];

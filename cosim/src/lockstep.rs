@@ -29,6 +29,8 @@ use crate::wave::{BothVcd, Sample};
 use crate::CosimError;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpforge_model::units::contract::{Bits, Params, PortSpec, Role, UnitDesc, UnitModel};
@@ -526,8 +528,11 @@ impl Cosim {
     }
 
     /// Replay every instance of a unit trace recorded by the GPU model
-    /// (`warpforge run --record-unit`), one lockstep run per instance, stopping at the
-    /// first divergence.
+    /// (`warpforge run --record-unit`), one lockstep run per instance, in parallel on
+    /// rayon's threads (each instance has its own model and RTL instance); the summaries
+    /// come in instance order, and on a divergence the error is that of the first
+    /// diverging instance in instance order, whatever the thread count: an instance after
+    /// a known failure is skipped, one before it always runs.
     pub fn run_trace(&self, trace: &Trace) -> Result<Vec<Summary>, CosimError> {
         if trace.desc.name != self.desc.name || trace.params != self.params {
             return Err(CosimError::Replay(format!(
@@ -535,16 +540,42 @@ impl Cosim {
                 trace.desc.name, trace.params, self.desc.name, self.params
             )));
         }
+        let first_failure = AtomicUsize::new(usize::MAX);
+        let results: Vec<Option<Result<Summary, CosimError>>> = trace
+            .header
+            .instances
+            .par_iter()
+            .enumerate()
+            .map(|(i, inst)| {
+                if i > first_failure.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let r = self.run_trace_instance(trace, i, &inst.name);
+                if r.is_err() {
+                    first_failure.fetch_min(i, Ordering::Relaxed);
+                }
+                Some(r)
+            })
+            .collect();
         let mut out = vec![];
-        for (i, inst) in trace.header.instances.iter().enumerate() {
-            let mut stim = TraceStimulus::new(trace, i).map_err(CosimError::Replay)?;
-            let s = self.run_instance(&inst.name, &mut stim)?;
-            if let Some(e) = stim.error() {
-                return Err(CosimError::Replay(format!("instance {}: {e}", inst.name)));
-            }
-            out.push(s);
+        for r in results.into_iter().flatten() {
+            out.push(r?);
         }
         Ok(out)
+    }
+
+    fn run_trace_instance(
+        &self,
+        trace: &Trace,
+        i: usize,
+        name: &str,
+    ) -> Result<Summary, CosimError> {
+        let mut stim = TraceStimulus::new(trace, i).map_err(CosimError::Replay)?;
+        let s = self.run_instance(name, &mut stim)?;
+        if let Some(e) = stim.error() {
+            return Err(CosimError::Replay(format!("instance {name}: {e}")));
+        }
+        Ok(s)
     }
 
     /// [`Cosim::run`] under another instance name (reports and file names).
