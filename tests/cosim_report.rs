@@ -182,8 +182,8 @@ fn a_scoreboard_divergence_names_the_warp_side_and_register() {
     );
     edit(
         &rtl.join("dpe_scoreboard.v"),
-        "pending_q <= (pending_q & ~rel) | rsv;",
-        "pending_q <= (pending_q | rsv) & ~rel;",
+        "pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];",
+        "pending_q <= (pending_q | rsv_r[row]) & ~rel_r[row];",
     );
     let json = dir.join("run.json");
     let o = warpforge(&[

@@ -200,7 +200,14 @@ static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
 
 /// Mutants of the scoreboard's template that no input can tell from the original: those of
 /// logic that one value of `DUAL` does not generate or holds constant.
-static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 4] = [
+static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
+    KnownEquivalent {
+        line: "assign pending = REG_NONE;",
+        edit: "",
+        reason: "the constant-zero pending rows of side 1 (g_no_p) are generated only with \
+                 DUAL=0; the mutant is caught there (dbg_P shows the row)",
+        when: |p| p.get("DUAL") == 1,
+    },
     KnownEquivalent {
         line: "if (DUAL_MODE || row % 2 == 0) begin : g_p",
         edit: "`==` → `!=`",

@@ -27,9 +27,9 @@ use crate::rtl::{RtlError, RtlLibrary, RtlModel};
 use crate::stimulus::TraceStimulus;
 use crate::wave::{BothVcd, Sample};
 use crate::CosimError;
+use rayon::prelude::*;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -650,7 +650,7 @@ impl Cosim {
                     instance,
                     first_cycle,
                     cycle,
-                    state_only && interval > 1,
+                    state_only,
                     &mut *model,
                     &mut rtl,
                     &mut ports,
@@ -776,22 +776,24 @@ impl Cosim {
     #[allow(clippy::too_many_arguments)]
     ///
     /// `detected` is the cycle the lockstep run stopped at (the model and the RTL are still
-    /// there). With `locate`, only the state differed there, at a sample after cycles whose
-    /// state was not compared: the inputs are re-run comparing state every cycle, and the
-    /// report is about the first cycle that differs.
+    /// there); `state_only`: only the state differed there (at a sample). When the state is
+    /// not compared every cycle it may have differed before `detected` unseen, so the
+    /// inputs are re-run comparing outputs and state every cycle, and the report is about
+    /// the first cycle anything differs.
     fn diverged<S: Stimulus + ?Sized>(
         &self,
         instance: &str,
         first_cycle: u64,
         detected: u64,
-        locate: bool,
+        state_only: bool,
         model: &mut dyn UnitModel,
         rtl: &mut RtlModel,
         ports: &mut [Bits],
         stim: &mut S,
         log: InputLog,
     ) -> Divergence {
-        if !locate {
+        let locate = self.state_interval > 1 && !rtl.state_indices().is_empty();
+        if !state_only {
             // The report shows the state of this cycle too (when the RTL can say it).
             if rtl.sample_state().is_ok() {
                 model.debug_state(ports);
@@ -827,16 +829,28 @@ impl Cosim {
             };
             match found {
                 Ok(Some((first, mismatches))) => {
-                    d.notes.push(format!(
-                        "the state is compared every {} cycles: the difference showed at the \
-                         comparison of cycle {detected}; re-running the inputs with the state \
-                         compared every cycle located its first cycle, {first}",
-                        self.state_interval
-                    ));
+                    let n = self.state_interval;
+                    if first < detected && state_only {
+                        d.notes.push(format!(
+                            "the state is compared every {n} cycles: the difference showed at \
+                             the comparison of cycle {detected}; re-running the inputs with the \
+                             state compared every cycle located its first cycle, {first}"
+                        ));
+                    } else if first < detected {
+                        d.notes.push(format!(
+                            "the outputs first differed at cycle {detected}; the state \
+                             (compared every {n} cycles) already differed at cycle {first}, \
+                             found by re-running the inputs with the state compared every cycle"
+                        ));
+                    }
                     cycle = first;
                     d.cycle = first;
                     d.mismatches = mismatches;
                 }
+                Ok(None) if !state_only => d.notes.push(format!(
+                    "re-running the inputs did not reproduce the difference at cycle \
+                     {detected} (non-deterministic stimulus?)"
+                )),
                 Ok(None) => {
                     d.notes.push(format!(
                         "the state differs at cycle {detected}, after the stimulus's last \

@@ -630,3 +630,32 @@ fn replay_files_of_format_1_still_load_and_other_formats_are_refused() {
         "{e}"
     );
 }
+
+/// A state difference that reaches an output only later is reported where it starts: the
+/// ghost bit corrupts the debug port from cycle 38 and the count output from cycle 41 (the
+/// edge that ends cycle 40 adds it); the run stops at 41 and the report says 38.
+#[test]
+fn an_output_difference_is_reported_where_the_state_first_differed() {
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let rtl = state_only_bug().replace(
+        "      else if (en) count <= count + 1'b1;",
+        "      else if (en) count <= count + 1'b1 + {7'd0, ghost && count == 8'd40};",
+    );
+    assert_ne!(rtl, state_only_bug());
+    let out = out_dir("state-first");
+    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(&rtl), &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(Some(out.path().to_path_buf()));
+    let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    eprintln!("{d}");
+    assert_eq!((d.cycle, d.port()), (38, "dbg"));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("outputs first differed at cycle 41") && n.contains("38")),
+        "{:?}",
+        d.notes
+    );
+    assert_eq!(d.reproduced, Some(true));
+}
