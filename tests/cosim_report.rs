@@ -253,3 +253,52 @@ fn a_scoreboard_divergence_names_the_warp_side_and_register() {
     assert!(reserved && released, "cycle {}: {prev}", cycle - 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The internal state is compared every 64 cycles by default (`--state-every 1`: every
+/// cycle), and either way a report is about the first cycle anything differs: with the
+/// SPE's registered-read fill never selected, the stack's entry 0 is wrong from cycle 8 and
+/// the outputs from cycle 11; the default run stops at 11 and reports 8 (saying so), the
+/// every-cycle run stops at 8.
+#[test]
+fn state_compared_every_n_cycles_still_reports_the_first_differing_cycle() {
+    let dir = scratch("state");
+    let rtl = dir.join("rtl");
+    gen("simt_stack_spe", &[], &rtl);
+    edit(
+        &rtl.join("simt_stack_spe.v"),
+        "top_in_q_q <= 1'b1;",
+        "top_in_q_q <= 1'b0;",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "cosim",
+            "--unit",
+            "simt_stack_spe",
+            "--rtl",
+            rtl.to_str().unwrap(),
+            "--out",
+        ];
+        let out = dir.join(format!("fails{}", extra.len()));
+        let out = out.to_str().unwrap().to_string();
+        args.push(&out);
+        args.extend(extra);
+        let o = warpforge(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        text(&o)
+    };
+    let sampled = run(&[]);
+    assert!(
+        sampled.contains("DIVERGENCE at cycle 8 ") && sampled.contains("port dbg_stack"),
+        "{sampled}"
+    );
+    assert!(
+        sampled.contains("the outputs first differed at cycle 11")
+            && sampled.contains("replay reproduces it"),
+        "{sampled}"
+    );
+    let every = run(&["--state-every", "1"]);
+    assert!(every.contains("DIVERGENCE at cycle 8 "), "{every}");
+    assert!(!every.contains("first differed"), "{every}");
+    let bad = warpforge(&["cosim", "--unit", "simt_stack_spe", "--state-every", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
