@@ -86,6 +86,36 @@ pub struct ManifestPort {
     /// An output that is a function of the state alone (registered or debug state).
     pub registered: bool,
     pub doc: String,
+    /// How a wide port's bits are organised (the unit declaration's field layout at these
+    /// parameters), for tools that decode it; absent for a plain value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<ManifestLayout>,
+}
+
+/// A port's field layout at the manifest's parameters: `elements` repeated elements, element
+/// `k` at bits `[k*element_width, (k+1)*element_width)`, indexed by `dims` (outermost first,
+/// row-major), each made of `fields` (LSB first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestLayout {
+    pub dims: Vec<ManifestDim>,
+    pub fields: Vec<ManifestField>,
+    pub element_width: u32,
+}
+
+/// One dimension of a layout: its index name (empty: a plain index) and count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestDim {
+    pub name: String,
+    pub count: u32,
+}
+
+/// One field of a layout element: its name (empty: the element is one value), its lowest
+/// bit within the element and its width.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestField {
+    pub name: String,
+    pub lsb: u32,
+    pub width: u32,
 }
 
 /// What was generated: read by the co-simulator and by people.
@@ -278,6 +308,37 @@ pub fn generate(desc: &'static UnitDesc, params: &Params) -> Result<GeneratedUni
             width_expr: p.width.into(),
             registered: matches!(p.role, Role::Registered | Role::Debug),
             doc: p.doc.into(),
+            layout: match p.layout {
+                None => None,
+                Some(l) => {
+                    let at = l.at(params).map_err(|msg| GenError::BadWidth {
+                        unit: desc.name.into(),
+                        port: p.name.into(),
+                        expr: "its field layout".into(),
+                        msg,
+                    })?;
+                    Some(ManifestLayout {
+                        dims: at
+                            .dims()
+                            .iter()
+                            .map(|&(name, count)| ManifestDim {
+                                name: name.into(),
+                                count,
+                            })
+                            .collect(),
+                        fields: at
+                            .fields()
+                            .iter()
+                            .map(|&(name, lsb, width)| ManifestField {
+                                name: name.into(),
+                                lsb,
+                                width,
+                            })
+                            .collect(),
+                        element_width: at.element_width(),
+                    })
+                }
+            },
         });
     }
     let mut ctx = ModuleCtx::new(desc, params, reg.file);

@@ -247,6 +247,20 @@ fn manifest_describes_the_instance() {
     assert_eq!(dbg.width, 4 * (2 * 16 + 8));
     assert_eq!(dbg.width_expr, "DEPTH*(2*PC_W+WARP_SIZE)");
     assert_eq!((dbg.role, dbg.registered), (Role::Debug, true));
+    // Its field layout at these parameters: 4 entries of {mask, rpc, pc}, LSB first.
+    let l = dbg.layout.as_ref().expect("dbg_stack has a layout");
+    assert_eq!(
+        (l.dims.len(), l.dims[0].name.as_str(), l.dims[0].count),
+        (1, "entry", 4)
+    );
+    let fields: Vec<(&str, u32, u32)> = l
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.lsb, f.width))
+        .collect();
+    assert_eq!(fields, [("mask", 0, 8), ("rpc", 8, 16), ("pc", 24, 16)]);
+    assert_eq!(l.element_width * l.dims[0].count, dbg.width);
+    assert!(port("depth").layout.is_none());
     assert_eq!(port("depth").width, 3);
     assert!(port("tos_pc").registered && !port("ev_pop").registered);
     assert_eq!(port("upd_pc").direction, "input");

@@ -101,6 +101,17 @@ impl LayoutAt {
         self.element_width
     }
 
+    /// The dimensions, outermost first: (index name, `""` for a plain index; count).
+    pub fn dims(&self) -> &[(&'static str, u32)] {
+        &self.dims
+    }
+
+    /// The fields of one element, LSB first: (name, `""` for the whole element; lsb within
+    /// the element; width).
+    pub fn fields(&self) -> &[(&'static str, u32, u32)] {
+        &self.fields
+    }
+
     /// Bits the layout covers (elements × element width): the port's width.
     pub fn width(&self) -> u64 {
         self.elements() * self.element_width as u64
