@@ -130,7 +130,8 @@ fn runtime_dir() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
     let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     // `cargo build` leaves the library (a dependency of this binary) in target/<profile>/deps.
-    let mut candidates = vec![dir.clone(), dir.join("deps"), dir.join("../lib")];
+    // deps/ first: the library built with this very binary.
+    let mut candidates = vec![dir.join("deps"), dir.clone(), dir.join("../lib")];
     // Test executables live in target/<profile>/deps.
     if dir.ends_with("deps") {
         candidates.insert(0, dir.join(".."));

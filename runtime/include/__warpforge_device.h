@@ -24,7 +24,7 @@ __WF_BUILTIN_STRUCT(threadIdx, tid)
 __WF_BUILTIN_STRUCT(blockIdx, ctaid)
 __WF_BUILTIN_STRUCT(blockDim, ntid)
 __WF_BUILTIN_STRUCT(gridDim, nctaid)
-#define warpSize 32
+static constexpr int warpSize = 32;
 
 /* ---- synchronisation ---- */
 /* __syncthreads() is a clang builtin. */
