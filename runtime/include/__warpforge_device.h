@@ -129,6 +129,18 @@ __WF_DEV float exp2f(float x) { return __nvvm_ex2_approx_f(x); }
 __WF_DEV float expf(float x) { return __nvvm_ex2_approx_f(x * __WF_LOG2E_F); }
 __WF_DEV float __expf(float x) { return __nvvm_ex2_approx_f(x * __WF_LOG2E_F); }
 __WF_DEV float log2f(float x) { return __nvvm_lg2_approx_f(x); }
+__WF_DEV float __log2f(float x) { return __nvvm_lg2_approx_f(x); }
+__WF_DEV float __log10f(float x) { return __nvvm_lg2_approx_f(x) * 0.30102999566398120f; }
+__WF_DEV float __exp10f(float x) { return __nvvm_ex2_approx_f(x * 3.3219280948873623f); }
+__WF_DEV float exp10f(float x) { return __nvvm_ex2_approx_f(x * 3.3219280948873623f); }
+__WF_DEV float __fsqrt_rn(float x) { return __builtin_sqrtf(x); }
+__WF_DEV float __fadd_rn(float a, float b) { return a + b; }
+__WF_DEV float __fsub_rn(float a, float b) { return a - b; }
+__WF_DEV float __fmul_rn(float a, float b) { return a * b; }
+__WF_DEV float __fdiv_rn(float a, float b) { return a / b; }
+__WF_DEV float __fmaf_rn(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+__WF_DEV float __int2float_rn(int x) { return (float)x; }
+__WF_DEV int __float2int_rz(float x) { return (int)x; }
 __WF_DEV float logf(float x) { return __nvvm_lg2_approx_f(x) * __WF_LN2_F; }
 __WF_DEV float __logf(float x) { return __nvvm_lg2_approx_f(x) * __WF_LN2_F; }
 __WF_DEV float log10f(float x) { return __nvvm_lg2_approx_f(x) * 0.30102999566398120f; }
@@ -142,6 +154,25 @@ __WF_DEV float tanf(float x) { return __nvvm_sin_approx_f(x) / __nvvm_cos_approx
 __WF_DEV float __fdividef(float a, float b) { return a / b; }
 __WF_DEV float __frcp_rn(float x) { return 1.0f / x; }
 __WF_DEV float __saturatef(float x) { return __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f); }
+#ifdef __cplusplus
+/* float overloads of <cmath> (std::exp(float) etc. would call expf, which PTX lacks). */
+__WF_DEV float exp(float x) { return expf(x); }
+__WF_DEV float exp2(float x) { return exp2f(x); }
+__WF_DEV float log(float x) { return logf(x); }
+__WF_DEV float log2(float x) { return log2f(x); }
+__WF_DEV float log10(float x) { return log10f(x); }
+__WF_DEV float pow(float a, float b) { return powf(a, b); }
+__WF_DEV float sin(float x) { return sinf(x); }
+__WF_DEV float cos(float x) { return cosf(x); }
+__WF_DEV float tan(float x) { return tanf(x); }
+__WF_DEV float sqrt(float x) { return sqrtf(x); }
+__WF_DEV float fabs(float x) { return fabsf(x); }
+__WF_DEV float floor(float x) { return floorf(x); }
+__WF_DEV float ceil(float x) { return ceilf(x); }
+__WF_DEV float fmin(float a, float b) { return fminf(a, b); }
+__WF_DEV float fmax(float a, float b) { return fmaxf(a, b); }
+__WF_DEV float abs(float x) { return fabsf(x); }
+#endif
 __WF_DEV int abs(int x) { return x < 0 ? -x : x; }
 __WF_DEV int min(int a, int b) { return a < b ? a : b; }
 __WF_DEV int max(int a, int b) { return a > b ? a : b; }
