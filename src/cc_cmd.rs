@@ -23,13 +23,31 @@ pub struct CcArgs {
 
 /// The headers a CUDA program includes, as shipped in runtime/include.
 const HEADERS: &[(&str, &str)] = &[
-    ("cuda_runtime.h", include_str!("../runtime/include/cuda_runtime.h")),
-    ("__warpforge_device.h", include_str!("../runtime/include/__warpforge_device.h")),
+    (
+        "cuda_runtime.h",
+        include_str!("../runtime/include/cuda_runtime.h"),
+    ),
+    (
+        "__warpforge_device.h",
+        include_str!("../runtime/include/__warpforge_device.h"),
+    ),
     ("cuda.h", include_str!("../runtime/include/cuda.h")),
-    ("cuda_runtime_api.h", include_str!("../runtime/include/cuda_runtime_api.h")),
-    ("driver_types.h", include_str!("../runtime/include/driver_types.h")),
-    ("vector_types.h", include_str!("../runtime/include/vector_types.h")),
-    ("device_launch_parameters.h", include_str!("../runtime/include/device_launch_parameters.h")),
+    (
+        "cuda_runtime_api.h",
+        include_str!("../runtime/include/cuda_runtime_api.h"),
+    ),
+    (
+        "driver_types.h",
+        include_str!("../runtime/include/driver_types.h"),
+    ),
+    (
+        "vector_types.h",
+        include_str!("../runtime/include/vector_types.h"),
+    ),
+    (
+        "device_launch_parameters.h",
+        include_str!("../runtime/include/device_launch_parameters.h"),
+    ),
 ];
 
 const RUNTIME_LIB: &str = "libwarpforge_cuda.so";
@@ -49,11 +67,12 @@ struct Opts {
 fn parse(args: &[String]) -> Result<Opts> {
     let mut o = Opts::default();
     let mut it = args.iter().peekable();
-    let value = |flag: &str, it: &mut std::iter::Peekable<std::slice::Iter<String>>| -> Result<String> {
-        it.next()
-            .cloned()
-            .with_context(|| format!("{flag} needs a value"))
-    };
+    let value =
+        |flag: &str, it: &mut std::iter::Peekable<std::slice::Iter<String>>| -> Result<String> {
+            it.next()
+                .cloned()
+                .with_context(|| format!("{flag} needs a value"))
+        };
     while let Some(a) = it.next() {
         let a = a.as_str();
         match a {
@@ -77,8 +96,8 @@ fn parse(args: &[String]) -> Result<Opts> {
                 let v = value(a, &mut it)?;
                 o.link.push(format!("-Wl,{v}"));
             }
-            "-arch" | "--gpu-architecture" | "-gencode" | "--generate-code" | "-code" | "-Xptxas"
-            | "-maxrregcount" | "-ccbin" => {
+            "-arch" | "--gpu-architecture" | "-gencode" | "--generate-code" | "-code"
+            | "-Xptxas" | "-maxrregcount" | "-ccbin" => {
                 value(a, &mut it)?;
             }
             "--use_fast_math" | "-use_fast_math" | "-lineinfo" | "--ptxas-options=-v" | "-G"
@@ -91,13 +110,19 @@ fn parse(args: &[String]) -> Result<Opts> {
                 || a.starts_with("-maxrregcount")
                 || a.starts_with("-Xptxas=") => {}
             _ if a.starts_with("-o") && a.len() > 2 => o.output = Some(a[2..].into()),
-            _ if a.starts_with("-l") || a.starts_with("-L") || a.starts_with("-Wl,") || a == "-pthread" => {
+            _ if a.starts_with("-l")
+                || a.starts_with("-L")
+                || a.starts_with("-Wl,")
+                || a == "-pthread" =>
+            {
                 o.link.push(a.to_string());
                 if a == "-pthread" {
                     o.common.push(a.to_string());
                 }
             }
-            _ if a.starts_with("-Xcompiler=") => o.common.extend(a["-Xcompiler=".len()..].split(',').map(String::from)),
+            _ if a.starts_with("-Xcompiler=") => o
+                .common
+                .extend(a["-Xcompiler=".len()..].split(',').map(String::from)),
             _ if a.starts_with('-') => o.common.push(a.to_string()),
             _ => o.inputs.push(a.into()),
         }
@@ -149,9 +174,7 @@ fn runtime_dir() -> Result<PathBuf> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot run {what}"))?;
+    let status = cmd.status().with_context(|| format!("cannot run {what}"))?;
     if !status.success() {
         bail!(CompileFailed(format!("{what} failed ({status})")));
     }
@@ -192,7 +215,13 @@ fn build(o: &Opts, clang: &str, work: &Path) -> Result<()> {
         }
     };
     let cuda = |c: &mut Command| {
-        c.args(["-x", "cuda", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib"]);
+        c.args([
+            "-x",
+            "cuda",
+            "--cuda-gpu-arch=sm_70",
+            "-nocudainc",
+            "-nocudalib",
+        ]);
         c.arg("-include").arg("cuda_runtime.h");
     };
     if o.compile_only && o.inputs.len() > 1 && o.output.is_some() {
@@ -206,7 +235,9 @@ fn build(o: &Opts, clang: &str, work: &Path) -> Result<()> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "input".into());
         let obj = if o.compile_only {
-            o.output.clone().unwrap_or_else(|| PathBuf::from(format!("{stem}.o")))
+            o.output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{stem}.o")))
         } else {
             work.join(format!("{i}-{stem}.o"))
         };
@@ -216,9 +247,19 @@ fn build(o: &Opts, clang: &str, work: &Path) -> Result<()> {
                 let mut dev = Command::new(clang);
                 cuda(&mut dev);
                 base(&mut dev);
-                dev.args(["--cuda-device-only", "-Xclang", "-target-feature", "-Xclang", "+ptx64", "-S"]);
+                dev.args([
+                    "--cuda-device-only",
+                    "-Xclang",
+                    "-target-feature",
+                    "-Xclang",
+                    "+ptx64",
+                    "-S",
+                ]);
                 dev.arg(input).arg("-o").arg(&ptx);
-                run(&mut dev, &format!("device compilation of {}", input.display()))?;
+                run(
+                    &mut dev,
+                    &format!("device compilation of {}", input.display()),
+                )?;
                 if o.keep {
                     let kept = o
                         .output
@@ -226,14 +267,25 @@ fn build(o: &Opts, clang: &str, work: &Path) -> Result<()> {
                         .filter(|_| o.inputs.len() == 1)
                         .map(|p| p.with_extension("ptx"))
                         .unwrap_or_else(|| PathBuf::from(format!("{stem}.ptx")));
-                    std::fs::copy(&ptx, &kept).with_context(|| format!("cannot write {}", kept.display()))?;
+                    std::fs::copy(&ptx, &kept)
+                        .with_context(|| format!("cannot write {}", kept.display()))?;
                 }
                 let mut host = Command::new(clang);
                 cuda(&mut host);
                 base(&mut host);
-                host.args(["--cuda-host-only", "-Xclang", "-target-sdk-version=10.1", "-Xclang", "-fcuda-include-gpubinary", "-Xclang"]);
+                host.args([
+                    "--cuda-host-only",
+                    "-Xclang",
+                    "-target-sdk-version=10.1",
+                    "-Xclang",
+                    "-fcuda-include-gpubinary",
+                    "-Xclang",
+                ]);
                 host.arg(&ptx).arg("-c").arg(input).arg("-o").arg(&obj);
-                run(&mut host, &format!("host compilation of {}", input.display()))?;
+                run(
+                    &mut host,
+                    &format!("host compilation of {}", input.display()),
+                )?;
                 objects.push(obj);
             }
             "cpp" | "cc" | "cxx" | "C" | "c" => {

@@ -1,10 +1,10 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod cc_cmd;
 mod cosim_cmd;
 mod gen_cmd;
 mod input_file;
-mod cc_cmd;
 mod launch_file;
 mod report;
 

@@ -74,12 +74,22 @@ macro_rules! skip_without_clang {
 #[test]
 fn programs_pass_in_timing_mode() {
     skip_without_clang!();
-    for name in ["bfs_flag", "pingpong", "constant_filter", "devfunc", "gauss_steps", "warp_reduce"] {
+    for name in [
+        "bfs_flag",
+        "pingpong",
+        "constant_filter",
+        "devfunc",
+        "gauss_steps",
+        "warp_reduce",
+    ] {
         let exe = compile("timing", name);
         let out = run(&exe, &[]);
         check_pass(name, &out);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("on gtx480 (timing)"), "{name}: no summary:\n{stderr}");
+        assert!(
+            stderr.contains("on gtx480 (timing)"),
+            "{name}: no summary:\n{stderr}"
+        );
     }
 }
 
@@ -88,7 +98,10 @@ fn programs_pass_in_timing_mode() {
 fn configuration_from_the_environment() {
     skip_without_clang!();
     let exe = compile("env", "gauss_steps");
-    check_pass("gauss_steps functional", &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]));
+    check_pass(
+        "gauss_steps functional",
+        &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]),
+    );
     let stats = scratch("env").join("gauss.json");
     let out = run(
         &exe,
@@ -127,7 +140,11 @@ fn compile_errors_pass_through() {
     skip_without_clang!();
     let dir = scratch("errors");
     let bad = dir.join("bad.cu");
-    std::fs::write(&bad, "__global__ void k() { undeclared = 1; }\nint main() {}\n").unwrap();
+    std::fs::write(
+        &bad,
+        "__global__ void k() { undeclared = 1; }\nint main() {}\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_warpforge"))
         .arg("cc")
         .arg(&bad)

@@ -127,7 +127,10 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
     _global: c_int,
 ) {
     let name = CStr::from_ptr(device_name).to_string_lossy();
-    die(&format!("__managed__ variable `{name}`: managed memory is not supported"), EXIT_INPUT);
+    die(
+        &format!("__managed__ variable `{name}`: managed memory is not supported"),
+        EXIT_INPUT,
+    );
 }
 
 #[no_mangle]
@@ -141,7 +144,9 @@ pub unsafe extern "C" fn __cudaRegisterTexture(
     _ext: c_int,
 ) {
     let name = CStr::from_ptr(device_name).to_string_lossy();
-    eprintln!("warpforge: texture `{name}` registered; textures are not supported (its use will fail)");
+    eprintln!(
+        "warpforge: texture `{name}` registered; textures are not supported (its use will fail)"
+    );
 }
 
 #[no_mangle]
@@ -154,13 +159,20 @@ pub unsafe extern "C" fn __cudaRegisterSurface(
     _ext: c_int,
 ) {
     let name = CStr::from_ptr(device_name).to_string_lossy();
-    eprintln!("warpforge: surface `{name}` registered; surfaces are not supported (its use will fail)");
+    eprintln!(
+        "warpforge: surface `{name}` registered; surfaces are not supported (its use will fail)"
+    );
 }
 
 // ---------------------------------------------------------------- launches
 
 #[no_mangle]
-pub extern "C" fn cudaConfigureCall(grid: Dim3C, block: Dim3C, shared: usize, _stream: *mut c_void) -> CudaError {
+pub extern "C" fn cudaConfigureCall(
+    grid: Dim3C,
+    block: Dim3C,
+    shared: usize,
+    _stream: *mut c_void,
+) -> CudaError {
     with(|rt| {
         rt.configs.push(CallConfig {
             grid: grid.into(),
@@ -173,7 +185,11 @@ pub extern "C" fn cudaConfigureCall(grid: Dim3C, block: Dim3C, shared: usize, _s
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaSetupArgument(arg: *const c_void, size: usize, offset: usize) -> CudaError {
+pub unsafe extern "C" fn cudaSetupArgument(
+    arg: *const c_void,
+    size: usize,
+    offset: usize,
+) -> CudaError {
     let src = std::slice::from_raw_parts(arg as *const u8, size);
     with(|rt| {
         if rt.legacy_args.len() < offset + size {
@@ -196,7 +212,12 @@ pub extern "C" fn cudaLaunch(func: *const c_void) -> CudaError {
 }
 
 #[no_mangle]
-pub extern "C" fn __cudaPushCallConfiguration(grid: Dim3C, block: Dim3C, shared: usize, _stream: *mut c_void) -> c_uint {
+pub extern "C" fn __cudaPushCallConfiguration(
+    grid: Dim3C,
+    block: Dim3C,
+    shared: usize,
+    _stream: *mut c_void,
+) -> c_uint {
     with(|rt| {
         rt.configs.push(CallConfig {
             grid: grid.into(),
@@ -216,8 +237,16 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(
 ) -> CudaError {
     with(|rt| match rt.configs.pop() {
         Some(cc) => {
-            *grid = Dim3C { x: cc.grid.x, y: cc.grid.y, z: cc.grid.z };
-            *block = Dim3C { x: cc.block.x, y: cc.block.y, z: cc.block.z };
+            *grid = Dim3C {
+                x: cc.grid.x,
+                y: cc.grid.y,
+                z: cc.grid.z,
+            };
+            *block = Dim3C {
+                x: cc.block.x,
+                y: cc.block.y,
+                z: cc.block.z,
+            };
             *shared = cc.shared as usize;
             if !stream.is_null() {
                 *stream = std::ptr::null_mut();
@@ -243,7 +272,11 @@ pub unsafe extern "C" fn cudaLaunchKernel(
         let Some((module, name)) = rt.kernel(func as usize) else {
             return rt.fail(ERR_INVALID_DEVICE_FUNCTION);
         };
-        let layout: Vec<(usize, usize)> = match rt.gpu.module(module).and_then(|m| m.kernel(&name).map(|k| (m, k))) {
+        let layout: Vec<(usize, usize)> = match rt
+            .gpu
+            .module(module)
+            .and_then(|m| m.kernel(&name).map(|k| (m, k)))
+        {
             Some((m, k)) => k
                 .params
                 .iter()
@@ -285,7 +318,12 @@ pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, size: usize) -> CudaE
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaMallocPitch(ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) -> CudaError {
+pub unsafe extern "C" fn cudaMallocPitch(
+    ptr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> CudaError {
     let p = width.div_ceil(256) * 256;
     *pitch = p;
     cudaMalloc(ptr, p * height)
@@ -319,7 +357,11 @@ pub unsafe extern "C" fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) -> C
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, _flags: c_uint) -> CudaError {
+pub unsafe extern "C" fn cudaHostAlloc(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> CudaError {
     cudaMallocHost(ptr, size)
 }
 
@@ -338,7 +380,13 @@ fn is_device(rt: &Runtime, p: usize) -> bool {
     rt.gpu.allocation_of(p as u64).is_some()
 }
 
-unsafe fn memcpy_impl(rt: &mut Runtime, dst: *mut c_void, src: *const c_void, n: usize, kind: c_int) -> CudaError {
+unsafe fn memcpy_impl(
+    rt: &mut Runtime,
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    kind: c_int,
+) -> CudaError {
     if n == 0 {
         return SUCCESS;
     }
@@ -357,8 +405,14 @@ unsafe fn memcpy_impl(rt: &mut Runtime, dst: *mut c_void, src: *const c_void, n:
             std::ptr::copy(src as *const u8, dst as *mut u8, n);
             Ok(())
         }
-        1 => rt.gpu.write_bytes(DevPtr(dst as u64), std::slice::from_raw_parts(src as *const u8, n)),
-        2 => rt.gpu.read_bytes(DevPtr(src as u64), std::slice::from_raw_parts_mut(dst as *mut u8, n)),
+        1 => rt.gpu.write_bytes(
+            DevPtr(dst as u64),
+            std::slice::from_raw_parts(src as *const u8, n),
+        ),
+        2 => rt.gpu.read_bytes(
+            DevPtr(src as u64),
+            std::slice::from_raw_parts_mut(dst as *mut u8, n),
+        ),
         3 => {
             let mut buf = vec![0u8; n];
             rt.gpu
@@ -377,12 +431,23 @@ unsafe fn memcpy_impl(rt: &mut Runtime, dst: *mut c_void, src: *const c_void, n:
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaMemcpy(dst: *mut c_void, src: *const c_void, n: usize, kind: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaMemcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    kind: c_int,
+) -> CudaError {
     with(|rt| memcpy_impl(rt, dst, src, n, kind))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaMemcpyAsync(dst: *mut c_void, src: *const c_void, n: usize, kind: c_int, _s: *mut c_void) -> CudaError {
+pub unsafe extern "C" fn cudaMemcpyAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    kind: c_int,
+    _s: *mut c_void,
+) -> CudaError {
     cudaMemcpy(dst, src, n, kind)
 }
 
@@ -415,29 +480,48 @@ pub unsafe extern "C" fn cudaMemcpy2D(
 
 #[no_mangle]
 pub extern "C" fn cudaMemset(ptr: *mut c_void, value: c_int, n: usize) -> CudaError {
-    with(|rt| match rt.gpu.write_bytes(DevPtr(ptr as u64), &vec![value as u8; n]) {
-        Ok(()) => SUCCESS,
-        Err(e) => {
-            eprintln!("warpforge: cudaMemset: {e}");
-            rt.fail(ERR_INVALID_VALUE)
+    with(|rt| {
+        match rt
+            .gpu
+            .write_bytes(DevPtr(ptr as u64), &vec![value as u8; n])
+        {
+            Ok(()) => SUCCESS,
+            Err(e) => {
+                eprintln!("warpforge: cudaMemset: {e}");
+                rt.fail(ERR_INVALID_VALUE)
+            }
         }
     })
 }
 
 #[no_mangle]
-pub extern "C" fn cudaMemsetAsync(ptr: *mut c_void, value: c_int, n: usize, _s: *mut c_void) -> CudaError {
+pub extern "C" fn cudaMemsetAsync(
+    ptr: *mut c_void,
+    value: c_int,
+    n: usize,
+    _s: *mut c_void,
+) -> CudaError {
     cudaMemset(ptr, value, n)
 }
 
 /// Where the variable with host shadow `symbol` lives, and its size.
-fn symbol_of(rt: &Runtime, symbol: *const c_void) -> Option<(warpforge_model::host::ModuleId, SymbolPlace, u64)> {
+fn symbol_of(
+    rt: &Runtime,
+    symbol: *const c_void,
+) -> Option<(warpforge_model::host::ModuleId, SymbolPlace, u64)> {
     let v = rt.vars.get(&(symbol as usize))?;
     let (place, size) = rt.gpu.symbol(v.module, &v.name)?;
     Some((v.module, place, size))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaMemcpyToSymbol(symbol: *const c_void, src: *const c_void, n: usize, offset: usize, kind: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaMemcpyToSymbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    n: usize,
+    offset: usize,
+    kind: c_int,
+) -> CudaError {
     with(|rt| {
         let Some((module, place, size)) = symbol_of(rt, symbol) else {
             return rt.fail(ERR_INVALID_SYMBOL);
@@ -447,7 +531,9 @@ pub unsafe extern "C" fn cudaMemcpyToSymbol(symbol: *const c_void, src: *const c
         }
         let mut data = vec![0u8; n];
         match kind {
-            1 | 4 if !is_device(rt, src as usize) => std::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), n),
+            1 | 4 if !is_device(rt, src as usize) => {
+                std::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), n)
+            }
             3 | 4 => {
                 if rt.gpu.read_bytes(DevPtr(src as u64), &mut data).is_err() {
                     return rt.fail(ERR_INVALID_VALUE);
@@ -467,7 +553,13 @@ pub unsafe extern "C" fn cudaMemcpyToSymbol(symbol: *const c_void, src: *const c
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaMemcpyFromSymbol(dst: *mut c_void, symbol: *const c_void, n: usize, offset: usize, kind: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaMemcpyFromSymbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+    kind: c_int,
+) -> CudaError {
     with(|rt| {
         let Some((module, place, size)) = symbol_of(rt, symbol) else {
             return rt.fail(ERR_INVALID_SYMBOL);
@@ -522,7 +614,10 @@ pub unsafe extern "C" fn cudaMemcpyFromSymbolAsync(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaGetSymbolAddress(ptr: *mut *mut c_void, symbol: *const c_void) -> CudaError {
+pub unsafe extern "C" fn cudaGetSymbolAddress(
+    ptr: *mut *mut c_void,
+    symbol: *const c_void,
+) -> CudaError {
     with(|rt| match symbol_of(rt, symbol) {
         Some((_, SymbolPlace::Global(p), _)) => {
             *ptr = p.0 as *mut c_void;
@@ -589,7 +684,10 @@ pub unsafe extern "C" fn cudaChooseDevice(dev: *mut c_int, _prop: *const c_void)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaGetDeviceProperties(p: *mut props::CudaDeviceProp, dev: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaGetDeviceProperties(
+    p: *mut props::CudaDeviceProp,
+    dev: c_int,
+) -> CudaError {
     if dev != 0 {
         return with(|rt| rt.fail(ERR_INVALID_DEVICE));
     }
@@ -598,7 +696,11 @@ pub unsafe extern "C" fn cudaGetDeviceProperties(p: *mut props::CudaDeviceProp, 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, dev: c_int) -> CudaError {
+pub unsafe extern "C" fn cudaDeviceGetAttribute(
+    value: *mut c_int,
+    attr: c_int,
+    dev: c_int,
+) -> CudaError {
     with(|rt| {
         if dev != 0 {
             return rt.fail(ERR_INVALID_DEVICE);
@@ -614,7 +716,10 @@ pub unsafe extern "C" fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaFuncGetAttributes(attr: *mut c_void, func: *const c_void) -> CudaError {
+pub unsafe extern "C" fn cudaFuncGetAttributes(
+    attr: *mut c_void,
+    func: *const c_void,
+) -> CudaError {
     #[repr(C)]
     struct FuncAttributes {
         shared_size_bytes: usize,
@@ -717,20 +822,44 @@ fn error_text(e: CudaError) -> (&'static CStr, &'static CStr) {
         1 => (c"cudaErrorInvalidValue", c"invalid argument"),
         2 => (c"cudaErrorMemoryAllocation", c"out of memory"),
         3 => (c"cudaErrorInitializationError", c"initialization error"),
-        9 => (c"cudaErrorInvalidConfiguration", c"invalid configuration argument"),
+        9 => (
+            c"cudaErrorInvalidConfiguration",
+            c"invalid configuration argument",
+        ),
         13 => (c"cudaErrorInvalidSymbol", c"invalid device symbol"),
         17 => (c"cudaErrorInvalidDevicePointer", c"invalid device pointer"),
-        21 => (c"cudaErrorInvalidMemcpyDirection", c"invalid copy direction for memcpy"),
-        52 => (c"cudaErrorMissingConfiguration", c"__global__ function call is not configured"),
-        98 => (c"cudaErrorInvalidDeviceFunction", c"invalid device function"),
+        21 => (
+            c"cudaErrorInvalidMemcpyDirection",
+            c"invalid copy direction for memcpy",
+        ),
+        52 => (
+            c"cudaErrorMissingConfiguration",
+            c"__global__ function call is not configured",
+        ),
+        98 => (
+            c"cudaErrorInvalidDeviceFunction",
+            c"invalid device function",
+        ),
         100 => (c"cudaErrorNoDevice", c"no CUDA-capable device is detected"),
         101 => (c"cudaErrorInvalidDevice", c"invalid device ordinal"),
-        209 => (c"cudaErrorNoKernelImageForDevice", c"no kernel image is available for execution on the device"),
+        209 => (
+            c"cudaErrorNoKernelImageForDevice",
+            c"no kernel image is available for execution on the device",
+        ),
         218 => (c"cudaErrorInvalidPtx", c"a PTX JIT compilation failed"),
-        400 => (c"cudaErrorInvalidResourceHandle", c"invalid resource handle"),
+        400 => (
+            c"cudaErrorInvalidResourceHandle",
+            c"invalid resource handle",
+        ),
         600 => (c"cudaErrorNotReady", c"device not ready"),
-        700 => (c"cudaErrorIllegalAddress", c"an illegal memory access was encountered"),
-        701 => (c"cudaErrorLaunchOutOfResources", c"too many resources requested for launch"),
+        700 => (
+            c"cudaErrorIllegalAddress",
+            c"an illegal memory access was encountered",
+        ),
+        701 => (
+            c"cudaErrorLaunchOutOfResources",
+            c"too many resources requested for launch",
+        ),
         719 => (c"cudaErrorLaunchFailure", c"unspecified launch failure"),
         801 => (c"cudaErrorNotSupported", c"operation not supported"),
         _ => (c"cudaErrorUnknown", c"unknown error"),
@@ -757,7 +886,10 @@ pub unsafe extern "C" fn cudaStreamCreate(s: *mut *mut c_void) -> CudaError {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaStreamCreateWithFlags(s: *mut *mut c_void, _flags: c_uint) -> CudaError {
+pub unsafe extern "C" fn cudaStreamCreateWithFlags(
+    s: *mut *mut c_void,
+    _flags: c_uint,
+) -> CudaError {
     cudaStreamCreate(s)
 }
 
@@ -780,7 +912,11 @@ pub extern "C" fn cudaStreamQuery(_s: *mut c_void) -> CudaError {
 }
 
 #[no_mangle]
-pub extern "C" fn cudaStreamWaitEvent(_s: *mut c_void, _e: *mut c_void, _flags: c_uint) -> CudaError {
+pub extern "C" fn cudaStreamWaitEvent(
+    _s: *mut c_void,
+    _e: *mut c_void,
+    _flags: c_uint,
+) -> CudaError {
     SUCCESS
 }
 
@@ -796,7 +932,10 @@ pub unsafe extern "C" fn cudaEventCreate(e: *mut *mut c_void) -> CudaError {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaEventCreateWithFlags(e: *mut *mut c_void, _flags: c_uint) -> CudaError {
+pub unsafe extern "C" fn cudaEventCreateWithFlags(
+    e: *mut *mut c_void,
+    _flags: c_uint,
+) -> CudaError {
     cudaEventCreate(e)
 }
 
@@ -830,7 +969,11 @@ pub extern "C" fn cudaEventQuery(_e: *mut c_void) -> CudaError {
 
 /// Milliseconds of simulated time between two recorded events.
 #[no_mangle]
-pub unsafe extern "C" fn cudaEventElapsedTime(ms: *mut f32, start: *mut c_void, end: *mut c_void) -> CudaError {
+pub unsafe extern "C" fn cudaEventElapsedTime(
+    ms: *mut f32,
+    start: *mut c_void,
+    end: *mut c_void,
+) -> CudaError {
     if start.is_null() || end.is_null() {
         return with(|rt| rt.fail(ERR_INVALID_RESOURCE_HANDLE));
     }

@@ -66,9 +66,9 @@ pub fn fill(cfg: &GpuConfig, p: &mut CudaDeviceProp) {
         *d = s as c_char;
     }
     let (major, minor) = compute_capability(cfg);
-    let shared_block = (cfg.sm.shared_bytes as usize).min(48 << 10).max(16 << 10);
     p.total_global_mem = TOTAL_GLOBAL_MEM;
-    p.shared_mem_per_block = shared_block.min(cfg.sm.shared_bytes as usize);
+    // CUDA's per-block limit without opt-in, or the whole SM's if smaller.
+    p.shared_mem_per_block = (cfg.sm.shared_bytes as usize).min(48 << 10);
     p.regs_per_block = cfg.sm.registers.min(65536) as c_int;
     p.warp_size = 32;
     p.mem_pitch = i32::MAX as usize;

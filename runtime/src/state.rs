@@ -111,17 +111,25 @@ impl Runtime {
         let cfg = if name.ends_with(".toml") || std::path::Path::new(&name).is_file() {
             match std::fs::read_to_string(&name) {
                 Ok(text) => GpuConfig::from_toml(&name, &text, &overrides),
-                Err(e) => die(&format!("WARPFORGE_CONFIG: cannot read {name}: {e}"), EXIT_INPUT),
+                Err(e) => die(
+                    &format!("WARPFORGE_CONFIG: cannot read {name}: {e}"),
+                    EXIT_INPUT,
+                ),
             }
         } else {
             GpuConfig::preset(&name, &overrides)
         };
-        let cfg = cfg.unwrap_or_else(|e| die(&format!("WARPFORGE_CONFIG/WARPFORGE_SET: {e}"), EXIT_INPUT));
+        let cfg = cfg
+            .unwrap_or_else(|e| die(&format!("WARPFORGE_CONFIG/WARPFORGE_SET: {e}"), EXIT_INPUT));
         let functional = matches!(
             std::env::var("WARPFORGE_FUNCTIONAL").as_deref(),
             Ok("1") | Ok("true") | Ok("yes")
         );
-        let mode = if functional { Mode::Functional } else { Mode::Timing };
+        let mode = if functional {
+            Mode::Functional
+        } else {
+            Mode::Timing
+        };
         Runtime {
             gpu: Gpu::new(cfg, mode),
             config_name: name,
@@ -234,18 +242,44 @@ impl Runtime {
         );
         let mut tot = (0u64, 0u64, 0u64, 0f64, 0f64);
         for r in &rows {
-            let ipc = if r.2 > 0 { r.3 as f64 / r.2 as f64 } else { 0.0 };
+            let ipc = if r.2 > 0 {
+                r.3 as f64 / r.2 as f64
+            } else {
+                0.0
+            };
             out += &format!(
                 "{:<40} {:>8} {:>14} {:>14} {:>8.3} {:>12.3} {:>9.2}\n",
-                r.0, r.1, r.2, r.3, ipc, r.5 / 1e3, r.6
+                r.0,
+                r.1,
+                r.2,
+                r.3,
+                ipc,
+                r.5 / 1e3,
+                r.6
             );
-            tot = (tot.0 + r.1, tot.1 + r.2, tot.2 + r.3, tot.3 + r.5, tot.4 + r.6);
+            tot = (
+                tot.0 + r.1,
+                tot.1 + r.2,
+                tot.2 + r.3,
+                tot.3 + r.5,
+                tot.4 + r.6,
+            );
         }
         if rows.len() > 1 {
-            let ipc = if tot.1 > 0 { tot.2 as f64 / tot.1 as f64 } else { 0.0 };
+            let ipc = if tot.1 > 0 {
+                tot.2 as f64 / tot.1 as f64
+            } else {
+                0.0
+            };
             out += &format!(
                 "{:<40} {:>8} {:>14} {:>14} {:>8.3} {:>12.3} {:>9.2}\n",
-                "total", tot.0, tot.1, tot.2, ipc, tot.3 / 1e3, tot.4
+                "total",
+                tot.0,
+                tot.1,
+                tot.2,
+                ipc,
+                tot.3 / 1e3,
+                tot.4
             );
         }
         eprint!("{out}");
