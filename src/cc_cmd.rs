@@ -15,7 +15,8 @@ use std::process::Command;
 pub struct CcArgs {
     /// Sources (.cu, .cpp/.cc/.c), objects and nvcc-style options: -o FILE, -c, -I DIR,
     /// -D NAME[=V], -O N, -std=..., -g, -l LIB, -L DIR, -Xcompiler OPT, --keep (keep the PTX
-    /// next to the output). nvcc's -arch/-gencode/--use_fast_math/-lineinfo/-Xptxas are
+    /// next to the output), --legacy-launch (host code uses CUDA's pre-10.1 launch API,
+    /// cudaConfigureCall/cudaSetupArgument/cudaLaunch; both run the same). nvcc's -arch/-gencode/--use_fast_math/-lineinfo/-Xptxas are
     /// accepted and ignored (the device code is always PTX for the simulated GPU).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     args: Vec<String>,
@@ -57,6 +58,8 @@ struct Opts {
     output: Option<PathBuf>,
     compile_only: bool,
     keep: bool,
+    /// Emit CUDA's pre-10.1 launch API (cudaConfigureCall/cudaSetupArgument/cudaLaunch).
+    legacy_launch: bool,
     /// Options for every compilation (-I, -D, -O, -std, -g, -w, -Xcompiler ...).
     common: Vec<String>,
     /// Options for the link (-l, -L, -Wl, ...).
@@ -79,6 +82,7 @@ fn parse(args: &[String]) -> Result<Opts> {
             "-o" => o.output = Some(value(a, &mut it)?.into()),
             "-c" => o.compile_only = true,
             "--keep" | "-keep" => o.keep = true,
+            "--legacy-launch" => o.legacy_launch = true,
             "-I" | "-D" | "-U" | "-include" | "-isystem" => {
                 let v = value(a, &mut it)?;
                 o.common.extend([a.to_string(), v]);
@@ -273,14 +277,13 @@ fn build(o: &Opts, clang: &str, work: &Path) -> Result<()> {
                 let mut host = Command::new(clang);
                 cuda(&mut host);
                 base(&mut host);
-                host.args([
-                    "--cuda-host-only",
-                    "-Xclang",
-                    "-target-sdk-version=10.1",
-                    "-Xclang",
-                    "-fcuda-include-gpubinary",
-                    "-Xclang",
-                ]);
+                host.arg("--cuda-host-only");
+                if !o.legacy_launch {
+                    // CUDA >= 10.1's launch sequence: __cudaPushCallConfiguration, then
+                    // cudaLaunchKernel with one pointer per parameter.
+                    host.args(["-Xclang", "-target-sdk-version=10.1"]);
+                }
+                host.args(["-Xclang", "-fcuda-include-gpubinary", "-Xclang"]);
                 host.arg(&ptx).arg("-c").arg(input).arg("-o").arg(&obj);
                 run(
                     &mut host,

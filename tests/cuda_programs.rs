@@ -23,6 +23,10 @@ fn scratch(test: &str) -> PathBuf {
 
 /// `warpforge cc tests/cuda/NAME.cu -o SCRATCH/NAME`, returning the executable.
 fn compile(test: &str, name: &str) -> PathBuf {
+    compile_with(test, name, &[])
+}
+
+fn compile_with(test: &str, name: &str, flags: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/cuda/{name}.cu"));
     let exe = scratch(test).join(name);
     let out = Command::new(env!("CARGO_BIN_EXE_warpforge"))
@@ -30,6 +34,7 @@ fn compile(test: &str, name: &str) -> PathBuf {
         .arg(&src)
         .arg("-o")
         .arg(&exe)
+        .args(flags)
         .output()
         .unwrap();
     assert!(
@@ -90,6 +95,17 @@ fn programs_pass_in_timing_mode() {
             stderr.contains("on gtx480 (timing)"),
             "{name}: no summary:\n{stderr}"
         );
+    }
+}
+
+/// Host code compiled for the pre-10.1 launch API (cudaConfigureCall, cudaSetupArgument,
+/// cudaLaunch) runs the same.
+#[test]
+fn legacy_launch_api() {
+    skip_without_clang!();
+    for name in ["constant_filter", "warp_reduce", "bfs_flag"] {
+        let exe = compile_with("legacy", name, &["--legacy-launch"]);
+        check_pass(name, &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]));
     }
 }
 
