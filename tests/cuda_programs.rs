@@ -138,6 +138,23 @@ fn configuration_from_the_environment() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown preset"));
 }
 
+/// One persistent GPU: the second launch of the ping-pong stencil finds in L2 what the first
+/// one brought in (and reads almost nothing from DRAM).
+#[test]
+fn caches_stay_warm_between_launches() {
+    skip_without_clang!();
+    let exe = compile("warm", "pingpong");
+    let stats = scratch("warm").join("pp.json");
+    let out = run(&exe, &[("WARPFORGE_STATS", stats.to_str().unwrap())]);
+    check_pass("pingpong", &out);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let l = doc["launches"].as_array().unwrap();
+    assert_eq!(l.len(), 12);
+    let f = |i: usize, k: &str| l[i]["mem"][k].as_u64().unwrap();
+    assert!(f(1, "l2_hits") > f(0, "l2_hits"), "{} vs {}", f(1, "l2_hits"), f(0, "l2_hits"));
+    assert!(f(1, "dram_read_bytes") * 10 < f(0, "dram_read_bytes"));
+}
+
 /// A guest fault prints the model's report and ends the program with status 1.
 #[test]
 fn guest_fault_ends_the_program() {

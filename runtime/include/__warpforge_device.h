@@ -172,6 +172,22 @@ __WF_DEV float ceil(float x) { return ceilf(x); }
 __WF_DEV float fmin(float a, float b) { return fminf(a, b); }
 __WF_DEV float fmax(float a, float b) { return fmaxf(a, b); }
 __WF_DEV float abs(float x) { return fabsf(x); }
+__WF_DEV double abs(double x) { return __builtin_fabs(x); }
+__WF_DEV double trunc(double x) { return __builtin_trunc(x); }
+__WF_DEV double round(double x) { return __builtin_round(x); }
+__WF_DEV double copysign(double a, double b) { return __builtin_copysign(a, b); }
+/* Double-precision transcendentals need libdevice (__nv_exp...), which warpforge does not
+ * provide: a device call to one of these is a compile error ("call to deleted function")
+ * rather than a silent fall back to the float version. */
+__device__ double exp(double) = delete;
+__device__ double exp2(double) = delete;
+__device__ double log(double) = delete;
+__device__ double log2(double) = delete;
+__device__ double log10(double) = delete;
+__device__ double pow(double, double) = delete;
+__device__ double sin(double) = delete;
+__device__ double cos(double) = delete;
+__device__ double tan(double) = delete;
 #endif
 __WF_DEV int abs(int x) { return x < 0 ? -x : x; }
 __WF_DEV int min(int a, int b) { return a < b ? a : b; }
