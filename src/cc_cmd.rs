@@ -46,6 +46,10 @@ const HEADERS: &[(&str, &str)] = &[
         include_str!("../runtime/include/vector_types.h"),
     ),
     (
+        "cuda_profiler_api.h",
+        include_str!("../runtime/include/cuda_profiler_api.h"),
+    ),
+    (
         "device_launch_parameters.h",
         include_str!("../runtime/include/device_launch_parameters.h"),
     ),
