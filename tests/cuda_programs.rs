@@ -151,7 +151,12 @@ fn caches_stay_warm_between_launches() {
     let l = doc["launches"].as_array().unwrap();
     assert_eq!(l.len(), 12);
     let f = |i: usize, k: &str| l[i]["mem"][k].as_u64().unwrap();
-    assert!(f(1, "l2_hits") > f(0, "l2_hits"), "{} vs {}", f(1, "l2_hits"), f(0, "l2_hits"));
+    assert!(
+        f(1, "l2_hits") > f(0, "l2_hits"),
+        "{} vs {}",
+        f(1, "l2_hits"),
+        f(0, "l2_hits")
+    );
     assert!(f(1, "dram_read_bytes") * 10 < f(0, "dram_read_bytes"));
 }
 
