@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the hardware tools warpforge drives, when missing:
 #   - Debian packages: verilator (co-simulation, lint), yosys (synthesis checks, area),
-#     iverilog (a second Verilog front end for the lint gate), g++ (Verilator models);
+#     iverilog (a second Verilog front end for the lint gate), g++ (Verilator models),
+#     clang-14 (`warpforge cc`: CUDA programs compiled without a CUDA SDK);
 #   - svlint (Verilog style/design-intent lint), a Rust program: `cargo install` builds it
 #     once per machine (about 13 minutes on 2 cores) into ~/.cargo/bin, then it is reused.
 # Safe to run repeatedly: each tool is installed only if it is not found.
@@ -15,6 +16,7 @@ command -v yosys >/dev/null || need_apt+=(yosys)
 command -v iverilog >/dev/null || need_apt+=(iverilog)
 command -v g++ >/dev/null || need_apt+=(g++)
 command -v make >/dev/null || need_apt+=(make)
+command -v clang++-14 >/dev/null || need_apt+=(clang-14)
 if ((${#need_apt[@]})); then
     echo "install-tools: installing ${need_apt[*]} (apt-get)"
     sudo_cmd=()

@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod cc_cmd;
 mod cosim_cmd;
 mod gen_cmd;
 mod input_file;
@@ -50,6 +51,9 @@ enum Cmd {
     /// Co-simulate a unit's generated Verilog against its Rust model under Verilator, every
     /// cycle (random stimulus, workload traces, replay files, mutants).
     Cosim(cosim_cmd::CosimArgs),
+    /// Compile a CUDA program (nvcc-like, over clang++-14) into an executable that runs its
+    /// kernels on the simulated GPU through warpforge's CUDA runtime.
+    Cc(cc_cmd::CcArgs),
 }
 
 #[derive(Args, Clone)]
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Gen(a) => gen_cmd::gen(&a),
         Cmd::Synth(a) => gen_cmd::synth(&a),
         Cmd::Cosim(a) => cosim_cmd::cosim(&a),
+        Cmd::Cc(a) => cc_cmd::cc(&a),
     };
     match r {
         Ok(code) => ExitCode::from(code),
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             let code = match e.downcast_ref::<SimError>() {
                 Some(SimError::Fault(_)) => EXIT_FAIL,
+                _ if e.downcast_ref::<cc_cmd::CompileFailed>().is_some() => EXIT_FAIL,
                 _ => EXIT_INPUT,
             };
             ExitCode::from(code)

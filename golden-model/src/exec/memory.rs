@@ -88,6 +88,21 @@ impl GlobalMemory {
         Ok(p)
     }
 
+    /// Release the allocation that starts at `addr`: it leaves the allocation table, so
+    /// later accesses to it fault; its bytes are not reused (the allocator only grows).
+    pub fn free(&mut self, addr: u64) -> Result<(), String> {
+        match self.allocs.binary_search_by_key(&addr, |&(s, _)| s) {
+            Ok(i) => {
+                self.allocs.remove(i);
+                self.last.store(0, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(_) => Err(format!(
+                "free of device address {addr:#x}, which is not the start of an allocation"
+            )),
+        }
+    }
+
     /// Total bytes handed out (sum of allocation sizes, excluding alignment padding).
     pub fn allocated_bytes(&self) -> u64 {
         self.allocs.iter().map(|&(s, e)| e - s).sum()

@@ -25,12 +25,22 @@ pub struct LaunchShape {
     pub dynamic_shared: u32,
 }
 
+/// A launch's parameters: typed arguments in `.param` order, or the param buffer itself.
+#[derive(Debug, Clone, Copy)]
+pub enum Params<'a> {
+    Args(&'a [KernelArg]),
+    /// The bytes of the param buffer, laid out as the kernel's `.param` list (offsets and
+    /// alignment of [`Kernel::params`]); exactly `Kernel::param_bytes` long. This is what a
+    /// CUDA runtime hands over (`cudaLaunchKernel`'s argument pointers copied into place).
+    Raw(&'a [u8]),
+}
+
 /// Check the launch shape and arguments against the kernel and lay out the param buffer.
 pub fn prepare(
     module: &Module,
     kernel: &Kernel,
     shape: LaunchShape,
-    args: &[KernelArg],
+    params: Params<'_>,
     consts: Vec<u8>,
     global_base: u64,
 ) -> Result<LaunchInfo, SimError> {
@@ -84,6 +94,19 @@ pub fn prepare(
             kernel.local_bytes
         ));
     }
+    let args = match params {
+        Params::Args(args) => args,
+        Params::Raw(bytes) => {
+            if bytes.len() as u64 != kernel.param_bytes {
+                return err(format!(
+                    "its parameters take {} bytes but {} were given",
+                    kernel.param_bytes,
+                    bytes.len()
+                ));
+            }
+            return Ok(info(shape, kernel, bytes.to_vec(), consts, global_base));
+        }
+    };
     if args.len() != kernel.params.len() {
         return err(format!(
             "expects {} parameter(s) but {} were given",
@@ -114,17 +137,27 @@ pub fn prepare(
         let off = p.offset as usize;
         params[off..off + bytes.len()].copy_from_slice(&bytes);
     }
-    let threads = block.count() as u32;
-    Ok(LaunchInfo {
-        grid,
-        block,
+    Ok(info(shape, kernel, params, consts, global_base))
+}
+
+fn info(
+    shape: LaunchShape,
+    kernel: &Kernel,
+    params: Vec<u8>,
+    consts: Vec<u8>,
+    global_base: u64,
+) -> LaunchInfo {
+    let threads = shape.block.count() as u32;
+    LaunchInfo {
+        grid: shape.grid,
+        block: shape.block,
         params,
         consts,
         global_base,
-        shared_bytes,
+        shared_bytes: kernel.shared_bytes + shape.dynamic_shared as u64,
         local_bytes: kernel.local_bytes,
         warps_per_cta: threads.div_ceil(WARP_SIZE as u32),
-    })
+    }
 }
 
 fn check_arg_type(arg: &KernelArg, ty: ScalarType) -> Result<(), String> {

@@ -221,6 +221,108 @@ impl<H: GpuHooks> Gpu<H> {
     }
 }
 
+/// Where a module-scope variable lives (see [`Gpu::symbol`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolPlace {
+    /// A `.global` variable: its device address.
+    Global(DevPtr),
+    /// A `.const` variable: its byte offset in the module's constant bank.
+    Const(u64),
+}
+
+impl<H: GpuHooks> Gpu<H> {
+    /// A module-scope `.global` or `.const` variable of module `module` by name: where it
+    /// lives and its size in bytes.
+    pub fn symbol(&self, module: ModuleId, name: &str) -> Option<(SymbolPlace, u64)> {
+        let lm = self.modules.get(module.0)?;
+        lm.module
+            .symbols
+            .iter()
+            .find(|s| s.name == name && matches!(s.space, StateSpace::Global | StateSpace::Const))
+            .map(|s| match s.space {
+                StateSpace::Global => (
+                    SymbolPlace::Global(DevPtr(lm.global_base + s.offset)),
+                    s.size,
+                ),
+                _ => (SymbolPlace::Const(s.offset), s.size),
+            })
+    }
+
+    /// Write `data` at byte `offset` of module `module`'s constant bank (what the next
+    /// launches of its kernels read; cudaMemcpyToSymbol on a `__constant__` variable).
+    pub fn write_const(
+        &mut self,
+        module: ModuleId,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), SimError> {
+        let bank = self.const_bank(module, offset, data.len())?;
+        bank.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Read `out.len()` bytes at byte `offset` of module `module`'s constant bank.
+    pub fn read_const(
+        &mut self,
+        module: ModuleId,
+        offset: u64,
+        out: &mut [u8],
+    ) -> Result<(), SimError> {
+        let bank = self.const_bank(module, offset, out.len())?;
+        out.copy_from_slice(bank);
+        Ok(())
+    }
+
+    fn const_bank(
+        &mut self,
+        module: ModuleId,
+        offset: u64,
+        len: usize,
+    ) -> Result<&mut [u8], SimError> {
+        let lm = self
+            .modules
+            .get_mut(module.0)
+            .ok_or_else(|| SimError::HostMemory(format!("unknown module handle {}", module.0)))?;
+        let size = lm.consts.len() as u64;
+        match offset.checked_add(len as u64) {
+            Some(end) if end <= size => Ok(&mut lm.consts[offset as usize..end as usize]),
+            _ => Err(SimError::HostMemory(format!(
+                "{len} bytes at offset {offset} of the constant bank of {} ({size} bytes)",
+                lm.module.file
+            ))),
+        }
+    }
+
+    /// Release the device allocation that starts at `ptr` (cudaFree): later accesses to it
+    /// fault. Its bytes are not reused.
+    pub fn free(&mut self, ptr: DevPtr) -> Result<(), SimError> {
+        self.global.free(ptr.0).map_err(SimError::HostMemory)
+    }
+
+    /// The allocation `(start, size)` that holds device address `addr`, if any.
+    pub fn allocation_of(&self, addr: u64) -> Option<(DevPtr, u64)> {
+        self.global.allocation_of(addr)
+    }
+
+    /// Simulated time since the GPU was built, in nanoseconds at the base clock (time runs
+    /// on across launches; 0 in functional mode).
+    pub fn now_ns(&self) -> f64 {
+        self.clocks.ticks_to_ns(self.now)
+    }
+
+    /// Run kernel `kernel_name` of `module` with its param buffer given as bytes (see
+    /// [`launch::Params::Raw`]).
+    pub fn launch_raw(
+        &mut self,
+        module: ModuleId,
+        kernel_name: &str,
+        shape: launch::LaunchShape,
+        params: &[u8],
+    ) -> Result<(), SimError> {
+        self.launch_with(module, kernel_name, shape, launch::Params::Raw(params))
+    }
+}
+
 impl<H: GpuHooks> Host for Gpu<H> {
     fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
         let module = ptx::parse_module(file, text)?;
@@ -275,6 +377,28 @@ impl<H: GpuHooks> Host for Gpu<H> {
         dynamic_shared: u32,
         args: &[KernelArg],
     ) -> Result<(), SimError> {
+        let shape = launch::LaunchShape {
+            grid,
+            block,
+            dynamic_shared,
+        };
+        self.launch_with(module, kernel_name, shape, launch::Params::Args(args))
+    }
+}
+
+impl<H: GpuHooks> Gpu<H> {
+    fn launch_with(
+        &mut self,
+        module: ModuleId,
+        kernel_name: &str,
+        shape: launch::LaunchShape,
+        params: launch::Params<'_>,
+    ) -> Result<(), SimError> {
+        let launch::LaunchShape {
+            grid,
+            block,
+            dynamic_shared: _,
+        } = shape;
         let lm = self
             .modules
             .get(module.0)
@@ -287,16 +411,11 @@ impl<H: GpuHooks> Host for Gpu<H> {
                 names.join(", ")
             ))
         })?;
-        let shape = launch::LaunchShape {
-            grid,
-            block,
-            dynamic_shared,
-        };
         let info = launch::prepare(
             &lm.module,
             kernel,
             shape,
-            args,
+            params,
             lm.consts.clone(),
             lm.global_base,
         )?;

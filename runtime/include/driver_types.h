@@ -1,0 +1,2 @@
+/* warpforge: everything is in cuda_runtime.h */
+#include "cuda_runtime.h"

@@ -1,0 +1,195 @@
+//! Unmodified CUDA programs (tests/cuda/*.cu, in the shape of Rodinia's) compiled with
+//! `warpforge cc` and run on the simulated GPU through warpforge's CUDA runtime. Each program
+//! checks its results against a CPU reference it computes itself, prints PASS or FAIL and
+//! exits non-zero on a mismatch. Skipped (with a message) when clang++-14 is not installed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn have_clang() -> bool {
+    let c = std::env::var("WARPFORGE_CLANG").unwrap_or_else(|_| "clang++-14".into());
+    Command::new(c)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A scratch folder per test (tests run in parallel).
+fn scratch(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpforge-cuda-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `warpforge cc tests/cuda/NAME.cu -o SCRATCH/NAME`, returning the executable.
+fn compile(test: &str, name: &str) -> PathBuf {
+    compile_with(test, name, &[])
+}
+
+fn compile_with(test: &str, name: &str, flags: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/cuda/{name}.cu"));
+    let exe = scratch(test).join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .arg("cc")
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "warpforge cc {name}.cu failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(exe);
+    c.env_remove("WARPFORGE_CONFIG")
+        .env_remove("WARPFORGE_SET")
+        .env_remove("WARPFORGE_FUNCTIONAL")
+        .env_remove("WARPFORGE_STATS")
+        .env_remove("WARPFORGE_QUIET");
+    c.envs(env.iter().copied());
+    c.output().unwrap()
+}
+
+fn check_pass(name: &str, out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "PASS"),
+        "{name}: status {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+}
+
+macro_rules! skip_without_clang {
+    () => {
+        if !have_clang() {
+            eprintln!("SKIPPED: clang++-14 is not installed (Debian package clang-14; scripts/install-tools.sh installs it)");
+            return;
+        }
+    };
+}
+
+/// Every program passes in timing mode, with the per-kernel summary on stderr.
+#[test]
+fn programs_pass_in_timing_mode() {
+    skip_without_clang!();
+    for name in [
+        "bfs_flag",
+        "pingpong",
+        "constant_filter",
+        "devfunc",
+        "gauss_steps",
+        "warp_reduce",
+    ] {
+        let exe = compile("timing", name);
+        let out = run(&exe, &[]);
+        check_pass(name, &out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("on gtx480 (timing)"),
+            "{name}: no summary:\n{stderr}"
+        );
+    }
+}
+
+/// Host code compiled for the pre-10.1 launch API (cudaConfigureCall, cudaSetupArgument,
+/// cudaLaunch) runs the same.
+#[test]
+fn legacy_launch_api() {
+    skip_without_clang!();
+    for name in ["constant_filter", "warp_reduce", "bfs_flag"] {
+        let exe = compile_with("legacy", name, &["--legacy-launch"]);
+        check_pass(name, &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]));
+    }
+}
+
+/// Functional mode, another preset, overrides and the JSON statistics.
+#[test]
+fn configuration_from_the_environment() {
+    skip_without_clang!();
+    let exe = compile("env", "gauss_steps");
+    check_pass(
+        "gauss_steps functional",
+        &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]),
+    );
+    let stats = scratch("env").join("gauss.json");
+    let out = run(
+        &exe,
+        &[
+            ("WARPFORGE_CONFIG", "fx5800"),
+            ("WARPFORGE_SET", "sm.count=4"),
+            ("WARPFORGE_STATS", stats.to_str().unwrap()),
+        ],
+    );
+    check_pass("gauss_steps fx5800", &out);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let launches = doc["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 78, "one entry per launch");
+    assert!(launches.iter().all(|l| l["cycles"].as_u64().unwrap() > 0));
+    assert_eq!(doc["config"], "fx5800");
+    let bad = run(&exe, &[("WARPFORGE_CONFIG", "no-such-gpu")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown preset"));
+}
+
+/// One persistent GPU: the second launch of the ping-pong stencil finds in L2 what the first
+/// one brought in (and reads almost nothing from DRAM).
+#[test]
+fn caches_stay_warm_between_launches() {
+    skip_without_clang!();
+    let exe = compile("warm", "pingpong");
+    let stats = scratch("warm").join("pp.json");
+    let out = run(&exe, &[("WARPFORGE_STATS", stats.to_str().unwrap())]);
+    check_pass("pingpong", &out);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let l = doc["launches"].as_array().unwrap();
+    assert_eq!(l.len(), 12);
+    let f = |i: usize, k: &str| l[i]["mem"][k].as_u64().unwrap();
+    assert!(
+        f(1, "l2_hits") > f(0, "l2_hits"),
+        "{} vs {}",
+        f(1, "l2_hits"),
+        f(0, "l2_hits")
+    );
+    assert!(f(1, "dram_read_bytes") * 10 < f(0, "dram_read_bytes"));
+}
+
+/// A guest fault prints the model's report and ends the program with status 1.
+#[test]
+fn guest_fault_ends_the_program() {
+    skip_without_clang!();
+    let exe = compile("fault", "fault_oob");
+    let out = run(&exe, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(stderr.contains("out-of-bounds access"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("PASS"));
+}
+
+/// Compile errors pass through with a failing status; -c builds an object.
+#[test]
+fn compile_errors_pass_through() {
+    skip_without_clang!();
+    let dir = scratch("errors");
+    let bad = dir.join("bad.cu");
+    std::fs::write(
+        &bad,
+        "__global__ void k() { undeclared = 1; }\nint main() {}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .arg("cc")
+        .arg(&bad)
+        .arg("-o")
+        .arg(dir.join("bad"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("undeclared"));
+}
