@@ -514,6 +514,23 @@ fn symbol_of(
     Some((v.module, place, size))
 }
 
+/// The variable with host shadow `symbol` for an access of `n` bytes at `offset`: its module
+/// and place, or the CUDA error (unknown symbol, access past its end).
+fn symbol_range(
+    rt: &Runtime,
+    symbol: *const c_void,
+    n: usize,
+    offset: usize,
+) -> Result<(warpforge_model::host::ModuleId, SymbolPlace), CudaError> {
+    let Some((module, place, size)) = symbol_of(rt, symbol) else {
+        return Err(ERR_INVALID_SYMBOL);
+    };
+    if offset as u64 + n as u64 > size {
+        return Err(ERR_INVALID_VALUE);
+    }
+    Ok((module, place))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemcpyToSymbol(
     symbol: *const c_void,
@@ -523,12 +540,10 @@ pub unsafe extern "C" fn cudaMemcpyToSymbol(
     kind: c_int,
 ) -> CudaError {
     with(|rt| {
-        let Some((module, place, size)) = symbol_of(rt, symbol) else {
-            return rt.fail(ERR_INVALID_SYMBOL);
+        let (module, place) = match symbol_range(rt, symbol, n, offset) {
+            Ok(r) => r,
+            Err(e) => return rt.fail(e),
         };
-        if offset as u64 + n as u64 > size {
-            return rt.fail(ERR_INVALID_VALUE);
-        }
         let mut data = vec![0u8; n];
         match kind {
             1 | 4 if !is_device(rt, src as usize) => {
@@ -561,12 +576,10 @@ pub unsafe extern "C" fn cudaMemcpyFromSymbol(
     kind: c_int,
 ) -> CudaError {
     with(|rt| {
-        let Some((module, place, size)) = symbol_of(rt, symbol) else {
-            return rt.fail(ERR_INVALID_SYMBOL);
+        let (module, place) = match symbol_range(rt, symbol, n, offset) {
+            Ok(r) => r,
+            Err(e) => return rt.fail(e),
         };
-        if offset as u64 + n as u64 > size {
-            return rt.fail(ERR_INVALID_VALUE);
-        }
         let mut data = vec![0u8; n];
         let r = match place {
             SymbolPlace::Global(p) => rt.gpu.read_bytes(p.offset(offset as u64), &mut data),
