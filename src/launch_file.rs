@@ -15,7 +15,7 @@
 //!
 //! [[param]]
 //! kind = "scalar"
-//! type = "u32"               # u32 s32 u64 s64 f32 f64
+//! type = "u32"               # u8 s8 u16 s16 u32 s32 u64 s64 f32 f64 bool
 //! value = 1024
 //! ```
 //! Relative file names are taken relative to the launch file's folder.
@@ -198,13 +198,26 @@ fn scalar(ty: &str, v: &toml::Value) -> Result<KernelArg> {
         Ok(i)
     };
     Ok(match ty {
+        // A C++ `bool` parameter is a .u8 / .b8 in the PTX clang emits.
+        "bool" => KernelArg::U8(
+            v.as_bool()
+                .ok_or_else(|| anyhow::anyhow!("type bool needs true or false, got {v}"))?
+                as u8,
+        ),
+        "u8" => KernelArg::U8(range(int()?, 0, u8::MAX as i64)? as u8),
+        "s8" => KernelArg::S8(range(int()?, i8::MIN as i64, i8::MAX as i64)? as i8),
+        "u16" => KernelArg::U16(range(int()?, 0, u16::MAX as i64)? as u16),
+        "s16" => KernelArg::S16(range(int()?, i16::MIN as i64, i16::MAX as i64)? as i16),
         "u32" => KernelArg::U32(range(int()?, 0, u32::MAX as i64)? as u32),
         "s32" => KernelArg::S32(range(int()?, i32::MIN as i64, i32::MAX as i64)? as i32),
         "u64" => KernelArg::U64(range(int()?, 0, i64::MAX)? as u64),
         "s64" => KernelArg::S64(int()?),
         "f32" => KernelArg::F32(float()? as f32),
         "f64" => KernelArg::F64(float()?),
-        other => bail!("unknown scalar type `{other}` (use u32, s32, u64, s64, f32 or f64)"),
+        other => bail!(
+            "unknown scalar type `{other}` (use u8, s8, u16, s16, u32, s32, u64, s64, f32, f64 \
+             or bool)"
+        ),
     })
 }
 

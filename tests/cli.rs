@@ -654,3 +654,39 @@ fn run_json_reports_every_unit_instances_activity() {
         assert!(unit("dpe_scoreboard")["active_cycles"].as_u64().unwrap() > 0);
     }
 }
+
+/// Scalar parameters narrower than 32 bits (`bool`, `u8`, `s8`, `u16`, `s16` in the launch
+/// file) reach a kernel that declares them as C++ does (`small_params.cu`), in both modes; a
+/// value that does not fit its type is an error naming it.
+#[test]
+fn bool_char_and_short_parameters_reach_the_kernel() {
+    let body = std::fs::read_to_string(fixtures().join("small_params.toml")).unwrap();
+    let launch = scratch_launch("small_params", &body);
+    let want: Vec<i32> = (0..32)
+        .map(|t| 1_000_000 + (-300) * t + 65_000 + (-100) * 7 + 250)
+        .collect();
+    for mode in MODES {
+        let extra: Vec<&str> = std::iter::once("--quiet")
+            .chain(mode.iter().copied())
+            .collect();
+        let o = run_user_kernel("small_params.ptx", &launch, &extra);
+        assert!(o.status.success(), "{mode:?}: {}", text(&o));
+        let out = std::fs::read(launch.with_file_name("small_params.out.bin")).unwrap();
+        let got: Vec<i32> = out
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "{mode:?}");
+    }
+    let bad = scratch_launch(
+        "small_params_bad",
+        &body.replace("value = 250", "value = 256"),
+    );
+    let o = run_user_kernel("small_params.ptx", &bad, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("value 256 does not fit type u8"),
+        "{}",
+        text(&o)
+    );
+}

@@ -42,6 +42,10 @@ impl Dim3 {
 /// A kernel argument, in `.param` declaration order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum KernelArg {
+    U8(u8),
+    S8(i8),
+    U16(u16),
+    S16(i16),
     U32(u32),
     S32(i32),
     U64(u64),
@@ -55,6 +59,10 @@ impl KernelArg {
     /// Little-endian bytes as they are placed in the param buffer.
     pub fn to_bytes(&self) -> Vec<u8> {
         match *self {
+            KernelArg::U8(v) => vec![v],
+            KernelArg::S8(v) => v.to_le_bytes().to_vec(),
+            KernelArg::U16(v) => v.to_le_bytes().to_vec(),
+            KernelArg::S16(v) => v.to_le_bytes().to_vec(),
             KernelArg::U32(v) => v.to_le_bytes().to_vec(),
             KernelArg::S32(v) => v.to_le_bytes().to_vec(),
             KernelArg::U64(v) => v.to_le_bytes().to_vec(),
@@ -66,6 +74,8 @@ impl KernelArg {
     }
     pub fn size_bytes(&self) -> u32 {
         match self {
+            KernelArg::U8(_) | KernelArg::S8(_) => 1,
+            KernelArg::U16(_) | KernelArg::S16(_) => 2,
             KernelArg::U32(_) | KernelArg::S32(_) | KernelArg::F32(_) => 4,
             _ => 8,
         }
@@ -73,6 +83,10 @@ impl KernelArg {
     /// Short type name used in error messages.
     pub fn type_name(&self) -> &'static str {
         match self {
+            KernelArg::U8(_) => "u8",
+            KernelArg::S8(_) => "s8",
+            KernelArg::U16(_) => "u16",
+            KernelArg::S16(_) => "s16",
             KernelArg::U32(_) => "u32",
             KernelArg::S32(_) => "s32",
             KernelArg::U64(_) => "u64",

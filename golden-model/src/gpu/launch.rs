@@ -163,6 +163,8 @@ fn info(
 fn check_arg_type(arg: &KernelArg, ty: ScalarType) -> Result<(), String> {
     use ScalarType::*;
     let ok = match arg {
+        KernelArg::U8(_) | KernelArg::S8(_) => matches!(ty, U8 | S8 | B8),
+        KernelArg::U16(_) | KernelArg::S16(_) => matches!(ty, U16 | S16 | B16),
         KernelArg::U32(_) | KernelArg::S32(_) => matches!(ty, U32 | S32 | B32),
         KernelArg::U64(_) | KernelArg::S64(_) | KernelArg::Ptr(_) => matches!(ty, U64 | S64 | B64),
         KernelArg::F32(_) => matches!(ty, F32 | B32),
