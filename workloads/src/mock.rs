@@ -123,6 +123,12 @@ impl Host for MockHost {
         }
         for (i, (ty, arg)) in sig.iter().zip(args).enumerate() {
             let ok = match arg {
+                KernelArg::U8(_) | KernelArg::S8(_) => {
+                    matches!(ty.as_str(), ".u8" | ".s8" | ".b8")
+                }
+                KernelArg::U16(_) | KernelArg::S16(_) => {
+                    matches!(ty.as_str(), ".u16" | ".s16" | ".b16")
+                }
                 KernelArg::U32(_) | KernelArg::S32(_) => {
                     matches!(ty.as_str(), ".u32" | ".s32" | ".b32")
                 }
