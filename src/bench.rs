@@ -50,6 +50,7 @@ struct RunFigures {
     /// Host seconds spent inside kernel launches.
     seconds: f64,
     peak_rss_bytes: f64,
+    encoder_seconds: f64,
     /// Unit port events the run recorded for co-simulation (0 unless `--record-traces`).
     recorded_trace_events: u64,
     verified: bool,
@@ -98,9 +99,12 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs) -> Result<RunFigu
     Ok(RunFigures {
         cycles: sum("cycles"),
         warp_instructions: sum("warp_instructions"),
-        seconds: sum("wall_seconds"),
+        // With recording, until the traces are complete (their encoding runs beside the
+        // simulation and may finish after it).
+        seconds: sum("wall_seconds") + result["trace_finish_seconds"].as_f64().unwrap_or(0.0),
         peak_rss_bytes: doc["peak_rss_bytes"].as_f64().unwrap_or(0.0),
         recorded_trace_events: doc["recorded_trace_events"].as_u64().unwrap_or(0),
+        encoder_seconds: doc["trace_encoder_seconds"].as_f64().unwrap_or(0.0),
         verified: result["verified"].as_bool().unwrap_or(false) && result["error"].is_null(),
     })
 }
@@ -116,6 +120,8 @@ struct Measurement {
     peak_rss_mib: f64,
     /// Unit port events recorded per run (0 unless `--record-traces`).
     recorded_trace_events: u64,
+    /// Host seconds the trace encoder thread was busy beside the simulation (recording).
+    encoder_seconds: f64,
     verified: bool,
 }
 
@@ -150,6 +156,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             seconds: secs,
             peak_rss_bytes,
             recorded_trace_events,
+            encoder_seconds,
             verified,
         } = best.expect("repeat >= 1");
         let m = Measurement {
@@ -161,6 +168,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             warp_instructions_per_second: insts / secs.max(1e-9),
             peak_rss_mib: peak_rss_bytes / (1 << 20) as f64,
             recorded_trace_events,
+            encoder_seconds,
             verified,
         };
         eprintln!("{name}: {:.0} cycles/s", m.cycles_per_second);
@@ -170,6 +178,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             m.cycles.to_string(),
             m.warp_instructions.to_string(),
             format!("{:.2}", m.sim_seconds),
+            format!("{:.2}", m.encoder_seconds),
             format!("{:.0}", m.cycles_per_second),
             format!("{:.0}", m.warp_instructions_per_second),
             format!("{:.1}", m.peak_rss_mib),
@@ -201,6 +210,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
                 "cycles",
                 "warp_insts",
                 "sim_s",
+                "encode_s",
                 "cycles/s",
                 "warp_insts/s",
                 "peak_MiB",

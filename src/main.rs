@@ -344,6 +344,8 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             "results": results,
             "reconvergence_comparison": comparison,
             "recorded_trace_events": recorded_events,
+            // Host time the off-thread trace encoder spent (beside the simulation's).
+            "trace_encoder_seconds": warpforge_model::units::trace_sink::encoder_busy_seconds(),
             "peak_rss_bytes": peak_rss_bytes(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
@@ -478,7 +480,9 @@ fn run_workload(
         .expect("progress lock")
         .retain(|x| !x.starts_with(name));
     let launches = std::mem::take(&mut gpu.launches);
+    let finishing = std::time::Instant::now();
     let trace = gpu.take_traces();
+    let trace_finish_seconds = finishing.elapsed().as_secs_f64();
     let unit_activity = gpu.unit_activity();
     let result = match outcome {
         Ok(v) => RunResult {
@@ -488,6 +492,7 @@ fn run_workload(
             launches,
             unit_activity,
             error: None,
+            trace_finish_seconds,
         },
         Err(e) => RunResult {
             workload: name.into(),
@@ -496,6 +501,7 @@ fn run_workload(
             launches,
             unit_activity,
             error: Some(e.to_string()),
+            trace_finish_seconds,
         },
     };
     (result, trace)
@@ -555,8 +561,15 @@ fn run_ptx(
         launches: std::mem::take(&mut gpu.launches),
         unit_activity: gpu.unit_activity(),
         error,
+        trace_finish_seconds: 0.0,
     };
-    Ok((result, gpu.take_traces()))
+    let finishing = std::time::Instant::now();
+    let traces = gpu.take_traces();
+    let result = RunResult {
+        trace_finish_seconds: finishing.elapsed().as_secs_f64(),
+        ..result
+    };
+    Ok((result, traces))
 }
 
 fn human(n: u64) -> String {

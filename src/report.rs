@@ -17,6 +17,9 @@ pub struct RunResult {
     pub unit_activity: Vec<UnitActivity>,
     /// Error that ended the run (guest fault, launch error), if any.
     pub error: Option<String>,
+    /// Wall time after the last launch until the recorded unit traces were complete (the
+    /// encoding runs beside the simulation and may lag it; 0 without recording).
+    pub trace_finish_seconds: f64,
 }
 
 impl RunResult {

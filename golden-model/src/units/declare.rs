@@ -19,6 +19,8 @@
 //! implementing [`Unit`] for the state struct.
 
 use super::contract::{low_mask, Bits, Params, UnitDesc, UnitModel};
+use super::trace::TraceRecorder;
+use super::trace_sink::RecordedEdge;
 
 /// A parameter value as the typed parameter struct holds it.
 pub trait ParamValue: Copy {
@@ -217,6 +219,36 @@ pub trait Unit: Declared {
     fn tick(&mut self, inp: &Self::Inputs) -> Self::Events;
     /// Writes the debug-state ports (flattened internal state) into `ports`.
     fn debug_state(&self, _ports: &mut [Bits]) {}
+    /// What the unit's host keeps of an active clock edge for a trace: its inputs, or a
+    /// cheaper form they are rebuilt from. Encoded off the simulation thread (see
+    /// [`super::trace_sink`]).
+    type Recorded: Copy + Send + 'static;
+    /// The recorded form of inputs given to [`super::host::UnitHost::tick`].
+    fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded;
+    /// Encodes recorded edges into `rec`, in order.
+    fn encode_recorded(rec: &mut TraceRecorder, edges: &[RecordedEdge<Self::Recorded>]);
+}
+
+/// The [`Unit`] trace items of a unit whose traces record its inputs as they are (a unit
+/// clocked through [`super::host::UnitHost::tick`]): write `records_its_inputs!();` in its
+/// `impl Unit`.
+#[macro_export]
+macro_rules! records_its_inputs {
+    () => {
+        type Recorded = <Self as $crate::units::declare::Declared>::Inputs;
+        #[inline(always)]
+        fn recorded(&self, inp: &Self::Recorded) -> Self::Recorded {
+            *inp
+        }
+        fn encode_recorded(
+            rec: &mut $crate::units::trace::TraceRecorder,
+            edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
+        ) {
+            for e in edges {
+                rec.record_inputs(e.instance as usize, e.cycle, &e.value)
+            }
+        }
+    };
 }
 
 /// Any [`Unit`] behind the generic by-name interface: converts ports and calls the typed

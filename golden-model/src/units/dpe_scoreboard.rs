@@ -57,7 +57,9 @@
 
 use super::contract::{Bits, GpuUse};
 use super::coverage::Cover;
-use super::declare::{PortGroup, Unit};
+use super::declare::{PortGroup, Unit, UnitParams};
+use super::trace::TraceRecorder;
+use super::trace_sink::RecordedEdge;
 
 /// The most reserve, release or query ports a unit can have.
 pub const MAX_PORTS: usize = 8;
@@ -656,6 +658,24 @@ impl DpeScoreboard {
 }
 
 impl Unit for DpeScoreboard {
+    /// A trace keeps the operations as staged (the GPU model stages them over a cycle:
+    /// `RegDeps::edge`); the encoder packs them into the trace's port layout off the
+    /// simulation thread. The query ports are combinational and leave no state: a trace
+    /// drives them idle.
+    type Recorded = ScoreboardInputs;
+    fn recorded(&self, inp: &ScoreboardPortIn) -> ScoreboardInputs {
+        ScoreboardPorts::of(&self.params).read(inp)
+    }
+    /// Laid out at the trace's parameters (its `NUM_REGS` may be wider than the instance's:
+    /// see `RegDeps::begin_kernel`).
+    fn encode_recorded(rec: &mut TraceRecorder, edges: &[RecordedEdge<ScoreboardInputs>]) {
+        let layout = ScoreboardPorts::of(&ScoreboardParams::from_params(rec.params()));
+        let mut ports = ScoreboardPortIn::default();
+        for e in edges {
+            layout.write(&e.value, &mut ports);
+            rec.record_inputs(e.instance as usize, e.cycle, &ports);
+        }
+    }
     fn new(params: ScoreboardParams) -> DpeScoreboard {
         DpeScoreboard::new(params)
     }

@@ -11,6 +11,7 @@
 
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
+use super::trace_sink::TraceSink;
 use std::collections::BTreeMap;
 
 /// Every instance of one unit kind in the GPU model.
@@ -20,7 +21,7 @@ pub struct UnitHost<U: Unit> {
     /// Per instance, [`Self::STRIDE`] counters: the clock edges with non-idle inputs, then
     /// the set bits of each event port (one vector: one bounds check per edge).
     counters: Vec<u64>,
-    trace: Option<TraceRecorder>,
+    trace: Option<TraceSink<U>>,
 }
 
 /// Activity of one unit kind, summed over its instances (or of one instance).
@@ -102,17 +103,18 @@ impl<U: Unit> UnitHost<U> {
     /// Start recording every instance's port traffic into `trace` (which must be of this
     /// unit; instance `i` of the trace is instance `i` of the host).
     pub fn record(&mut self, trace: TraceRecorder) {
-        debug_assert!(std::ptr::eq(trace.desc(), U::desc()));
-        self.trace = Some(trace);
+        self.trace = Some(TraceSink::new(trace));
     }
 
-    pub fn trace_mut(&mut self) -> Option<&mut TraceRecorder> {
-        self.trace.as_mut()
+    /// The trace being recorded, with every edge so far encoded (the encoding runs off the
+    /// simulation thread: this waits for it).
+    pub fn trace_mut(&mut self) -> Option<std::sync::MutexGuard<'_, TraceRecorder>> {
+        self.trace.as_mut().map(TraceSink::recorder)
     }
 
     /// The recorded traffic (recording stops).
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
-        self.trace.take()
+        self.trace.take().map(TraceSink::finish)
     }
 
     /// One clock edge of instance `i` at `cycle` with non-idle inputs `inp` (a cycle in
@@ -124,8 +126,8 @@ impl<U: Unit> UnitHost<U> {
             !inp.is_idle(),
             "UnitHost::tick with idle inputs: use idle_tick"
         );
-        if let Some(rec) = self.trace.as_mut() {
-            rec.record_inputs(i, cycle, inp);
+        if let Some(sink) = self.trace.as_mut() {
+            sink.push(i, cycle, self.instances[i].recorded(inp));
         }
         let ev = self.instances[i].tick(inp);
         let counts = self.counters_mut(i);
@@ -161,20 +163,20 @@ impl<U: Unit> UnitHost<U> {
     }
 
     /// A clock edge of instance `i` at `cycle` whose inputs were staged on the instance:
-    /// `active` says whether they are non-idle, `inputs` gives them as the unit's input
-    /// values when a trace is on, `edge` applies the edge.
+    /// `active` says whether they are non-idle, `recorded` gives them in the unit's recorded
+    /// form when a trace is on, `edge` applies the edge.
     #[inline]
     pub fn edge_with(
         &mut self,
         i: usize,
         cycle: u64,
         active: bool,
-        inputs: impl FnOnce(&U) -> U::Inputs,
+        recorded: impl FnOnce(&U) -> U::Recorded,
         edge: impl FnOnce(&mut U),
     ) {
         if active {
-            if let Some(rec) = self.trace.as_mut() {
-                rec.record_inputs(i, cycle, &inputs(&self.instances[i]));
+            if let Some(sink) = self.trace.as_mut() {
+                sink.push(i, cycle, recorded(&self.instances[i]));
             }
             self.counters_mut(i)[0] += 1;
         }

@@ -13,6 +13,7 @@ pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;
 pub mod trace;
+pub mod trace_sink;
 
 use contract::UnitDesc;
 

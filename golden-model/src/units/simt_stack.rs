@@ -688,6 +688,7 @@ impl SpeInputs {
 }
 
 impl Unit for SimtStackSpe {
+    crate::records_its_inputs!();
     fn new(params: SpeParams) -> SimtStackSpe {
         SimtStackSpe::new(params)
     }

@@ -787,6 +787,7 @@ impl DpeInputs {
 }
 
 impl Unit for SimtStackDpe {
+    crate::records_its_inputs!();
     fn new(params: DpeParams) -> SimtStackDpe {
         SimtStackDpe::new(params)
     }

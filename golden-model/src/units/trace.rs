@@ -62,22 +62,14 @@ pub struct TraceRecorder {
     /// The most bytes one event encodes to (delta, mask, every word of every input).
     max_event_bytes: usize,
     instances: Vec<InstanceRecord>,
-    /// Every instance's events as they are recorded, interleaved: each prefixed with its
-    /// instance index (a varint) and its length (see [`SpareBytes::framed`]).
-    /// [`TraceRecorder::split`] moves them into the instances' own bytes. One stream rather
-    /// than one vector per instance because appends then touch one cache line instead of
-    /// one per instance (an SM records 48 warps' stacks).
-    stream: Vec<u8>,
 }
 
 struct InstanceRecord {
     name: String,
     last_cycle: u64,
     events: u64,
-    /// The instance's events once [`TraceRecorder::split`] has moved them out of the stream.
+    /// The instance's encoded events.
     bytes: Vec<u8>,
-    /// The bytes of its events still in the stream.
-    streamed: usize,
 }
 
 impl TraceRecorder {
@@ -102,7 +94,6 @@ impl TraceRecorder {
             input_widths,
             max_event_bytes,
             instances: Vec::new(),
-            stream: Vec::new(),
         }
     }
 
@@ -125,8 +116,8 @@ impl TraceRecorder {
             .iter()
             .map(|w| w.bits.div_ceil(64).max(1) as usize)
             .sum();
-        // The instance index, the delta, the presence mask, the words; the length.
-        (3 + words) * MAX_VARINT_BYTES + FRAME_BYTES
+        // The delta, the presence mask, the words.
+        (2 + words) * MAX_VARINT_BYTES
     }
 
     /// Add an instance; returns its index for [`TraceRecorder::record`].
@@ -136,7 +127,6 @@ impl TraceRecorder {
             last_cycle: 0,
             events: 0,
             bytes: Vec::new(),
-            streamed: 0,
         });
         self.instances.len() - 1
     }
@@ -155,13 +145,7 @@ impl TraceRecorder {
         let delta = cycle.saturating_sub(rec.last_cycle);
         rec.last_cycle = cycle;
         rec.events += 1;
-        let mut event = Vec::new();
-        encode_event(&mut event, delta, &self.inputs, &self.scratch);
-        rec.streamed += event.len();
-        append(&mut self.stream, self.max_event_bytes, |out| {
-            out.varint(inst as u64);
-            out.framed(|out| event.iter().for_each(|&b| out.byte(b)));
-        });
+        encode_event(&mut rec.bytes, delta, &self.inputs, &self.scratch);
     }
 
     /// Record the unit's typed inputs `inp` at `cycle` for instance `inst`: the same bytes
@@ -178,14 +162,11 @@ impl TraceRecorder {
         // Written straight into reserved capacity: most varints are one byte, and a growth
         // check per byte cost more than the encoding itself.
         let widths = &self.input_widths;
-        rec.streamed += append(&mut self.stream, self.max_event_bytes, |out| {
-            out.varint(inst as u64);
-            out.framed(|out| {
-                out.varint(delta);
-                // Bit 0 is `rst_n`, high (idle) in every typed event.
-                out.varint(inp.present(widths) << 1);
-                inp.encode(widths, &mut |w| out.varint(w));
-            })
+        append(&mut rec.bytes, self.max_event_bytes, |out| {
+            out.varint(delta);
+            // Bit 0 is `rst_n`, high (idle) in every typed event.
+            out.varint(inp.present(widths) << 1);
+            inp.encode(widths, &mut |w| out.varint(w));
         });
     }
 
@@ -203,7 +184,6 @@ impl TraceRecorder {
         params: Params,
         mut convert: impl FnMut(&[Bits], &mut [Bits]),
     ) -> Result<(), String> {
-        self.split();
         let mut old = self.desc.zero_ports(&self.params);
         let mut new = self.desc.zero_ports(&params);
         for inst in &mut self.instances {
@@ -237,28 +217,8 @@ impl TraceRecorder {
     }
 
     /// Append the instances of `other` (another SM's recorder of the same unit).
-    pub fn absorb(&mut self, mut other: TraceRecorder) {
-        self.split();
-        other.split();
+    pub fn absorb(&mut self, other: TraceRecorder) {
         self.instances.extend(other.instances);
-    }
-
-    /// Move the interleaved stream's events into their instances' bytes (in order: each
-    /// event already holds its delta from its instance's previous event).
-    fn split(&mut self) {
-        if self.stream.is_empty() {
-            return;
-        }
-        for i in &mut self.instances {
-            i.bytes.reserve_exact(std::mem::take(&mut i.streamed));
-        }
-        // The stream was written by this recorder: it is well formed.
-        let stream = std::mem::take(&mut self.stream);
-        let mut pos = 0;
-        while pos < stream.len() {
-            let (inst, event) = unframe(&stream, &mut pos);
-            self.instances[inst].bytes.extend_from_slice(event);
-        }
     }
 
     /// Total events recorded.
@@ -268,7 +228,6 @@ impl TraceRecorder {
 
     /// Write the trace file; instances with no events are left out.
     pub fn write(&mut self, path: &Path, source: &str) -> Result<(), String> {
-        self.split();
         let kept: Vec<&InstanceRecord> = self.instances.iter().filter(|i| i.events > 0).collect();
         let header = self.header(&kept, source);
         let write = || -> std::io::Result<()> {
@@ -285,8 +244,7 @@ impl TraceRecorder {
     }
 
     /// The trace in memory, as [`Trace::read`] would return it from the written file.
-    pub fn into_trace(mut self, source: &str) -> Trace {
-        self.split();
+    pub fn into_trace(self, source: &str) -> Trace {
         let kept: Vec<InstanceRecord> = self
             .instances
             .into_iter()
@@ -334,7 +292,7 @@ pub struct Trace {
     pub desc: &'static UnitDesc,
     pub params: Params,
     /// Each instance's event bytes, in header order.
-    blobs: Vec<Vec<u8>>,
+    pub(crate) blobs: Vec<Vec<u8>>,
 }
 
 impl Trace {
@@ -624,63 +582,6 @@ impl SpareBytes<'_> {
     }
 }
 
-/// The most bytes of an event's length prefix.
-const FRAME_BYTES: usize = 3;
-
-impl SpareBytes<'_> {
-    #[inline(always)]
-    fn byte(&mut self, b: u8) {
-        self.spare[self.n].write(b);
-        self.n += 1;
-    }
-
-    /// Writes what `write` writes, prefixed with its length: one byte below 255, else 255
-    /// and two bytes little-endian (an event of wide ports; the bytes move up). Returns the
-    /// length.
-    #[inline(always)]
-    fn framed(&mut self, write: impl FnOnce(&mut Self)) -> usize {
-        let at = self.n;
-        self.n += 1;
-        write(self);
-        let len = self.n - at - 1;
-        if len < 255 {
-            self.spare[at].write(len as u8);
-        } else {
-            // At most 64 ports of at most 512 bits (the reader's limit): under 6 KiB.
-            let len16 = u16::try_from(len).expect("an event longer than 64 KiB");
-            self.spare.copy_within(at + 1..self.n, at + 3);
-            self.spare[at].write(255);
-            self.spare[at + 1].write(len16 as u8);
-            self.spare[at + 2].write((len16 >> 8) as u8);
-            self.n += 2;
-        }
-        len
-    }
-}
-
-/// Reads one framed event of a recorder's stream at `pos`: its instance and its bytes.
-fn unframe<'s>(stream: &'s [u8], pos: &mut usize) -> (usize, &'s [u8]) {
-    let (mut inst, mut shift) = (0usize, 0);
-    loop {
-        let b = stream[*pos];
-        *pos += 1;
-        inst |= ((b & 0x7f) as usize) << shift;
-        if b & 0x80 == 0 {
-            break;
-        }
-        shift += 7;
-    }
-    let mut len = stream[*pos] as usize;
-    *pos += 1;
-    if len == 255 {
-        len = u16::from_le_bytes([stream[*pos], stream[*pos + 1]]) as usize;
-        *pos += 2;
-    }
-    let event = &stream[*pos..*pos + len];
-    *pos += len;
-    (inst, event)
-}
-
 /// Appends to `vec` what `write` puts into its spare capacity (at most `max` bytes) and
 /// returns what `write` returns.
 #[inline(always)]
@@ -764,29 +665,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// Events of any length keep their instance through the interleaved stream: a frame of
-    /// 255 bytes or more takes the long length form.
-    #[test]
-    fn framed_events_read_back_with_their_instance() {
-        let mut stream = Vec::new();
-        for (inst, len) in [(1u64, 300usize), (0, 3), (200, 254), (1, 255)] {
-            append(&mut stream, len + 20, |out| {
-                out.varint(inst);
-                out.framed(|out| (0..len).for_each(|i| out.byte(i as u8 ^ inst as u8)))
-            });
-        }
-        let mut pos = 0;
-        for (inst, len) in [(1usize, 300usize), (0, 3), (200, 254), (1, 255)] {
-            let (i, event) = unframe(&stream, &mut pos);
-            assert_eq!((i, event.len()), (inst, len));
-            assert!(event
-                .iter()
-                .enumerate()
-                .all(|(k, &b)| b == k as u8 ^ inst as u8));
-        }
-        assert_eq!(pos, stream.len());
-    }
-
     /// A recorder re-encoded for wider parameters encodes later typed inputs at the new
     /// widths (the scoreboard's trace widens NUM_REGS when a launch uses more registers).
     #[test]
@@ -808,8 +686,6 @@ mod tests {
         }
         typed.record_inputs(0, 1, &inp);
         generic.record(0, 1, |ports| inp.write_ports(ports));
-        typed.split();
-        generic.split();
         assert!(!typed.instances[0].bytes.is_empty());
         assert_eq!(typed.instances[0].bytes, generic.instances[0].bytes);
     }
@@ -854,8 +730,6 @@ mod tests {
                 generic.record(0, cycle, |ports| inp.write_ports(ports));
                 typed.record_inputs(0, cycle, &inp);
             }
-            generic.split();
-            typed.split();
             proptest::prop_assert!(!typed.instances[0].bytes.is_empty());
             proptest::prop_assert_eq!(&generic.instances[0].bytes, &typed.instances[0].bytes);
         }

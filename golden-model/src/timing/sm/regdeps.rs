@@ -91,9 +91,6 @@ pub(super) struct RegDeps {
     /// the reserve is staged, cleared when the release is).
     pending_mem: Vec<u64>,
     words: usize,
-    /// The port layout of the scoreboard's trace, when recording (its `NUM_REGS` is the
-    /// largest of every launch recorded, see [`RegDeps::begin_kernel`]).
-    layout: ScoreboardPorts,
 }
 
 impl RegDeps {
@@ -104,7 +101,6 @@ impl RegDeps {
             deferred_per_warp: Vec::new(),
             pending_mem: Vec::new(),
             words: 0,
-            layout: ScoreboardPorts::of(&scoreboard_params_for(cfg, 8)),
         }
     }
 
@@ -120,8 +116,7 @@ impl RegDeps {
             .expect("scoreboard parameters checked at launch");
         self.words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.words];
-        if let Some(rec) = self.sb.trace_mut() {
-            let layout = &mut self.layout;
+        if let Some(mut rec) = self.sb.trace_mut() {
             // One trace holds every launch at one parameter set: when this kernel has more
             // register slots than any recorded before, the events so far are re-encoded with
             // the wider register fields (a launch with fewer registers behaves identically
@@ -129,14 +124,13 @@ impl RegDeps {
             let have = ScoreboardParams::from_params(rec.params());
             if k.sb.num_regs > have.num_regs {
                 let params = k.sb.to_params().expect("checked at launch");
-                let (old, new) = (*layout, ScoreboardPorts::of(&k.sb));
+                let (old, new) = (ScoreboardPorts::of(&have), ScoreboardPorts::of(&k.sb));
                 rec.reencode(params, |from, to| {
                     let mut raw = ScoreboardPortIn::default();
                     new.write(&old.read(&ScoreboardPortIn::read_ports(from)), &mut raw);
                     raw.write_ports(to)
                 })
                 .expect("re-encoding the SM's own trace");
-                *layout = new;
             }
         }
     }
@@ -148,7 +142,6 @@ impl RegDeps {
         let p = scoreboard_params_for(cfg, 8);
         let mut rec = TraceRecorder::new(&SCOREBOARD_DESC, p.to_params()?);
         rec.add_instance(format!("sm{sm}"));
-        self.layout = ScoreboardPorts::of(&p);
         self.sb.record(rec);
         Ok(())
     }
@@ -187,14 +180,8 @@ impl RegDeps {
     #[inline]
     pub fn edge(&mut self, cycle: u64) {
         let active = !self.sb.instance(0).staged().is_idle();
-        let layout = &self.layout;
-        self.sb.edge_with(
-            0,
-            cycle,
-            active,
-            |sb| sb.staged_port_values(layout),
-            |sb| sb.tick(),
-        );
+        self.sb
+            .edge_with(0, cycle, active, |sb| *sb.staged(), |sb| sb.tick());
     }
 
     /// Stage the reserve of `r` for path (w, side); `memory`: the write is a load's.
