@@ -398,6 +398,7 @@ pub fn opcode_of(base: &str) -> Option<Opcode> {
     use Opcode::*;
     Some(match base {
         "mov" => Mov,
+        "tex" => Tex,
         "cvt" => Cvt,
         "cvta" => Cvta,
         "selp" => Selp,
