@@ -1,6 +1,7 @@
 /* warpforge: the device side of cuda_runtime.h (built-in variables, synchronisation,
- * atomics, warp vote/shuffle, math). Everything maps to NVPTX builtins whose PTX the
- * warpforge front end runs; the PTX has no `call`, so every helper is force-inlined. */
+ * atomics, warp vote/shuffle, math, textures). Everything maps to NVPTX builtins whose PTX
+ * the warpforge front end runs, or to the functions it provides natively (vprintf and
+ * libdevice's __nv_* math); every helper is force-inlined. */
 #ifndef __WARPFORGE_DEVICE_H__
 #define __WARPFORGE_DEVICE_H__
 

@@ -36,6 +36,13 @@
 //! a kernel). A device function that is declared or defined but never called is ignored, and
 //! so is a statement of its body the model does not support.
 //!
+//! **Built-ins.** A call of a function the module declares but does not define is refused,
+//! except for the functions the model provides natively: `vprintf` (device `printf`) and the
+//! libdevice `__nv_*` functions of `exec::libdevice`. The declaration must match the
+//! built-in's signature; the call becomes one `Call` instruction (arguments in `srcs`, the
+//! return value in `dsts`). `tex.1d.v4.T.s32` becomes a `Tex` instruction (see
+//! `exec::builtins`).
+//!
 //! **Parameters.** A scalar `.param` of a call (the call site's scratch `.param`, or the
 //! callee's formal `.param`) lives in a virtual register: `st.param` and `ld.param` of it
 //! become `mov`s, as they become register moves after ptxas. The callee's formal input
