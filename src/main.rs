@@ -538,6 +538,8 @@ fn run_ptx(
         lf.file.shared_bytes,
         &args,
     );
+    // Device printf output, as the CUDA runtime prints it after the launch.
+    gpu.take_printf().print(&lf.file.kernel);
     let error = match r {
         Ok(()) => None,
         Err(e @ SimError::Fault(_)) => Some(e.to_string()),

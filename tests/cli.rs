@@ -369,6 +369,39 @@ fn module_scope_constants_and_globals_keep_their_initialisers() {
     }
 }
 
+/// Device printf through a launch file (printf.cu): the lines reach stdout after the launch,
+/// exactly, in the documented order (block, warp, call, lane) and the same in both modes, and
+/// printf returns the number of arguments.
+#[test]
+fn device_printf_goes_to_stdout_after_the_launch() {
+    let body = std::fs::read_to_string(fixtures().join("printf.toml")).unwrap();
+    let launch = scratch_launch("printf", &body);
+    let want = "[wf] block 0 thread 3: 0.75 3298534883328\n\
+                [wf] block 0 thread 11: 2.75 12094627905536\n\
+                [wf] block 1 thread 3: 4.75 20890720927744\n\
+                [wf] block 1 thread 11: 6.75 29686813949952\n";
+    for mode in MODES {
+        let extra: Vec<&str> = std::iter::once("--quiet")
+            .chain(mode.iter().copied())
+            .collect();
+        let o = run_user_kernel("printf.ptx", &launch, &extra);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{mode:?}");
+        let out = std::fs::read(launch.with_file_name("printf_ret.out.bin")).unwrap();
+        for (i, w) in out.chunks_exact(4).enumerate() {
+            let r = i32::from_le_bytes(w.try_into().unwrap());
+            assert_eq!(r, if i % 8 == 3 { 5 } else { 0 }, "ret[{i}]");
+        }
+    }
+    // Without --quiet the tables follow the printed lines.
+    let o = run_user_kernel("printf.ptx", &launch, &["--functional"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with(want) && stdout.contains("user kernel"),
+        "{stdout}"
+    );
+}
+
 /// Device-function calls and inline-asm blocks as LLVM's NVPTX back end emits them
 /// (`calls.ll`, see its header): a divergent call, nested calls, a callee's `.local` array, a
 /// struct by value and by `sret` pointer, an uncalled `.visible .func`, and two copies of an

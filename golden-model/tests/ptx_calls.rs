@@ -472,19 +472,37 @@ fn recursion_and_missing_functions_are_clear_errors() {
         &format!("{HEADER}.func f()\n{{\n\tcall f;\n}}\n.entry k()\n{{\n\tret;\n}}\n"),
     )
     .unwrap();
-    let ext = format!(
-        "{HEADER}.extern .func (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0,\n\
-         \t.param .b64 vprintf_param_1\n)\n;\n.entry k()\n{{\n\t.reg .b32 %r;\n\t{{\n\
-         \t.param .b64 param0;\n\tst.param.b64 [param0+0], 0;\n\t.param .b64 param1;\n\
-         \tst.param.b64 [param1+0], 0;\n\t.param .b32 retval0;\n\
-         \tcall.uni (retval0), vprintf, (param0, param1);\n\tld.param.b32 %r, [retval0+0];\n\t}}\n}}\n"
-    );
-    let (line, msg) = parse_err(&ext);
-    assert_eq!(line, line_of(&ext, "call.uni (retval0), vprintf"), "{msg}");
-    assert!(
-        msg.contains("call to `vprintf`") && msg.contains("declares (line 4) but does not define"),
-        "{msg}"
-    );
+    // A function declared but defined nowhere: an error unless the model provides it
+    // (`vprintf`, libdevice's `__nv_*`; see tests/ptx_builtins.rs).
+    for (func, why) in [
+        (
+            "mylib_fn",
+            "calls into other modules or libraries are not supported",
+        ),
+        (
+            "__nv_nosuchf",
+            "a libdevice function the model does not provide",
+        ),
+    ] {
+        let ext = format!(
+            "{HEADER}.extern .func (.param .b32 func_retval0) {func}\n(\n\t.param .b64 p0,\n\
+             \t.param .b64 p1\n)\n;\n.entry k()\n{{\n\t.reg .b32 %r;\n\t{{\n\
+             \t.param .b64 param0;\n\tst.param.b64 [param0+0], 0;\n\t.param .b64 param1;\n\
+             \tst.param.b64 [param1+0], 0;\n\t.param .b32 retval0;\n\
+             \tcall.uni (retval0), {func}, (param0, param1);\n\tld.param.b32 %r, [retval0+0];\n\t}}\n}}\n"
+        );
+        let e = parse_module("e.ptx", &ext).unwrap_err();
+        let call = format!("call.uni (retval0), {func}");
+        assert_eq!(e.line, line_of(&ext, &call), "{e}");
+        let text = ext.lines().nth(e.line as usize - 1).unwrap();
+        assert_eq!(e.col as usize, text.find(func).unwrap() + 1, "{e}");
+        assert!(
+            e.message.contains(&format!("call to `{func}`"))
+                && e.message.contains("declares (line 4) but does not define")
+                && e.message.contains(why),
+            "{e}"
+        );
+    }
     let cases: &[(&str, &str)] = &[
         ("\tcall nosuch;", "call to undefined function `nosuch`"),
         (

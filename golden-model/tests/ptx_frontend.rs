@@ -151,7 +151,8 @@ fn error_reports() {
             "\ttex.2d.v4.f32.f32 {%f1, %f2, %f3, %f1}, [%rd1, {%f1, %f2}];",
             1,
             2,
-            "unsupported opcode `tex.2d.v4.f32.f32`",
+            "unsupported texture instruction `tex.2d.v4.f32.f32`: the model runs \
+             `tex.1d.v4.{f32,s32,u32}.s32` (tex1Dfetch on linear memory)",
         ),
         ("\tadd.s32 %r99, %r1, 1;", 1, 10, "unknown register `%r99`"),
         ("\tbra LBB0_9;", 1, 6, "undefined label `LBB0_9`"),

@@ -1,6 +1,7 @@
 /* warpforge: the device side of cuda_runtime.h (built-in variables, synchronisation,
- * atomics, warp vote/shuffle, math). Everything maps to NVPTX builtins whose PTX the
- * warpforge front end runs; the PTX has no `call`, so every helper is force-inlined. */
+ * atomics, warp vote/shuffle, math, textures). Everything maps to NVPTX builtins whose PTX
+ * the warpforge front end runs, or to the functions it provides natively (vprintf and
+ * libdevice's __nv_* math); every helper is force-inlined. */
 #ifndef __WARPFORGE_DEVICE_H__
 #define __WARPFORGE_DEVICE_H__
 
@@ -176,19 +177,194 @@ __WF_DEV double abs(double x) { return __builtin_fabs(x); }
 __WF_DEV double trunc(double x) { return __builtin_trunc(x); }
 __WF_DEV double round(double x) { return __builtin_round(x); }
 __WF_DEV double copysign(double a, double b) { return __builtin_copysign(a, b); }
-/* Double-precision transcendentals need libdevice (__nv_exp...), which warpforge does not
- * provide: a device call to one of these is a compile error ("call to deleted function")
- * rather than a silent fall back to the float version. */
-__device__ double exp(double) = delete;
-__device__ double exp2(double) = delete;
-__device__ double log(double) = delete;
-__device__ double log2(double) = delete;
-__device__ double log10(double) = delete;
-__device__ double pow(double, double) = delete;
-__device__ double sin(double) = delete;
-__device__ double cos(double) = delete;
-__device__ double tan(double) = delete;
+/* Double precision, and the float functions no PTX instruction covers: libdevice's
+ * __nv_* functions, which the warpforge front end runs natively (golden-model
+ * src/exec/libdevice.rs; results are the host libm's, within CUDA's stated ulp bounds). */
+extern "C" {
+__device__ double __nv_exp(double);
+__device__ double __nv_exp2(double);
+__device__ double __nv_exp10(double);
+__device__ double __nv_expm1(double);
+__device__ double __nv_log(double);
+__device__ double __nv_log2(double);
+__device__ double __nv_log10(double);
+__device__ double __nv_log1p(double);
+__device__ double __nv_sin(double);
+__device__ double __nv_cos(double);
+__device__ double __nv_tan(double);
+__device__ double __nv_asin(double);
+__device__ double __nv_acos(double);
+__device__ double __nv_atan(double);
+__device__ double __nv_sinh(double);
+__device__ double __nv_cosh(double);
+__device__ double __nv_tanh(double);
+__device__ double __nv_asinh(double);
+__device__ double __nv_acosh(double);
+__device__ double __nv_atanh(double);
+__device__ double __nv_cbrt(double);
+__device__ double __nv_erf(double);
+__device__ double __nv_erfc(double);
+__device__ double __nv_tgamma(double);
+__device__ double __nv_lgamma(double);
+__device__ double __nv_rsqrt(double);
+__device__ double __nv_pow(double, double);
+__device__ double __nv_atan2(double, double);
+__device__ double __nv_fmod(double, double);
+__device__ double __nv_hypot(double, double);
+__device__ double __nv_remainder(double, double);
+__device__ float __nv_tanhf(float);
+__device__ float __nv_asinf(float);
+__device__ float __nv_acosf(float);
+__device__ float __nv_atanf(float);
+__device__ float __nv_sinhf(float);
+__device__ float __nv_coshf(float);
+__device__ float __nv_asinhf(float);
+__device__ float __nv_acoshf(float);
+__device__ float __nv_atanhf(float);
+__device__ float __nv_cbrtf(float);
+__device__ float __nv_erff(float);
+__device__ float __nv_erfcf(float);
+__device__ float __nv_tgammaf(float);
+__device__ float __nv_lgammaf(float);
+__device__ float __nv_expm1f(float);
+__device__ float __nv_log1pf(float);
+__device__ float __nv_atan2f(float, float);
+__device__ float __nv_fmodf(float, float);
+__device__ float __nv_hypotf(float, float);
+__device__ float __nv_remainderf(float, float);
+}
+__WF_DEV double exp(double x) { return __nv_exp(x); }
+__WF_DEV double exp2(double x) { return __nv_exp2(x); }
+__WF_DEV double exp10(double x) { return __nv_exp10(x); }
+__WF_DEV double expm1(double x) { return __nv_expm1(x); }
+__WF_DEV double log(double x) { return __nv_log(x); }
+__WF_DEV double log2(double x) { return __nv_log2(x); }
+__WF_DEV double log10(double x) { return __nv_log10(x); }
+__WF_DEV double log1p(double x) { return __nv_log1p(x); }
+__WF_DEV double sin(double x) { return __nv_sin(x); }
+__WF_DEV double cos(double x) { return __nv_cos(x); }
+__WF_DEV double tan(double x) { return __nv_tan(x); }
+__WF_DEV double asin(double x) { return __nv_asin(x); }
+__WF_DEV double acos(double x) { return __nv_acos(x); }
+__WF_DEV double atan(double x) { return __nv_atan(x); }
+__WF_DEV double sinh(double x) { return __nv_sinh(x); }
+__WF_DEV double cosh(double x) { return __nv_cosh(x); }
+__WF_DEV double tanh(double x) { return __nv_tanh(x); }
+__WF_DEV double asinh(double x) { return __nv_asinh(x); }
+__WF_DEV double acosh(double x) { return __nv_acosh(x); }
+__WF_DEV double atanh(double x) { return __nv_atanh(x); }
+__WF_DEV double cbrt(double x) { return __nv_cbrt(x); }
+__WF_DEV double erf(double x) { return __nv_erf(x); }
+__WF_DEV double erfc(double x) { return __nv_erfc(x); }
+__WF_DEV double tgamma(double x) { return __nv_tgamma(x); }
+__WF_DEV double lgamma(double x) { return __nv_lgamma(x); }
+__WF_DEV double rsqrt(double x) { return __nv_rsqrt(x); }
+__WF_DEV double pow(double a, double b) { return __nv_pow(a, b); }
+__WF_DEV double atan2(double a, double b) { return __nv_atan2(a, b); }
+__WF_DEV double fmod(double a, double b) { return __nv_fmod(a, b); }
+__WF_DEV double hypot(double a, double b) { return __nv_hypot(a, b); }
+__WF_DEV double remainder(double a, double b) { return __nv_remainder(a, b); }
+__WF_DEV float tanhf(float x) { return __nv_tanhf(x); }
+__WF_DEV float tanh(float x) { return __nv_tanhf(x); }
+__WF_DEV float asinf(float x) { return __nv_asinf(x); }
+__WF_DEV float asin(float x) { return __nv_asinf(x); }
+__WF_DEV float acosf(float x) { return __nv_acosf(x); }
+__WF_DEV float acos(float x) { return __nv_acosf(x); }
+__WF_DEV float atanf(float x) { return __nv_atanf(x); }
+__WF_DEV float atan(float x) { return __nv_atanf(x); }
+__WF_DEV float sinhf(float x) { return __nv_sinhf(x); }
+__WF_DEV float sinh(float x) { return __nv_sinhf(x); }
+__WF_DEV float coshf(float x) { return __nv_coshf(x); }
+__WF_DEV float cosh(float x) { return __nv_coshf(x); }
+__WF_DEV float asinhf(float x) { return __nv_asinhf(x); }
+__WF_DEV float asinh(float x) { return __nv_asinhf(x); }
+__WF_DEV float acoshf(float x) { return __nv_acoshf(x); }
+__WF_DEV float acosh(float x) { return __nv_acoshf(x); }
+__WF_DEV float atanhf(float x) { return __nv_atanhf(x); }
+__WF_DEV float atanh(float x) { return __nv_atanhf(x); }
+__WF_DEV float cbrtf(float x) { return __nv_cbrtf(x); }
+__WF_DEV float cbrt(float x) { return __nv_cbrtf(x); }
+__WF_DEV float erff(float x) { return __nv_erff(x); }
+__WF_DEV float erf(float x) { return __nv_erff(x); }
+__WF_DEV float erfcf(float x) { return __nv_erfcf(x); }
+__WF_DEV float erfc(float x) { return __nv_erfcf(x); }
+__WF_DEV float tgammaf(float x) { return __nv_tgammaf(x); }
+__WF_DEV float tgamma(float x) { return __nv_tgammaf(x); }
+__WF_DEV float lgammaf(float x) { return __nv_lgammaf(x); }
+__WF_DEV float lgamma(float x) { return __nv_lgammaf(x); }
+__WF_DEV float expm1f(float x) { return __nv_expm1f(x); }
+__WF_DEV float expm1(float x) { return __nv_expm1f(x); }
+__WF_DEV float log1pf(float x) { return __nv_log1pf(x); }
+__WF_DEV float log1p(float x) { return __nv_log1pf(x); }
+__WF_DEV float atan2f(float a, float b) { return __nv_atan2f(a, b); }
+__WF_DEV float atan2(float a, float b) { return __nv_atan2f(a, b); }
+__WF_DEV float fmodf(float a, float b) { return __nv_fmodf(a, b); }
+__WF_DEV float fmod(float a, float b) { return __nv_fmodf(a, b); }
+__WF_DEV float hypotf(float a, float b) { return __nv_hypotf(a, b); }
+__WF_DEV float hypot(float a, float b) { return __nv_hypotf(a, b); }
+__WF_DEV float remainderf(float a, float b) { return __nv_remainderf(a, b); }
+__WF_DEV float remainder(float a, float b) { return __nv_remainderf(a, b); }
 #endif
+#ifdef __cplusplus
+/* ---- tex1Dfetch on texture references bound to linear memory (tex.1d.v4.T.s32) ----
+ * A texture<> value converts to the texref's handle in inline asm (as clang's own texture
+ * header does); the model fetches element x of the bound memory, 0 out of range. */
+template <class __H> static __device__ __forceinline__ unsigned long long __wf_tex_handle(__H __t) {
+  unsigned long long __h;
+  asm("mov.b64 %0, %1;" : "=l"(__h) : "l"(__t));
+  return __h;
+}
+__WF_DEV float4 __wf_tex1d_f(unsigned long long __h, int __x) {
+  float4 __r;
+  asm("tex.1d.v4.f32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : "=f"(__r.x), "=f"(__r.y), "=f"(__r.z), "=f"(__r.w) : "l"(__h), "r"(__x));
+  return __r;
+}
+__WF_DEV int4 __wf_tex1d_s(unsigned long long __h, int __x) {
+  int4 __r;
+  asm("tex.1d.v4.s32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : "=r"(__r.x), "=r"(__r.y), "=r"(__r.z), "=r"(__r.w) : "l"(__h), "r"(__x));
+  return __r;
+}
+__WF_DEV uint4 __wf_tex1d_u(unsigned long long __h, int __x) {
+  uint4 __r;
+  asm("tex.1d.v4.u32.s32 {%0, %1, %2, %3}, [%4, {%5}];" : "=r"(__r.x), "=r"(__r.y), "=r"(__r.z), "=r"(__r.w) : "l"(__h), "r"(__x));
+  return __r;
+}
+#define __WF_TEX1D(T, KIND, RET, MODE, ...)                                                     \
+  static __device__ __forceinline__ RET tex1Dfetch(texture<T, cudaTextureType1D, MODE> __t, int __x) { \
+    auto __v = __wf_tex1d_##KIND(__wf_tex_handle(__t), __x);                                   \
+    RET __r = {__VA_ARGS__};                                                                   \
+    return __r;                                                                                \
+  }
+#define __WF_TEX1D_E(T, KIND, ...) __WF_TEX1D(T, KIND, T, cudaReadModeElementType, __VA_ARGS__)
+__WF_TEX1D_E(float, f, __v.x)
+__WF_TEX1D_E(float1, f, __v.x)
+__WF_TEX1D_E(float2, f, __v.x, __v.y)
+__WF_TEX1D_E(float4, f, __v.x, __v.y, __v.z, __v.w)
+__WF_TEX1D_E(int, s, __v.x)
+__WF_TEX1D_E(int1, s, __v.x)
+__WF_TEX1D_E(int2, s, __v.x, __v.y)
+__WF_TEX1D_E(int4, s, __v.x, __v.y, __v.z, __v.w)
+__WF_TEX1D_E(unsigned int, u, __v.x)
+__WF_TEX1D_E(uint1, u, __v.x)
+__WF_TEX1D_E(uint2, u, __v.x, __v.y)
+__WF_TEX1D_E(uint4, u, __v.x, __v.y, __v.z, __v.w)
+__WF_TEX1D_E(char, s, (char)__v.x)
+__WF_TEX1D_E(signed char, s, (signed char)__v.x)
+__WF_TEX1D_E(unsigned char, u, (unsigned char)__v.x)
+__WF_TEX1D_E(uchar4, u, (unsigned char)__v.x, (unsigned char)__v.y, (unsigned char)__v.z, (unsigned char)__v.w)
+__WF_TEX1D_E(short, s, (short)__v.x)
+__WF_TEX1D_E(unsigned short, u, (unsigned short)__v.x)
+/* cudaReadModeNormalizedFloat: 8- and 16-bit integers read as floats in [0, 1] or [-1, 1]. */
+__WF_TEX1D(unsigned char, f, float, cudaReadModeNormalizedFloat, __v.x)
+__WF_TEX1D(signed char, f, float, cudaReadModeNormalizedFloat, __v.x)
+__WF_TEX1D(char, f, float, cudaReadModeNormalizedFloat, __v.x)
+__WF_TEX1D(unsigned short, f, float, cudaReadModeNormalizedFloat, __v.x)
+__WF_TEX1D(short, f, float, cudaReadModeNormalizedFloat, __v.x)
+__WF_TEX1D(uchar4, f, float4, cudaReadModeNormalizedFloat, __v.x, __v.y, __v.z, __v.w)
+#undef __WF_TEX1D_E
+#undef __WF_TEX1D
+#endif
+
 __WF_DEV int abs(int x) { return x < 0 ? -x : x; }
 __WF_DEV int min(int a, int b) { return a < b ? a : b; }
 __WF_DEV int max(int a, int b) { return a > b ? a : b; }

@@ -15,6 +15,7 @@
 #endif
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -175,6 +176,28 @@ struct cudaDeviceProp {
   size_t sharedMemPerBlockOptin;
 };
 
+/* ---- textures (texture references on linear memory: cudaBindTexture + tex1Dfetch) ---- */
+enum cudaChannelFormatKind { cudaChannelFormatKindSigned = 0, cudaChannelFormatKindUnsigned = 1, cudaChannelFormatKindFloat = 2, cudaChannelFormatKindNone = 3 };
+struct cudaChannelFormatDesc { int x; int y; int z; int w; enum cudaChannelFormatKind f; };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+enum cudaTextureAddressMode { cudaAddressModeWrap = 0, cudaAddressModeClamp = 1, cudaAddressModeMirror = 2, cudaAddressModeBorder = 3 };
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+#define cudaTextureType1D 0x01
+struct textureReference {
+  int normalized;
+  enum cudaTextureFilterMode filterMode;
+  enum cudaTextureAddressMode addressMode[3];
+  struct cudaChannelFormatDesc channelDesc;
+  int sRGB;
+  unsigned int maxAnisotropy;
+  enum cudaTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  int __cudaReserved[15];
+};
+enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 };
+
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef struct CUfunc_st *cudaFunction_t;
@@ -233,6 +256,17 @@ typedef struct dim3 { unsigned int x, y, z; } dim3;
 #endif
 typedef struct dim3 dim3;
 
+/* ---- device-side printf: clang turns printf into vprintf(fmt, packed args), which the
+ * model runs natively (its output is printed after each launch) ---- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+__device__ int vprintf(const char *, const char *);
+__device__ int printf(const char *, ...);
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
 /* ---- runtime API (libwarpforge_cuda) ---- */
 #ifdef __cplusplus
 extern "C" {
@@ -273,6 +307,14 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config);
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
 cudaError_t cudaDriverGetVersion(int *version);
 cudaError_t cudaRuntimeGetVersion(int *version);
+
+cudaError_t cudaBindTexture(size_t *offset, const struct textureReference *texref, const void *devPtr, const struct cudaChannelFormatDesc *desc, size_t size);
+cudaError_t cudaUnbindTexture(const struct textureReference *texref);
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit);
+static __inline__ __host__ struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
+  struct cudaChannelFormatDesc d; d.x = x; d.y = y; d.z = z; d.w = w; d.f = f; return d;
+}
 
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
@@ -318,6 +360,55 @@ template <class T> static __inline__ cudaError_t cudaGetSymbolAddress(void **dev
 template <class T> static __inline__ cudaError_t cudaFuncSetCacheConfig(T *func, enum cudaFuncCache config) { return cudaFuncSetCacheConfig((const void *)func, config); }
 template <class T> static __inline__ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, T *func) { return cudaFuncGetAttributes(attr, (const void *)func); }
 static __inline__ cudaError_t cudaEventCreate(cudaEvent_t *event, unsigned int flags) { return cudaEventCreateWithFlags(event, flags); }
+
+/* Texture references: the channel format of each element type, the texture<> template
+ * (clang turns a texture<> variable into a PTX .texref and registers it), and binding. */
+template <class T> static __inline__ __host__ cudaChannelFormatDesc cudaCreateChannelDesc(void) { return cudaCreateChannelDesc(0, 0, 0, 0, cudaChannelFormatKindNone); }
+#define __WF_CHDESC(T, X, Y, Z, W, K) template <> __inline__ __host__ cudaChannelFormatDesc cudaCreateChannelDesc<T>(void) { return cudaCreateChannelDesc(X, Y, Z, W, K); }
+#define __WF_CHDESC_INT(T, B, K) __WF_CHDESC(T##1, B, 0, 0, 0, K) __WF_CHDESC(T##2, B, B, 0, 0, K) __WF_CHDESC(T##4, B, B, B, B, K)
+struct char1 { signed char x; }; struct uchar1 { unsigned char x; }; struct short1 { short x; }; struct ushort1 { unsigned short x; };
+struct int1 { int x; }; struct uint1 { unsigned int x; }; struct float1 { float x; };
+__WF_CHDESC(char, 8, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(signed char, 8, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(unsigned char, 8, 0, 0, 0, cudaChannelFormatKindUnsigned)
+__WF_CHDESC(char1, 8, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(char2, 8, 8, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(char4, 8, 8, 8, 8, cudaChannelFormatKindSigned)
+__WF_CHDESC_INT(uchar, 8, cudaChannelFormatKindUnsigned)
+__WF_CHDESC(short, 16, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(short1, 16, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(short2, 16, 16, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC(short4, 16, 16, 16, 16, cudaChannelFormatKindSigned)
+__WF_CHDESC(unsigned short, 16, 0, 0, 0, cudaChannelFormatKindUnsigned)
+__WF_CHDESC_INT(ushort, 16, cudaChannelFormatKindUnsigned)
+__WF_CHDESC(int, 32, 0, 0, 0, cudaChannelFormatKindSigned)
+__WF_CHDESC_INT(int, 32, cudaChannelFormatKindSigned)
+__WF_CHDESC(unsigned int, 32, 0, 0, 0, cudaChannelFormatKindUnsigned)
+__WF_CHDESC_INT(uint, 32, cudaChannelFormatKindUnsigned)
+__WF_CHDESC(float, 32, 0, 0, 0, cudaChannelFormatKindFloat)
+__WF_CHDESC_INT(float, 32, cudaChannelFormatKindFloat)
+#undef __WF_CHDESC_INT
+#undef __WF_CHDESC
+
+template <class T, int texType = cudaTextureType1D, enum cudaTextureReadMode mode = cudaReadModeElementType>
+struct __attribute__((device_builtin_texture_type)) texture : public textureReference {
+  __host__ texture(int norm = 0, enum cudaTextureFilterMode fMode = cudaFilterModePoint, enum cudaTextureAddressMode aMode = cudaAddressModeClamp) {
+    normalized = norm; filterMode = fMode;
+    addressMode[0] = aMode; addressMode[1] = aMode; addressMode[2] = aMode;
+    channelDesc = cudaCreateChannelDesc<T>(); sRGB = 0;
+  }
+  __host__ texture(int norm, enum cudaTextureFilterMode fMode, enum cudaTextureAddressMode aMode, struct cudaChannelFormatDesc desc) {
+    normalized = norm; filterMode = fMode;
+    addressMode[0] = aMode; addressMode[1] = aMode; addressMode[2] = aMode;
+    channelDesc = desc; sRGB = 0;
+  }
+};
+template <class T, int dim, enum cudaTextureReadMode readMode>
+static __inline__ __host__ cudaError_t cudaBindTexture(size_t *offset, const struct texture<T, dim, readMode> &tex, const void *devPtr, size_t size = ~(size_t)0) { return cudaBindTexture(offset, &tex, devPtr, &tex.channelDesc, size); }
+template <class T, int dim, enum cudaTextureReadMode readMode>
+static __inline__ __host__ cudaError_t cudaBindTexture(size_t *offset, const struct texture<T, dim, readMode> &tex, const void *devPtr, const struct cudaChannelFormatDesc &desc, size_t size = ~(size_t)0) { return cudaBindTexture(offset, &tex, devPtr, &desc, size); }
+template <class T, int dim, enum cudaTextureReadMode readMode>
+static __inline__ __host__ cudaError_t cudaUnbindTexture(const struct texture<T, dim, readMode> &tex) { return cudaUnbindTexture(&tex); }
 #endif
 
 #include "__warpforge_device.h"

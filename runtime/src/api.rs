@@ -133,20 +133,93 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
     );
 }
 
+/// A texture reference: its PTX `.texref` is a module variable whose device address is the
+/// handle kernels fetch through; `cudaBindTexture` binds memory to that handle.
 #[no_mangle]
 pub unsafe extern "C" fn __cudaRegisterTexture(
-    _handle: *mut *mut c_void,
-    _host_var: *const c_void,
+    handle: *mut *mut c_void,
+    host_var: *const c_void,
     _device_address: *const *const c_void,
     device_name: *const c_char,
-    _dim: c_int,
+    dim: c_int,
     _norm: c_int,
     _ext: c_int,
 ) {
-    let name = CStr::from_ptr(device_name).to_string_lossy();
-    eprintln!(
-        "warpforge: texture `{name}` registered; textures are not supported (its use will fail)"
-    );
+    let module = module_of(handle);
+    let name = CStr::from_ptr(device_name).to_string_lossy().into_owned();
+    if dim != 1 {
+        eprintln!(
+            "warpforge: texture `{name}` has {dim} dimensions; only 1D textures on linear \
+             memory (tex1Dfetch) are supported (binding it will fail)"
+        );
+        return;
+    }
+    with(|rt| rt.vars.insert(host_var as usize, Var { module, name }));
+}
+
+/// `cudaChannelFormatDesc`.
+#[repr(C)]
+pub struct ChannelFormatDesc {
+    x: c_int,
+    y: c_int,
+    z: c_int,
+    w: c_int,
+    f: c_int,
+}
+
+/// Binds `size` bytes at `dev_ptr` (at most to the end of its allocation: CUDA's C++
+/// overload passes `UINT_MAX` for "all of it") to the texture reference `texref`, with the
+/// element format `desc`. `*offset` is 0: the model needs no alignment.
+#[no_mangle]
+pub unsafe extern "C" fn cudaBindTexture(
+    offset: *mut usize,
+    texref: *const c_void,
+    dev_ptr: *const c_void,
+    desc: *const ChannelFormatDesc,
+    size: usize,
+) -> CudaError {
+    with(|rt| {
+        let Some((_, SymbolPlace::Global(h), _)) = symbol_of(rt, texref) else {
+            eprintln!("warpforge: cudaBindTexture of a texture that was not registered");
+            return rt.fail(ERR_INVALID_TEXTURE);
+        };
+        if desc.is_null() {
+            return rt.fail(ERR_INVALID_VALUE);
+        }
+        let d = &*desc;
+        let format =
+            match warpforge_model::exec::builtins::TexFormat::from_desc(d.x, d.y, d.z, d.w, d.f) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("warpforge: cudaBindTexture: {e}");
+                    return rt.fail(ERR_INVALID_VALUE);
+                }
+            };
+        let p = dev_ptr as u64;
+        let Some((start, len)) = rt.gpu.allocation_of(p) else {
+            return rt.fail(ERR_INVALID_DEVICE_POINTER);
+        };
+        let bytes = (size as u64).min(start.0 + len - p);
+        if let Err(e) = rt.gpu.bind_texture(h.0, DevPtr(p), bytes, format) {
+            eprintln!("warpforge: cudaBindTexture: {e}");
+            return rt.fail(ERR_INVALID_VALUE);
+        }
+        if !offset.is_null() {
+            *offset = 0;
+        }
+        SUCCESS
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaUnbindTexture(texref: *const c_void) -> CudaError {
+    with(|rt| match symbol_of(rt, texref) {
+        Some((_, SymbolPlace::Global(h), _)) => {
+            rt.gpu.unbind_texture(h.0);
+            SUCCESS
+        }
+        _ => rt.fail(ERR_INVALID_TEXTURE),
+    })
 }
 
 #[no_mangle]
@@ -789,6 +862,37 @@ pub extern "C" fn cudaDeviceSynchronize() -> CudaError {
     with(|rt| rt.last_error)
 }
 
+/// `cudaLimitPrintfFifoSize` (1) sizes the printf buffer (bytes of output kept per launch);
+/// the stack and heap limits (0, 2) are accepted and have no effect (the model sizes local
+/// memory from the PTX and has no device heap).
+#[no_mangle]
+pub extern "C" fn cudaDeviceSetLimit(limit: c_int, value: usize) -> CudaError {
+    with(|rt| match limit {
+        1 => {
+            rt.gpu.set_printf_limit(value);
+            SUCCESS
+        }
+        0 | 2 => SUCCESS,
+        _ => rt.fail(ERR_INVALID_VALUE),
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> CudaError {
+    with(|rt| {
+        let v = match limit {
+            0 => 16 * 1024,
+            1 => rt.gpu.printf_limit(),
+            2 => 8 << 20,
+            _ => return rt.fail(ERR_INVALID_VALUE),
+        };
+        if !value.is_null() {
+            *value = v;
+        }
+        SUCCESS
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn cudaThreadSynchronize() -> CudaError {
     cudaDeviceSynchronize()
@@ -851,6 +955,7 @@ fn error_text(e: CudaError) -> (&'static CStr, &'static CStr) {
         ),
         13 => (c"cudaErrorInvalidSymbol", c"invalid device symbol"),
         17 => (c"cudaErrorInvalidDevicePointer", c"invalid device pointer"),
+        18 => (c"cudaErrorInvalidTexture", c"invalid texture reference"),
         21 => (
             c"cudaErrorInvalidMemcpyDirection",
             c"invalid copy direction for memcpy",

@@ -12,6 +12,10 @@
 //! - `WARPFORGE_STATS=file.json`: every launch's statistics as JSON at exit;
 //! - `WARPFORGE_QUIET=1`: no per-kernel summary on stderr at exit.
 //!
+//! Device `printf` output is written to stdout after each launch (the program's own buffered
+//! stdio output first), in the model's documented order; texture references are registered
+//! and bound (`cudaBindTexture`) for `tex1Dfetch`.
+//!
 //! A guest fault (out-of-bounds access, barrier deadlock, watchdog...) prints the model's
 //! fault report and ends the program with status 1; a PTX module the front end rejects ends
 //! it with status 2 when it is registered.

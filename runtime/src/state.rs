@@ -23,6 +23,7 @@ pub const ERR_MEMORY_ALLOCATION: CudaError = 2;
 pub const ERR_INVALID_CONFIGURATION: CudaError = 9;
 pub const ERR_INVALID_SYMBOL: CudaError = 13;
 pub const ERR_INVALID_DEVICE_POINTER: CudaError = 17;
+pub const ERR_INVALID_TEXTURE: CudaError = 18;
 pub const ERR_INVALID_MEMCPY_DIRECTION: CudaError = 21;
 pub const ERR_MISSING_CONFIGURATION: CudaError = 52;
 pub const ERR_INVALID_DEVICE_FUNCTION: CudaError = 98;
@@ -173,7 +174,20 @@ impl Runtime {
             block: cc.block,
             dynamic_shared: cc.shared,
         };
-        match self.gpu.launch_raw(module, &name, shape, params) {
+        let r = self.gpu.launch_raw(module, &name, shape, params);
+        // Device printf output: CUDA prints it at the next synchronisation, and a launch on
+        // the model is complete when it returns. The program's own buffered stdio output
+        // goes first, so that the two keep their order.
+        extern "C" {
+            fn fflush(stream: *mut std::ffi::c_void) -> std::os::raw::c_int;
+        }
+        let out = self.gpu.take_printf();
+        if !out.text.is_empty() || out.dropped > 0 {
+            // SAFETY: fflush(NULL) flushes every open output stream of the C library.
+            unsafe { fflush(std::ptr::null_mut()) };
+            out.print(&name);
+        }
+        match r {
             Ok(()) => SUCCESS,
             Err(SimError::Fault(f)) => {
                 eprintln!("warpforge: guest fault\n{f}");

@@ -28,6 +28,10 @@ pub struct GlobalMemory {
     /// Index of the allocation that satisfied the last bounds check (fast path; an atomic only so that the memory stays `Sync`).
     last: AtomicUsize,
     capacity: u64,
+    /// The device-side `printf` buffer (on a real GPU a FIFO in device memory).
+    pub printf: crate::exec::printf::PrintfFifo,
+    /// The texture bindings (`cudaBindTexture`), by handle.
+    pub textures: crate::exec::builtins::TextureTable,
 }
 
 impl Default for GlobalMemory {
@@ -48,6 +52,8 @@ impl GlobalMemory {
             allocs: Vec::new(),
             last: AtomicUsize::new(0),
             capacity,
+            printf: Default::default(),
+            textures: Default::default(),
         }
     }
 

@@ -10,10 +10,13 @@
 //! memory), [`state`] (architectural state).
 
 pub mod barrier;
+pub mod builtins;
 pub mod float;
 pub mod int;
+pub mod libdevice;
 mod mem_ops;
 pub mod memory;
+pub mod printf;
 pub mod semantics;
 pub mod state;
 

@@ -227,6 +227,7 @@ fn step(
     match inst.op {
         Ld | St => x.ld_st(res.mem.insert(MemAccess::default()))?,
         Atom | Red => x.atom(res.mem.insert(MemAccess::default()))?,
+        Tex => x.tex(res.mem.insert(MemAccess::default()))?,
         Bra => {
             let target = inst
                 .target
@@ -275,6 +276,7 @@ fn step(
         Cvta => x.cvta()?,
         Vote => x.vote()?,
         Shfl => x.shfl()?,
+        Call => x.call()?,
     }
     Ok(())
 }

@@ -68,6 +68,8 @@ pub struct WarpState {
     /// Warp index inside its CTA, and its global id within the launch.
     pub warp_in_cta: u32,
     pub global_warp_id: u32,
+    /// `vprintf` calls the warp has executed (orders its printf records).
+    pub printf_calls: u32,
 }
 
 impl WarpState {
@@ -92,6 +94,7 @@ impl WarpState {
             valid_lanes: 0,
             warp_in_cta: 0,
             global_warp_id: 0,
+            printf_calls: 0,
         }
     }
 
@@ -126,6 +129,7 @@ impl WarpState {
         self.valid_lanes = valid_lanes;
         self.warp_in_cta = warp_in_cta;
         self.global_warp_id = cta.linear_id * launch.warps_per_cta + warp_in_cta;
+        self.printf_calls = 0;
     }
 
     #[inline]

@@ -219,6 +219,53 @@ impl<H: GpuHooks> Gpu<H> {
     pub fn allocated_bytes(&self) -> u64 {
         self.global.allocated_bytes()
     }
+
+    /// Everything the kernels printed since the last call (device `printf`; see
+    /// [`crate::exec::printf`]), in print order, with the count of records the full buffer
+    /// dropped. The host prints it after each launch.
+    pub fn take_printf(&mut self) -> crate::exec::printf::PrintfOutput {
+        self.global.printf.take()
+    }
+
+    /// The size of the printf buffer in bytes (`cudaLimitPrintfFifoSize`, 1 MiB by default).
+    pub fn printf_limit(&self) -> usize {
+        self.global.printf.limit()
+    }
+    pub fn set_printf_limit(&mut self, bytes: usize) {
+        self.global.printf.set_limit(bytes);
+    }
+
+    /// Bind `bytes` bytes of device memory at `base`, of element format `format`, to the
+    /// texture whose handle is `handle` (a `.texref`'s device address; `cudaBindTexture`).
+    /// The range must lie inside one allocation.
+    pub fn bind_texture(
+        &mut self,
+        handle: u64,
+        base: DevPtr,
+        bytes: u64,
+        format: crate::exec::builtins::TexFormat,
+    ) -> Result<(), SimError> {
+        if bytes > 0 && !self.global.allocation_containing(base.0, bytes) {
+            return Err(SimError::HostMemory(format!(
+                "texture binding of {bytes} bytes at {:#x}: not inside one device allocation",
+                base.0
+            )));
+        }
+        self.global.textures.bind(
+            handle,
+            crate::exec::builtins::TexBinding {
+                base: base.0,
+                bytes,
+                format,
+            },
+        );
+        Ok(())
+    }
+
+    /// Remove the binding of texture `handle` (`cudaUnbindTexture`); whether there was one.
+    pub fn unbind_texture(&mut self, handle: u64) -> bool {
+        self.global.textures.unbind(handle)
+    }
 }
 
 /// Where a module-scope variable lives (see [`Gpu::symbol`]).
@@ -461,6 +508,7 @@ impl<H: GpuHooks> Gpu<H> {
             }
         };
         let started = Instant::now();
+        self.global.printf.next_launch();
         let name = kernel_name.to_string();
         let mut progress = self.progress.take();
         let unit = match self.mode {

@@ -36,6 +36,13 @@
 //! a kernel). A device function that is declared or defined but never called is ignored, and
 //! so is a statement of its body the model does not support.
 //!
+//! **Built-ins.** A call of a function the module declares but does not define is refused,
+//! except for the functions the model provides natively: `vprintf` (device `printf`) and the
+//! libdevice `__nv_*` functions of `exec::libdevice`. The declaration must match the
+//! built-in's signature; the call becomes one `Call` instruction (arguments in `srcs`, the
+//! return value in `dsts`). `tex.1d.v4.T.s32` becomes a `Tex` instruction (see
+//! `exec::builtins`).
+//!
 //! **Parameters.** A scalar `.param` of a call (the call site's scratch `.param`, or the
 //! callee's formal `.param`) lives in a virtual register: `st.param` and `ld.param` of it
 //! become `mov`s, as they become register moves after ptxas. The callee's formal input
@@ -52,7 +59,8 @@ use std::collections::HashMap;
 
 use super::ir::*;
 use super::lower::{
-    align_up, imm_bits, lower_inst, special_reg, unknown_name, Ctx, RegClass, VReg, VirtualKernel,
+    align_up, imm_bits, lower_dst, lower_inst, lower_src, special_reg, unknown_name, Ctx, RegClass,
+    VReg, VirtualKernel,
 };
 use super::parser::{
     AstBlock, AstCall, AstFormal, AstGuard, AstInst, AstModule, AstOperand, AstOperandKind,
@@ -609,6 +617,10 @@ impl KernelCx<'_, '_> {
         i: &AstInst,
         tail: bool,
     ) -> Result<(), PtxError> {
+        if i.opcode == "tex" || i.opcode.starts_with("tex.") {
+            let inst = self.lower_tex(s, i)?;
+            return self.push(inst);
+        }
         let (mut inst, label) = lower_inst(self, s, i)?;
         if let Some((name, loc)) = label {
             self.fixups.push(Fixup {
@@ -696,12 +708,21 @@ impl KernelCx<'_, '_> {
             );
         }
         let Some(body) = &f.body else {
+            if let Some(b) = builtin(name) {
+                return self.call_builtin(s, c, f, b);
+            }
+            let what = if name.starts_with("__nv_") {
+                "a libdevice function the model does not provide (it runs the float and \
+                 double math of libdevice natively: see exec::libdevice)"
+            } else {
+                "calls into other modules or libraries are not supported (the model \
+                 provides `vprintf` and libdevice's float and double math)"
+            };
             return self.err(
                 c.func_loc,
                 format!(
                     "call to `{name}`, which this module declares (line {}) but does not \
-                     define: calls into other modules or libraries (`vprintf`, libdevice's \
-                     `__nv_*`) are not supported",
+                     define: {what}",
                     f.loc.line
                 ),
             );
@@ -786,6 +807,243 @@ impl KernelCx<'_, '_> {
         }
         self.leave();
         Ok(())
+    }
+
+    /// A call of a function the model provides (`vprintf`, `__nv_*`): one `Call` instruction
+    /// whose sources are the arguments and whose destination receives the return value. The
+    /// module's declaration must match the function's signature (sizes of the parameters and
+    /// the return value).
+    fn call_builtin(
+        &mut self,
+        s: ScopeId,
+        c: &AstCall,
+        f: &super::parser::AstFunc,
+        b: Builtin,
+    ) -> Result<(), PtxError> {
+        use ScalarType::*;
+        let name = f.name.as_str();
+        let (params, ret, class): (&[ScalarType], ScalarType, InstClass) = match b {
+            Builtin::Vprintf => (&[B64, B64], S32, InstClass::Alu),
+            Builtin::Nv(i) => {
+                let nf = &crate::exec::libdevice::NV_FUNCS[i as usize];
+                let class = if nf.params()[0] == F64 {
+                    InstClass::Dp
+                } else {
+                    InstClass::Sfu
+                };
+                (nf.params(), nf.ret(), class)
+            }
+        };
+        let sig = |ts: &[ScalarType]| {
+            ts.iter()
+                .map(|t| format!(".{}", format!("{t:?}").to_lowercase()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let size_of = |fm: &AstFormal| {
+            (fm.var.dims.is_empty() && fm.var.vec == 1).then_some(fm.var.ty.size_bytes())
+        };
+        let declared_ok = f.params.len() == params.len()
+            && f.rets.len() == 1
+            && f.params
+                .iter()
+                .zip(params)
+                .all(|(p, t)| size_of(p) == Some(t.size_bytes()))
+            && size_of(&f.rets[0]) == Some(ret.size_bytes());
+        if !declared_ok {
+            return self.err(
+                f.loc,
+                format!(
+                    "`{name}` is declared with a signature the model's built-in does not have \
+                     (it takes {} and returns .{})",
+                    sig(params),
+                    format!("{ret:?}").to_lowercase()
+                ),
+            );
+        }
+        if c.args.len() != params.len() || c.rets.len() > 1 {
+            return self.err(
+                c.loc,
+                format!(
+                    "`{name}` takes {} argument(s) and returns one value, but the call passes \
+                     {} and receives {}",
+                    params.len(),
+                    c.args.len(),
+                    c.rets.len()
+                ),
+            );
+        }
+        let mut srcs = Vec::new();
+        for (arg, &ty) in c.args.iter().zip(params) {
+            let v = match &arg.kind {
+                AstOperandKind::Imm(imm) => {
+                    Operand::Imm(imm_bits(imm, ty).map_err(|m| self.cx_err(arg.loc, m))?)
+                }
+                _ => match self.arg_name(s, arg)? {
+                    (_, Some(Named::Reg(r, t) | Named::ParamReg(r, t, _))) => {
+                        self.check_size(t, ty, "argument", name, arg.loc)?;
+                        Operand::Reg(r)
+                    }
+                    (n, _) => {
+                        return self.err(
+                            arg.loc,
+                            format!(
+                                "argument `{n}` of `{name}` is not a value (a register, a \
+                                 scalar `.param` or a number)"
+                            ),
+                        )
+                    }
+                },
+            };
+            srcs.push(v);
+        }
+        let mut dsts = Vec::new();
+        if let Some(r) = c.rets.first() {
+            match self.arg_name(s, r)? {
+                (_, Some(Named::Reg(reg, t) | Named::ParamReg(reg, t, false))) => {
+                    self.check_size(t, ret, "return value", name, r.loc)?;
+                    dsts.push(Operand::Reg(reg));
+                }
+                (n, _) => {
+                    return self.err(
+                        r.loc,
+                        format!(
+                            "the return value of `{name}` must be received in a register or \
+                             a scalar `.param` of the caller, not `{n}`"
+                        ),
+                    )
+                }
+            }
+        }
+        let guard = match &c.guard {
+            Some(g) => {
+                let (reg, ty) = self.reg(s, &g.reg).map_err(|m| self.cx_err(g.loc, m))?;
+                if ty != Pred {
+                    return self.err(
+                        g.loc,
+                        format!("guard `{}` is not a predicate register", g.reg),
+                    );
+                }
+                Some(Guard {
+                    reg,
+                    negate: g.negate,
+                })
+            }
+            None => None,
+        };
+        self.push(Instruction {
+            guard,
+            op: Opcode::Call,
+            ty: ret,
+            ty2: None,
+            mods: Modifiers {
+                builtin: Some(b),
+                ..Modifiers::default()
+            },
+            dsts,
+            srcs,
+            addr: None,
+            target: None,
+            rpc: None,
+            class,
+            loc: c.loc,
+        })
+    }
+
+    /// `tex.1d.v4.DTYPE.s32 {d0, d1, d2, d3}, [tex, {x}]` (see exec::builtins).
+    fn lower_tex(&mut self, s: ScopeId, i: &AstInst) -> Result<Instruction, PtxError> {
+        use ScalarType::*;
+        let parts: Vec<&str> = i.opcode.split('.').collect();
+        let dty = match parts.as_slice() {
+            ["tex", "1d", "v4", d, "s32"] => match *d {
+                "f32" => Some(F32),
+                "s32" => Some(S32),
+                "u32" => Some(U32),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(dty) = dty else {
+            return self.err(
+                i.loc,
+                format!(
+                    "unsupported texture instruction `{}`: the model runs \
+                     `tex.1d.v4.{{f32,s32,u32}}.s32` (tex1Dfetch on linear memory)",
+                    i.opcode
+                ),
+            );
+        };
+        let bad = |kc: &Self| {
+            kc.err(
+                i.loc,
+                format!(
+                    "`{}` takes `{{d0, d1, d2, d3}}, [texture, {{x}}]`",
+                    i.opcode
+                ),
+            )
+        };
+        let [d, t] = i.operands.as_slice() else {
+            return bad(self);
+        };
+        let (AstOperandKind::Vec(ds), AstOperandKind::Tex { handle, coords }) = (&d.kind, &t.kind)
+        else {
+            return bad(self);
+        };
+        if ds.len() != 4 || coords.len() != 1 {
+            return bad(self);
+        }
+        let mut dsts = Vec::new();
+        for o in ds {
+            dsts.push(lower_dst(self, s, o).map_err(|m| self.cx_err(o.loc, m))?);
+        }
+        let h = match self.resolve(s, handle).map_err(|m| self.cx_err(t.loc, m))? {
+            Some(Named::Reg(r, ty)) if ty.size_bytes() == 8 => Operand::Reg(r),
+            Some(Named::Sym(id)) if self.cx.symbols[id as usize].space == StateSpace::Global => {
+                Operand::SymbolAddr(id)
+            }
+            Some(_) => {
+                return self.err(
+                    t.loc,
+                    format!("`{handle}` is not a texture (a `.texref` or a 64-bit register)"),
+                )
+            }
+            None => return self.err(t.loc, unknown_name(handle)),
+        };
+        let x = lower_src(self, s, &coords[0], S32).map_err(|m| self.cx_err(coords[0].loc, m))?;
+        let guard = match &i.guard {
+            Some(g) => {
+                let (reg, ty) = self.reg(s, &g.reg).map_err(|m| self.cx_err(g.loc, m))?;
+                if ty != Pred {
+                    return self.err(
+                        g.loc,
+                        format!("guard `{}` is not a predicate register", g.reg),
+                    );
+                }
+                Some(Guard {
+                    reg,
+                    negate: g.negate,
+                })
+            }
+            None => None,
+        };
+        Ok(Instruction {
+            guard,
+            op: Opcode::Tex,
+            ty: dty,
+            ty2: Some(S32),
+            mods: Modifiers {
+                space: Some(StateSpace::Global),
+                vec: 4,
+                ..Modifiers::default()
+            },
+            dsts,
+            srcs: vec![h, x],
+            addr: None,
+            target: None,
+            rpc: None,
+            class: InstClass::Mem,
+            loc: i.guard.as_ref().map_or(i.loc, |g| g.loc),
+        })
     }
 
     /// `@!p bra skip` for a call guarded by `@p`.
@@ -1119,4 +1377,12 @@ fn range_member(ranges: &HashMap<String, (ScalarType, u32)>, name: &str) -> Opti
         (Some(&(t, n)), Ok(k)) if k < n as u64 => Some(t),
         _ => None,
     }
+}
+
+/// The built-in a call of the undefined function `name` runs, if any.
+fn builtin(name: &str) -> Option<Builtin> {
+    if name == "vprintf" {
+        return Some(Builtin::Vprintf);
+    }
+    crate::exec::libdevice::lookup(name).map(Builtin::Nv)
 }

@@ -205,6 +205,21 @@ pub enum Opcode {
     Membar,
     Vote,
     Shfl,
+    /// A call of a function the model provides natively (`mods.builtin` says which): the
+    /// arguments are `srcs`, the return value (if any) `dsts[0]` (see `exec::builtins`).
+    Call,
+    /// `tex.1d.v4.DTYPE.s32 {d0..d3}, [handle, {x}]`: a fetch from the linear memory bound
+    /// to a texture reference; `srcs` = [handle, x], `ty` = DTYPE (see `exec::builtins`).
+    Tex,
+}
+
+/// A function the model provides natively, called from PTX but defined in no PTX module:
+/// CUDA's device-side `vprintf`, and libdevice's `__nv_*` math functions (an index into
+/// `exec::libdevice::NV_FUNCS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Vprintf,
+    Nv(u16),
 }
 
 /// Integer multiply mode (`mul.lo`, `mul.hi`, `mul.wide`, same for `mad`).
@@ -318,6 +333,8 @@ pub struct Modifiers {
     pub shf_wrap: bool,
     /// `testp.OP` selector: 0 finite, 1 infinite, 2 number, 3 notanumber, 4 normal, 5 subnormal.
     pub testp: u8,
+    /// The function of a `call` of a built-in (`Opcode::Call`).
+    pub builtin: Option<Builtin>,
 }
 
 /// Guard predicate `@%p` or `@!%p`.

@@ -398,6 +398,7 @@ pub fn opcode_of(base: &str) -> Option<Opcode> {
     use Opcode::*;
     Some(match base {
         "mov" => Mov,
+        "tex" => Tex,
         "cvt" => Cvt,
         "cvta" => Cvta,
         "selp" => Selp,
@@ -958,6 +959,8 @@ pub(super) fn lower_inst(
         BarSync => nd == 0 && (ns == 1 || ns == 2),
         Vote => nd == 1 && ns == 1 + d.sync as usize,
         Shfl => (nd == 1 || nd == 2) && ns == 3 + d.sync as usize,
+        // Built by `emit` (calls of built-ins, `tex`), never decoded from text.
+        Call | Tex => false,
     };
     if !ok {
         return Err(err(
@@ -1049,7 +1052,7 @@ pub(super) fn unknown_name(n: &str) -> String {
     }
 }
 
-fn lower_dst(kc: &mut KernelCx, s: ScopeId, o: &AstOperand) -> Result<Operand, String> {
+pub(super) fn lower_dst(kc: &mut KernelCx, s: ScopeId, o: &AstOperand) -> Result<Operand, String> {
     match &o.kind {
         AstOperandKind::Sink => Ok(Operand::Sink),
         AstOperandKind::Reg(r) | AstOperandKind::Sym(r) => match kc.resolve(s, r)? {
@@ -1065,7 +1068,7 @@ fn lower_dst(kc: &mut KernelCx, s: ScopeId, o: &AstOperand) -> Result<Operand, S
     }
 }
 
-fn lower_src(
+pub(super) fn lower_src(
     kc: &mut KernelCx,
     s: ScopeId,
     o: &AstOperand,
@@ -1089,5 +1092,6 @@ fn lower_src(
         AstOperandKind::Mem { .. } => Err("unexpected memory operand".into()),
         AstOperandKind::Vec(_) => Err("unexpected vector operand".into()),
         AstOperandKind::Pair(_, _) => Err("unexpected `|` operand pair".into()),
+        AstOperandKind::Tex { .. } => Err("unexpected texture operand".into()),
     }
 }

@@ -165,6 +165,11 @@ pub enum AstOperandKind {
     },
     /// `{a, b, ...}`.
     Vec(Vec<AstOperand>),
+    /// `[handle, {x, ...}]`: a texture and its coordinates (`tex`).
+    Tex {
+        handle: String,
+        coords: Vec<AstOperand>,
+    },
     /// `%p|%q` (two destinations of setp/shfl).
     Pair(Box<AstOperand>, Box<AstOperand>),
     /// `_`.
@@ -496,6 +501,12 @@ impl<'a> Parser<'a> {
                             break;
                         }
                     }
+                }
+                Some(Tok::Dot(d)) if d == "texref" => {
+                    // `.global .texref name;`: a texture reference, whose address is the
+                    // handle `tex` fetches through (a 64-bit slot; see exec::builtins).
+                    self.pos += 1;
+                    return Ok((align, ScalarType::B64, vec));
                 }
                 Some(Tok::Dot(d)) => {
                     let d = d.clone();
@@ -960,6 +971,29 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 AstOperandKind::Vec(elems)
+            }
+            Some(Tok::Punct('['))
+                if matches!(
+                    self.toks.get(self.pos + 1).map(|t| &t.tok),
+                    Some(Tok::Word(_))
+                ) && matches!(
+                    self.toks.get(self.pos + 2).map(|t| &t.tok),
+                    Some(Tok::Punct(','))
+                ) =>
+            {
+                self.pos += 1;
+                let handle = self.word("a texture")?;
+                self.expect_punct(',', "after the texture")?;
+                let loc = self.loc();
+                let coords = match self.operand(0)? {
+                    AstOperand {
+                        kind: AstOperandKind::Vec(v),
+                        ..
+                    } => v,
+                    _ => return self.err_at(loc, "expected texture coordinates `{...}`"),
+                };
+                self.expect_punct(']', "to close the texture operand")?;
+                AstOperandKind::Tex { handle, coords }
             }
             Some(Tok::Punct('[')) => {
                 self.pos += 1;
