@@ -73,6 +73,18 @@ impl Gpu {
 }
 
 impl<H: GpuHooks> Gpu<H> {
+    /// After a timing launch that ended early (a guest fault, the watchdog): everything the
+    /// launch had in flight is dropped, so that the next launch starts clean: the SMs'
+    /// pipelines, writebacks, memory instructions and resident blocks, and the memory
+    /// hierarchy (caches start cold, queued requests are gone). Device memory, simulated
+    /// time, the units' recorded traces and activity counters are kept.
+    fn abandon_launch(&mut self) {
+        for sm in &mut self.sms {
+            sm.abandon_launch(&self.cfg);
+        }
+        self.mem = Some(MemoryHierarchy::new(&self.cfg));
+    }
+
     /// A GPU whose timing model calls `hooks` at its hook points (see [`crate::hooks`]).
     pub fn with_hooks(cfg: GpuConfig, mode: Mode, hooks: H) -> Gpu<H> {
         let (sms, mem) = match mode {
@@ -616,6 +628,9 @@ impl<H: GpuHooks> Gpu<H> {
         };
         self.progress = progress;
         stats.wall_seconds = started.elapsed().as_secs_f64();
+        if result.is_err() && self.mode == Mode::Timing {
+            self.abandon_launch();
+        }
         result?;
         self.launches.push(stats);
         Ok(())

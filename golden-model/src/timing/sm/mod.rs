@@ -190,6 +190,23 @@ impl Sm {
         self.rf_pred_base = k.kernel.regs_per_thread;
     }
 
+    /// Drops what a launch that ended early left in flight (see `Gpu::abandon_launch`):
+    /// resident blocks and warps, fetch, issue, pipelines, writebacks, memory instructions,
+    /// barriers, shared memory. The unit hosts stay (their traces and activity counters run
+    /// on; `begin_kernel` restarts their instances).
+    pub fn abandon_launch(&mut self, cfg: &GpuConfig) {
+        self.warps.clear();
+        self.residency = Residency::new(cfg);
+        self.front = FrontEnd::new(cfg);
+        self.scan = IssueScan::new(cfg);
+        self.autopop.clear();
+        self.pipes = Pipelines::new(cfg);
+        self.writebacks = Writebacks::new(cfg);
+        self.lsu = Lsu::new(cfg);
+        self.barriers = Barriers::new(cfg.sm.max_ctas, cfg.sm.max_warps);
+        self.shared = SharedMem::new(cfg);
+    }
+
     /// Whether one more CTA of this footprint fits now.
     pub fn can_accept(&self, f: &CtaFootprint, cfg: &GpuConfig) -> bool {
         self.residency.can_accept(f, cfg)
