@@ -1029,6 +1029,8 @@ pub struct MutantOptions {
     pub max_mutants: usize,
     /// Cycle limit of each run.
     pub max_cycles: u64,
+    /// Default: [`BuildOptions::quick_compile`] (the builds, not the runs, are most of a
+    /// mutant's cost).
     pub build: BuildOptions,
     /// Index of the file to mutate (default: the one that declares the unit's module, not
     /// a library module or the co-simulation wrapper).
@@ -1040,7 +1042,7 @@ impl Default for MutantOptions {
         MutantOptions {
             max_mutants: 16,
             max_cycles: 200_000,
-            build: BuildOptions::default(),
+            build: BuildOptions::default().quick_compile(),
             file: None,
         }
     }
