@@ -31,7 +31,7 @@ const TOL: Tolerance = Tolerance {
 
 /// Input units n (a multiple of 16).
 pub(crate) fn len(size: Size) -> usize {
-    size.pick(64, 1024, 32 * 1024)
+    size.pick(64, 1024, 24 * 1024)
 }
 
 pub(crate) struct Inputs {

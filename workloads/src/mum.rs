@@ -25,7 +25,7 @@ const READ_LEN: (u32, u32) = (24, 64);
 
 /// (reference length, reads).
 pub(crate) fn params(size: Size) -> (usize, usize) {
-    size.pick((1024, 64), (16 * 1024, 1024), (64 * 1024, 2048))
+    size.pick((1024, 64), (16 * 1024, 1024), (64 * 1024, 1024))
 }
 
 pub(crate) struct Inputs {

@@ -26,7 +26,7 @@ pub(crate) const N: usize = 2 * BLOCK;
 
 /// Number of arrays (one CTA each).
 pub(crate) fn arrays(size: Size) -> usize {
-    size.pick(2, 32, 240)
+    size.pick(2, 32, 120)
 }
 
 pub(crate) struct Inputs {
