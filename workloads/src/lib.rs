@@ -14,17 +14,22 @@ pub use warpforge_model::host::{DevPtr, Dim3, Host, KernelArg};
 
 pub mod rng;
 
+mod backprop;
 mod bfs;
 mod bitonic_sort;
+mod dwt_haar;
 mod histogram;
 mod kmeans;
+mod lps;
 mod lud;
 mod mandelbrot;
+mod mum;
 mod nw;
 mod pathfinder;
 mod reduce_warp;
 mod reduction;
 mod sgemm;
+mod sortnw;
 mod spmv;
 mod stencil;
 mod vecadd;
@@ -260,7 +265,7 @@ macro_rules! workload {
 }
 pub(crate) use workload;
 
-static ALL: [&dyn Workload; 14] = [
+static ALL: [&dyn Workload; 19] = [
     &bfs::Bfs,
     &mandelbrot::Mandelbrot,
     &bitonic_sort::BitonicSort,
@@ -268,6 +273,11 @@ static ALL: [&dyn Workload; 14] = [
     &pathfinder::Pathfinder,
     &lud::Lud,
     &stencil::Stencil,
+    &backprop::Backprop,
+    &lps::Lps,
+    &dwt_haar::DwtHaar,
+    &sortnw::Sortnw,
+    &mum::Mum,
     &spmv::Spmv,
     &histogram::Histogram,
     &kmeans::Kmeans,
