@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// Functional simulation only (no timing): fast, reports instruction counts.
     #[arg(long)]
     functional: bool,
+    /// Every global access outside a live allocation is a fault, as compute-sanitizer
+    /// reports (by default only accesses outside mapped device memory fault, as on a real
+    /// GPU: device memory is mapped in 64 KiB pages).
+    #[arg(long)]
+    strict_bounds: bool,
     /// Worker threads for running several workloads at once (results do not depend on it).
     #[arg(long)]
     threads: Option<usize>,
@@ -229,7 +234,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     };
     let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-            vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
+            vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
         } else {
             let selected = select_workloads(&a.workload)?;
             run_workloads(&cfg, mode, &selected, a, &record)?
@@ -282,7 +287,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     }
     if !a.quiet {
         println!(
-            "warpforge: {} on {} ({} mode{})",
+            "warpforge: {} on {} ({} mode{}{})",
             if a.ptx.is_some() {
                 "user kernel".to_string()
             } else {
@@ -290,6 +295,11 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             },
             cfg.name,
             if a.functional { "functional" } else { "timing" },
+            if a.strict_bounds {
+                ", strict bounds"
+            } else {
+                ""
+            },
             if a.overrides.is_empty() {
                 String::new()
             } else {
@@ -339,6 +349,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             // Every value the model ran with, after overrides (for reproducing a study).
             "effective_config": cfg,
             "mode": if a.functional { "functional" } else { "timing" },
+            "strict_bounds": a.strict_bounds,
             "size": a.size.to_string(),
             "seed": a.seed,
             "results": results,
@@ -397,7 +408,7 @@ fn run_workloads(
         selected
             .par_iter()
             .map(|w| {
-                let r = run_workload(cfg, mode, *w, a.size, a.seed, record, &pb, &status);
+                let r = run_workload(cfg, mode, *w, a, record, &pb, &status);
                 pb.inc(1);
                 r
             })
@@ -450,13 +461,13 @@ fn run_workload(
     cfg: &GpuConfig,
     mode: Mode,
     w: &'static dyn workloads::Workload,
-    size: Size,
-    seed: u64,
+    a: &RunArgs,
     record: &[String],
     pb: &ProgressBar,
     status: &Arc<Mutex<Vec<String>>>,
 ) -> (RunResult, Vec<TraceRecorder>) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    gpu.set_strict_bounds(a.strict_bounds);
     for unit in record {
         gpu.record_unit(unit)
             .expect("recordable unit was checked before the run");
@@ -472,7 +483,7 @@ fn run_workload(
             pb.set_message(s.join("  "));
         }));
     }
-    let outcome = w.run(&mut gpu, size, seed);
+    let outcome = w.run(&mut gpu, a.size, a.seed);
     status
         .lock()
         .expect("progress lock")
@@ -507,6 +518,7 @@ fn run_ptx(
     ptx: &Path,
     launch: &Path,
     record: &[String],
+    strict_bounds: bool,
 ) -> Result<(RunResult, Vec<TraceRecorder>)> {
     let text = input_file::read_text_bounded(
         ptx,
@@ -515,6 +527,7 @@ fn run_ptx(
     )?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    gpu.set_strict_bounds(strict_bounds);
     for unit in record {
         gpu.record_unit(unit).map_err(anyhow::Error::msg)?;
     }

@@ -145,18 +145,46 @@ fn launch_file_mistakes_are_clear_errors() {
     assert!(text(&o).contains("/nonexistent/launch.toml"));
 }
 
+/// `--strict-bounds`: every access outside an allocation faults, as compute-sanitizer
+/// reports, even one that lands in mapped memory just past the buffer.
 #[test]
-fn out_of_bounds_access_is_a_guest_fault_with_location() {
+fn strict_bounds_fault_just_past_a_buffer_with_location() {
     for mode in MODES {
-        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), mode);
+        let mode = [mode, &["--strict-bounds"]].concat();
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), &mode);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(t.contains("out-of-bounds"), "{t}");
+        assert!(t.contains("outside every live allocation"), "{t}");
         assert!(t.contains("kernel `vecadd`"), "{t}");
         assert!(t.contains("vecadd.ptx:"), "names the PTX line: {t}");
         // Threads 1000.. are the first past the 1000-float buffers: block 3, thread 232.
         assert!(
             t.contains("block (3,0,0)") && t.contains("thread (232,0,0)"),
+            "{t}"
+        );
+    }
+}
+
+/// Default bounds, as on a real GPU: the same overrun reads and writes mapped memory (the
+/// buffers share a 64 KiB page) and the run completes; an access past the last mapped page
+/// faults, with its location.
+#[test]
+fn default_bounds_fault_only_outside_mapped_memory() {
+    for mode in MODES {
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), mode);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob_unmapped.toml"), mode);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(
+            t.contains("out-of-bounds")
+                && t.contains("no device memory is mapped there")
+                && t.contains("0x10010000"),
+            "{t}"
+        );
+        assert!(
+            t.contains("block (55,0,0)") && t.contains("thread (192,0,0)"),
             "{t}"
         );
     }

@@ -130,8 +130,15 @@ impl Runtime {
         } else {
             Mode::Timing
         };
+        let mut gpu = Gpu::new(cfg, mode);
+        // Every access outside an allocation faults, as compute-sanitizer reports (by
+        // default only accesses outside mapped device memory do, as on a real GPU).
+        gpu.set_strict_bounds(matches!(
+            std::env::var("WARPFORGE_STRICT_BOUNDS").as_deref(),
+            Ok("1") | Ok("true") | Ok("yes")
+        ));
         Runtime {
-            gpu: Gpu::new(cfg, mode),
+            gpu,
             config_name: name,
             kernels: HashMap::new(),
             vars: HashMap::new(),

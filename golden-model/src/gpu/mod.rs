@@ -63,6 +63,10 @@ pub struct Gpu<H: GpuHooks = NoHooks> {
     /// Statistics of every launch, in order.
     pub launches: Vec<KernelStats>,
     progress: Option<ProgressFn>,
+    /// The fault that stopped an earlier launch: the SMs and the memory system were left
+    /// mid-kernel, so, like a CUDA context after a sticky error, the GPU runs no more
+    /// kernels (device memory stays readable).
+    faulted: Option<String>,
 }
 
 impl Gpu {
@@ -101,6 +105,7 @@ impl<H: GpuHooks> Gpu<H> {
             now: 0,
             launches: Vec::new(),
             progress: None,
+            faulted: None,
         }
     }
 
@@ -219,6 +224,38 @@ impl<H: GpuHooks> Gpu<H> {
     pub fn allocated_bytes(&self) -> u64 {
         self.global.allocated_bytes()
     }
+    /// Bytes of device memory mapped (whole pages; what the capacity limit counts).
+    pub fn mapped_bytes(&self) -> u64 {
+        self.global.mapped_bytes()
+    }
+    /// Bytes of host memory backing device memory (the pages written so far).
+    pub fn resident_bytes(&self) -> u64 {
+        self.global.resident_bytes()
+    }
+
+    /// Strict bounds (`--strict-bounds`): every guest access outside a live allocation is a
+    /// fault, as compute-sanitizer reports. By default only accesses outside mapped device
+    /// memory fault, as on a real GPU (see [`crate::exec::memory`]).
+    pub fn set_strict_bounds(&mut self, strict: bool) {
+        self.global.set_strict(strict);
+    }
+    pub fn strict_bounds(&self) -> bool {
+        self.global.strict()
+    }
+
+    /// cudaMemset: `len` bytes of value `v` at `dst`, inside one allocation.
+    pub fn fill_bytes(&mut self, dst: DevPtr, len: usize, v: u8) -> Result<(), SimError> {
+        self.global
+            .fill(dst.0, len, v)
+            .map_err(SimError::HostMemory)
+    }
+
+    /// Device-to-device copy (each side inside one allocation; overlap as memmove).
+    pub fn copy_bytes(&mut self, dst: DevPtr, src: DevPtr, len: usize) -> Result<(), SimError> {
+        self.global
+            .copy(dst.0, src.0, len)
+            .map_err(SimError::HostMemory)
+    }
 }
 
 /// Where a module-scope variable lives (see [`Gpu::symbol`]).
@@ -294,7 +331,8 @@ impl<H: GpuHooks> Gpu<H> {
     }
 
     /// Release the device allocation that starts at `ptr` (cudaFree): later accesses to it
-    /// fault. Its bytes are not reused.
+    /// fault in strict mode, and in every mode where no live allocation shares its pages;
+    /// later allocations may reuse its address space.
     pub fn free(&mut self, ptr: DevPtr) -> Result<(), SimError> {
         self.global.free(ptr.0).map_err(SimError::HostMemory)
     }
@@ -399,6 +437,12 @@ impl<H: GpuHooks> Gpu<H> {
             block,
             dynamic_shared: _,
         } = shape;
+        if let Some(f) = &self.faulted {
+            return Err(SimError::Launch(format!(
+                "kernel `{kernel_name}` cannot run: an earlier launch stopped with a fault ({f}); \
+                 as a CUDA context after a sticky error, this GPU runs no more kernels"
+            )));
+        }
         let lm = self
             .modules
             .get(module.0)
@@ -568,6 +612,9 @@ impl<H: GpuHooks> Gpu<H> {
         };
         self.progress = progress;
         stats.wall_seconds = started.elapsed().as_secs_f64();
+        if let Err(e) = &result {
+            self.faulted = Some(format!("kernel `{kernel_name}`: {e}"));
+        }
         result?;
         self.launches.push(stats);
         Ok(())
