@@ -533,29 +533,16 @@ fn run_ptx(
     }
     let file = ptx.display().to_string();
     let module = gpu.load_module(&file, &text)?;
-    let origin = launch.display().to_string();
-    let (args, outputs) = lf.materialise(&mut gpu, &origin)?;
-    let grid = lf.grid().with_context(|| origin.clone())?;
-    let block = lf.block().with_context(|| origin.clone())?;
-    let r = gpu.launch(
-        module,
-        &lf.file.kernel,
-        grid,
-        block,
-        lf.file.shared_bytes,
-        &args,
-    );
+    let run = lf.materialise(&mut gpu, module)?;
+    let r = gpu.launch_raw(module, lf.kernel(), run.shape, &run.params);
     let error = match r {
         Ok(()) => None,
         Err(e @ SimError::Fault(_)) => Some(e.to_string()),
-        Err(e) => return Err(anyhow::Error::new(e).context(origin)),
+        Err(e) => return Err(anyhow::Error::new(e).context(launch.display().to_string())),
     };
     if error.is_none() {
-        for o in outputs {
-            let mut data = vec![0u8; o.bytes as usize];
-            gpu.read_bytes(o.ptr, &mut data)?;
-            std::fs::write(&o.path, &data)
-                .with_context(|| format!("cannot write {}", o.path.display()))?;
+        for o in &run.outputs {
+            launch_file::write_output(&mut gpu, o)?;
         }
     }
     let result = RunResult {

@@ -219,9 +219,16 @@ impl GlobalMemory {
                 self.capacity, self.mapped_bytes
             )
         };
-        let (idx, start) = self
-            .place(size, limit)
-            .ok_or_else(|| refuse(", or no room left in the device address space"))?;
+        if size > self.capacity {
+            return Err(refuse(""));
+        }
+        let (idx, start) = self.place(size, limit).ok_or_else(|| {
+            format!(
+                "device allocation of {bytes} bytes does not fit in the device address space \
+                 ({:#x} to {limit:#x}; the live allocations fragment it)",
+                GLOBAL_BASE
+            )
+        })?;
         let a = Alloc {
             start,
             end: start + bytes,

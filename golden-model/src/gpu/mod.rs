@@ -364,6 +364,20 @@ impl<H: GpuHooks> Gpu<H> {
 impl<H: GpuHooks> Host for Gpu<H> {
     fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
         let module = ptx::parse_module(file, text)?;
+        if module.const_bytes > launch::MAX_CONST_BYTES {
+            let first = module
+                .symbols
+                .iter()
+                .filter(|s| s.space == StateSpace::Const)
+                .find(|s| s.offset + s.size > launch::MAX_CONST_BYTES)
+                .map_or(String::new(), |s| format!(" (from `{}` on)", s.name));
+            return Err(SimError::Launch(format!(
+                "{file}: its .const variables take {} bytes{first}, more than the {} bytes of \
+                 constant memory",
+                module.const_bytes,
+                launch::MAX_CONST_BYTES
+            )));
+        }
         let global_base = self
             .global
             .try_alloc(module.global_bytes.max(ALLOC_ALIGN))
