@@ -201,7 +201,7 @@ fn fuzz<S: Strategy>(
 /// Load `text` and run (at most two of) its kernels with pointer parameters aimed at a
 /// 64 KiB buffer of small integers and the other parameters small: every outcome but a
 /// panic is fine. Errors must say something.
-fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (u32, u32), seed: u64) {
+fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (Dim3, Dim3), seed: u64) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
     let m = match gpu.load_module("fuzz.ptx", text) {
         Ok(m) => m,
@@ -232,10 +232,17 @@ fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (u32, u32), seed: u64
             for (i, &s) in k.params.iter().enumerate() {
                 let sym = &module.symbols[s as usize];
                 let (off, size) = (sym.offset as usize, sym.size as usize);
-                let v: u64 = if size == 8 {
-                    buf.0 + ((seed >> (i % 8)) & 0xff) * 4
-                } else {
-                    16 + (seed >> i) % 48
+                // Mostly a pointer into the buffer and small counts; sometimes a pointer
+                // past the mapped pages, misaligned, null, or a huge count.
+                let odd = (seed >> (16 + 2 * i)) % 16;
+                let v: u64 = match (size == 8, odd) {
+                    (true, 0) => buf.0 + (1 << 20),
+                    (true, 1) => buf.0 + 2,
+                    (true, 2) => 0,
+                    (true, _) => buf.0 + ((seed >> (i % 8)) & 0xff) * 4,
+                    (false, 0) => u32::MAX as u64,
+                    (false, 1) => 1 << 31,
+                    (false, _) => 16 + (seed >> i) % 48,
                 };
                 let b = v.to_le_bytes();
                 if let Some(dst) = p.get_mut(off..off + size.min(8)) {
@@ -247,8 +254,8 @@ fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (u32, u32), seed: u64
         .collect();
     for (name, params) in launches {
         let shape = LaunchShape {
-            grid: Dim3::x(shape.0),
-            block: Dim3::x(shape.1),
+            grid: shape.0,
+            block: shape.1,
             dynamic_shared: (seed % 3 * 512) as u32,
         };
         match gpu.launch_raw(m, &name, shape, &params) {
@@ -409,10 +416,20 @@ fn modes() -> impl Strategy<Value = Mode> {
     prop_oneof![Just(Mode::Functional), Just(Mode::Timing)]
 }
 
-fn shapes() -> impl Strategy<Value = (u32, u32)> {
+/// (grid, block): mostly small, sometimes 2-D/3-D or as large as CUDA allows.
+fn shapes() -> impl Strategy<Value = (Dim3, Dim3)> {
     (
-        prop_oneof![Just(1u32), Just(2), Just(3)],
-        prop_oneof![Just(1u32), Just(32), Just(64), Just(96)],
+        prop_oneof![
+            8 => (1u32..4).prop_map(Dim3::x),
+            1 => Just(Dim3::new(2, 3, 2)),
+            1 => Just(Dim3::x(200)),
+        ],
+        prop_oneof![
+            8 => prop_oneof![Just(1u32), Just(32), Just(64), Just(96)].prop_map(Dim3::x),
+            1 => Just(Dim3::new(8, 4, 2)),
+            1 => Just(Dim3::x(1024)),
+            1 => Just(Dim3::new(16, 16, 1)),
+        ],
     )
 }
 
@@ -607,8 +624,9 @@ fn configuration_overrides_run_or_are_errors() {
                     return Ok(());
                 }
             };
-            let vecadd = &corpus().iter().find(|(n, _)| n == "vecadd.ptx").unwrap().1;
-            run_ptx(vecadd, mode, &cfg, (2, 64), 1);
+            // A workload's or fixture's kernels on the configured GPU.
+            let (_, text) = &corpus()[sets[0].0 % corpus().len()];
+            run_ptx(text, mode, &cfg, (Dim3::x(2), Dim3::x(64)), sets[0].2);
             Ok(())
         },
     );
