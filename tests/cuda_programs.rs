@@ -137,6 +137,16 @@ fn configuration_from_the_environment() {
     let bad = run(&exe, &[("WARPFORGE_CONFIG", "no-such-gpu")]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown preset"));
+    // A configuration file is read no further than its limit.
+    let big = scratch("env").join("big.toml");
+    std::fs::write(&big, vec![b'#'; (1 << 20) + 10]).unwrap();
+    let bad = run(&exe, &[("WARPFORGE_CONFIG", big.to_str().unwrap())]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("the limit for a configuration file"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }
 
 /// One persistent GPU: the second launch of the ping-pong stencil finds in L2 what the first

@@ -198,11 +198,12 @@ fn fuzz<S: Strategy>(
     );
 }
 
-/// Load `text` and run (at most two of) its kernels with pointer parameters aimed at a
-/// 64 KiB buffer of small integers and the other parameters small: every outcome but a
-/// panic is fine. Errors must say something.
+/// Load `text` and run (at most two of) its kernels, then the first again, with pointer
+/// parameters aimed at a 64 KiB buffer of small integers and the other parameters small,
+/// default or strict bounds: every outcome but a panic is fine. Errors must say something.
 fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (Dim3, Dim3), seed: u64) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    gpu.set_strict_bounds(seed >> 63 != 0);
     let m = match gpu.load_module("fuzz.ptx", text) {
         Ok(m) => m,
         Err(e) => {
@@ -252,7 +253,10 @@ fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (Dim3, Dim3), seed: u
             (k.name.clone(), p)
         })
         .collect();
-    for (name, params) in launches {
+    // Each kernel, then the first again: launches follow one another on one GPU (after a
+    // fault, as a refused launch).
+    let again = launches.first().cloned();
+    for (name, params) in launches.into_iter().chain(again) {
         let shape = LaunchShape {
             grid: shape.0,
             block: shape.1,

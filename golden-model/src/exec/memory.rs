@@ -854,6 +854,73 @@ mod tests {
         assert!(m.copy(a.0, a.0 + P, 2 * P as usize + 1).is_err());
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Random allocations, frees, host writes and guest stores against a reference (each
+        /// live allocation's bytes): contents survive, allocations never overlap and are
+        /// zero-filled, every byte of a live allocation is a valid guest access in both modes,
+        /// the counters stay consistent, and backing is dropped with the last live page.
+        #[test]
+        fn allocator_matches_a_reference(
+            ops in prop::collection::vec((0u8..6, any::<u32>(), any::<u32>()), 1..60),
+        ) {
+            let mut m = GlobalMemory::with_capacity_limit(64 * P);
+            let mut live: Vec<(u64, Vec<u8>)> = Vec::new();
+            for (op, a, b) in ops {
+                match op {
+                    0 | 1 => {
+                        let size = [0u64, 1, 100, 256, 4000, P - 8, P, 3 * P + 5][a as usize % 8];
+                        if let Ok(p) = m.try_alloc(size) {
+                            let mut out = vec![1u8; size as usize];
+                            m.read(p.0, &mut out).unwrap();
+                            prop_assert!(out.iter().all(|&x| x == 0), "zero-filled");
+                            for (q, d) in &live {
+                                let (qe, pe) = (q + (d.len() as u64).max(1), p.0 + size.max(1));
+                                prop_assert!(p.0 >= qe || *q >= pe, "no overlap");
+                            }
+                            live.push((p.0, vec![0; size as usize]));
+                        }
+                    }
+                    2 if !live.is_empty() => {
+                        let (p, _) = live.swap_remove(a as usize % live.len());
+                        m.free(p).unwrap();
+                    }
+                    3 | 4 if !live.is_empty() => {
+                        let k = a as usize % live.len();
+                        let (p, d) = &mut live[k];
+                        if !d.is_empty() {
+                            let at = b as usize % d.len();
+                            let v = (a >> 8) as u8 | 1;
+                            if op == 3 {
+                                m.write(*p + at as u64, &[v]).unwrap();
+                            } else {
+                                prop_assert!(m.store(*p + at as u64, 1, v as u64));
+                            }
+                            d[at] = v;
+                        }
+                    }
+                    _ => m.set_strict(a % 2 == 0),
+                }
+                for (p, d) in &live {
+                    let mut out = vec![0u8; d.len()];
+                    m.read(*p, &mut out).unwrap();
+                    prop_assert_eq!(&out, d);
+                    if !d.is_empty() {
+                        prop_assert!(m.contains(*p, d.len() as u64));
+                    }
+                }
+                prop_assert!(m.resident_bytes() <= m.mapped_bytes());
+                prop_assert!(m.mapped_bytes() <= 64 * P);
+                prop_assert_eq!(m.allocated_bytes(), live.iter().map(|(_, d)| d.len() as u64).sum::<u64>());
+            }
+            for (p, _) in live.drain(..) {
+                m.free(p).unwrap();
+            }
+            prop_assert_eq!((m.resident_bytes(), m.mapped_bytes()), (0, P));
+        }
+    }
+
     #[test]
     fn alloc_init_copies_image() {
         let mut m = GlobalMemory::new();
