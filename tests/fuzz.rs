@@ -234,12 +234,14 @@ fn run_ptx(text: &str, mode: Mode, cfg: &GpuConfig, shape: (Dim3, Dim3), seed: u
                 let sym = &module.symbols[s as usize];
                 let (off, size) = (sym.offset as usize, sym.size as usize);
                 // Mostly a pointer into the buffer and small counts; sometimes a pointer
-                // past the mapped pages, misaligned, null, or a huge count.
+                // past the mapped pages, misaligned, null, before the buffer, or a huge
+                // count.
                 let odd = (seed >> (16 + 2 * i)) % 16;
                 let v: u64 = match (size == 8, odd) {
                     (true, 0) => buf.0 + (1 << 20),
                     (true, 1) => buf.0 + 2,
                     (true, 2) => 0,
+                    (true, 3) => buf.0 - 512, // the context page below the first buffer
                     (true, _) => buf.0 + ((seed >> (i % 8)) & 0xff) * 4,
                     (false, 0) => u32::MAX as u64,
                     (false, 1) => 1 << 31,
