@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// Functional simulation only (no timing): fast, reports instruction counts.
     #[arg(long)]
     functional: bool,
+    /// Every global access outside a live allocation is a fault, as compute-sanitizer
+    /// reports (by default only accesses outside mapped device memory fault, as on a real
+    /// GPU: device memory is mapped in 64 KiB pages).
+    #[arg(long)]
+    strict_bounds: bool,
     /// Worker threads for running several workloads at once (results do not depend on it).
     #[arg(long)]
     threads: Option<usize>,
@@ -229,7 +234,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     };
     let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-            vec![run_ptx(&cfg, mode, ptx, launch, &record)?]
+            vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
         } else {
             let selected = select_workloads(&a.workload)?;
             run_workloads(&cfg, mode, &selected, a, &record)?
@@ -282,7 +287,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     }
     if !a.quiet {
         println!(
-            "warpforge: {} on {} ({} mode{})",
+            "warpforge: {} on {} ({} mode{}{})",
             if a.ptx.is_some() {
                 "user kernel".to_string()
             } else {
@@ -290,6 +295,11 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             },
             cfg.name,
             if a.functional { "functional" } else { "timing" },
+            if a.strict_bounds {
+                ", strict bounds"
+            } else {
+                ""
+            },
             if a.overrides.is_empty() {
                 String::new()
             } else {
@@ -339,6 +349,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             // Every value the model ran with, after overrides (for reproducing a study).
             "effective_config": cfg,
             "mode": if a.functional { "functional" } else { "timing" },
+            "strict_bounds": a.strict_bounds,
             "size": a.size.to_string(),
             "seed": a.seed,
             "results": results,
@@ -399,7 +410,7 @@ fn run_workloads(
         selected
             .par_iter()
             .map(|w| {
-                let r = run_workload(cfg, mode, *w, a.size, a.seed, record, &pb, &status);
+                let r = run_workload(cfg, mode, *w, a, record, &pb, &status);
                 pb.inc(1);
                 r
             })
@@ -452,13 +463,13 @@ fn run_workload(
     cfg: &GpuConfig,
     mode: Mode,
     w: &'static dyn workloads::Workload,
-    size: Size,
-    seed: u64,
+    a: &RunArgs,
     record: &[String],
     pb: &ProgressBar,
     status: &Arc<Mutex<Vec<String>>>,
 ) -> (RunResult, Vec<TraceRecorder>) {
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    gpu.set_strict_bounds(a.strict_bounds);
     for unit in record {
         gpu.record_unit(unit)
             .expect("recordable unit was checked before the run");
@@ -474,7 +485,7 @@ fn run_workload(
             pb.set_message(s.join("  "));
         }));
     }
-    let outcome = w.run(&mut gpu, size, seed);
+    let outcome = w.run(&mut gpu, a.size, a.seed);
     status
         .lock()
         .expect("progress lock")
@@ -513,6 +524,7 @@ fn run_ptx(
     ptx: &Path,
     launch: &Path,
     record: &[String],
+    strict_bounds: bool,
 ) -> Result<(RunResult, Vec<TraceRecorder>)> {
     let text = input_file::read_text_bounded(
         ptx,
@@ -521,36 +533,24 @@ fn run_ptx(
     )?;
     let lf = launch_file::load(launch)?;
     let mut gpu = Gpu::new(cfg.clone(), mode);
+    gpu.set_strict_bounds(strict_bounds);
     for unit in record {
         gpu.record_unit(unit).map_err(anyhow::Error::msg)?;
     }
     let file = ptx.display().to_string();
     let module = gpu.load_module(&file, &text)?;
-    let origin = launch.display().to_string();
-    let (args, outputs) = lf.materialise(&mut gpu, &origin)?;
-    let grid = lf.grid().with_context(|| origin.clone())?;
-    let block = lf.block().with_context(|| origin.clone())?;
-    let r = gpu.launch(
-        module,
-        &lf.file.kernel,
-        grid,
-        block,
-        lf.file.shared_bytes,
-        &args,
-    );
+    let run = lf.materialise(&mut gpu, module)?;
+    let r = gpu.launch_raw(module, lf.kernel(), run.shape, &run.params);
     // Device printf output, as the CUDA runtime prints it after the launch.
-    gpu.take_printf().print(&lf.file.kernel);
+    gpu.take_printf().print(lf.kernel());
     let error = match r {
         Ok(()) => None,
         Err(e @ SimError::Fault(_)) => Some(e.to_string()),
-        Err(e) => return Err(anyhow::Error::new(e).context(origin)),
+        Err(e) => return Err(anyhow::Error::new(e).context(launch.display().to_string())),
     };
     if error.is_none() {
-        for o in outputs {
-            let mut data = vec![0u8; o.bytes as usize];
-            gpu.read_bytes(o.ptr, &mut data)?;
-            std::fs::write(&o.path, &data)
-                .with_context(|| format!("cannot write {}", o.path.display()))?;
+        for o in &run.outputs {
+            launch_file::write_output(&mut gpu, o)?;
         }
     }
     let result = RunResult {

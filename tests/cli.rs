@@ -145,18 +145,46 @@ fn launch_file_mistakes_are_clear_errors() {
     assert!(text(&o).contains("/nonexistent/launch.toml"));
 }
 
+/// `--strict-bounds`: every access outside an allocation faults, as compute-sanitizer
+/// reports, even one that lands in mapped memory just past the buffer.
 #[test]
-fn out_of_bounds_access_is_a_guest_fault_with_location() {
+fn strict_bounds_fault_just_past_a_buffer_with_location() {
     for mode in MODES {
-        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), mode);
+        let mode = [mode, &["--strict-bounds"]].concat();
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), &mode);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{t}");
         assert!(t.contains("out-of-bounds"), "{t}");
+        assert!(t.contains("outside every live allocation"), "{t}");
         assert!(t.contains("kernel `vecadd`"), "{t}");
         assert!(t.contains("vecadd.ptx:"), "names the PTX line: {t}");
         // Threads 1000.. are the first past the 1000-float buffers: block 3, thread 232.
         assert!(
             t.contains("block (3,0,0)") && t.contains("thread (232,0,0)"),
+            "{t}"
+        );
+    }
+}
+
+/// Default bounds, as on a real GPU: the same overrun reads and writes mapped memory (the
+/// buffers share a 64 KiB page) and the run completes; an access past the last mapped page
+/// faults, with its location.
+#[test]
+fn default_bounds_fault_only_outside_mapped_memory() {
+    for mode in MODES {
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob.toml"), mode);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = run_user_kernel("vecadd.ptx", &fixtures().join("oob_unmapped.toml"), mode);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(
+            t.contains("out-of-bounds")
+                && t.contains("no device memory is mapped there")
+                && t.contains("0x10010000"),
+            "{t}"
+        );
+        assert!(
+            t.contains("block (55,0,0)") && t.contains("thread (192,0,0)"),
             "{t}"
         );
     }
@@ -728,4 +756,148 @@ fn bool_char_and_short_parameters_reach_the_kernel() {
         "{}",
         text(&o)
     );
+}
+
+/// By-value struct parameters, given as typed fields (one a pointer 16 bytes into a buffer
+/// that is also passed directly: a buffer passed twice, once at an offset) or as bytes.
+#[test]
+fn struct_parameters_and_pointers_into_buffers_reach_the_kernel() {
+    let body = std::fs::read_to_string(fixtures().join("struct_params.toml")).unwrap();
+    let launch = scratch_launch("struct_params", &body);
+    let input: Vec<u8> = (0..128)
+        .flat_map(|i| (i as f32 / 4.0).to_le_bytes())
+        .collect();
+    std::fs::write(launch.with_file_name("struct_params.in.bin"), input).unwrap();
+    let bytes = scratch_launch(
+        "struct_bytes",
+        &std::fs::read_to_string(fixtures().join("struct_bytes.toml")).unwrap(),
+    );
+    let floats = |p: PathBuf| -> Vec<f32> {
+        std::fs::read(p)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    for mode in MODES {
+        let o = run_user_kernel("struct_params.ptx", &launch, mode);
+        assert!(o.status.success(), "{mode:?}: {}", text(&o));
+        let got = floats(launch.with_file_name("struct_params.out.bin"));
+        let want: Vec<f32> = (0..128)
+            .map(|i| {
+                if i < 100 {
+                    (i + 4) as f32 / 4.0 * 2.0 + 0.5 + i as f32 / 4.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(got, want, "{mode:?}");
+        let o = run_user_kernel("struct_params.ptx", &bytes, mode);
+        assert!(o.status.success(), "{mode:?}: {}", text(&o));
+        let got = floats(bytes.with_file_name("struct_bytes.out.bin"));
+        let want: Vec<f32> = (0..64).map(|i| if i < 60 { 1.0 } else { 0.0 }).collect();
+        assert_eq!(got, want, "{mode:?}");
+    }
+}
+
+/// Mistakes in struct, pointer and buffer keys name the file, line, column, parameter and
+/// key, before anything is allocated.
+#[test]
+fn launch_file_struct_and_pointer_mistakes_name_the_line_and_key() {
+    let good = std::fs::read_to_string(fixtures().join("struct_params.toml")).unwrap();
+    let bytes = std::fs::read_to_string(fixtures().join("struct_bytes.toml")).unwrap();
+    // The line where `needle` (which may span lines) starts.
+    let line_of =
+        |body: &str, needle: &str| body[..body.find(needle).unwrap()].matches('\n').count() + 1;
+    let cases: Vec<(&str, String, &str, &[&str])> = vec![
+        (
+            "unknown_buffer",
+            good.replace("buffer = \"in\"\n", "buffer = \"inn\"\n"),
+            "buffer = \"inn\"",
+            &["param 2 `buffer`", "no buffer named `inn`", "`in`"],
+        ),
+        (
+            "offset_past_end",
+            good.replace("offset = 16", "offset = 513"),
+            "offset = 513",
+            &[
+                "param 0 `offset`",
+                "513 is outside buffer `in`",
+                "512 bytes",
+            ],
+        ),
+        (
+            "struct_too_big",
+            good.replace(
+                "  { type = \"f64\", value = 0.5 },\n",
+                "  { type = \"f64\", value = 0.5 },\n  { type = \"u8\", value = 1 },\n",
+            ),
+            "kind = \"struct\"",
+            &["param 0 `field`", "takes 24 bytes but the struct has 25"],
+        ),
+        (
+            "field_value",
+            good.replace("value = 2.0", "value = \"two\""),
+            "value = \"two\"",
+            &["param 0 `value`", "f32 needs a number"],
+        ),
+        (
+            "key_of_other_kind",
+            good.replace("kind = \"pointer\"\n", "kind = \"pointer\"\nseed = 4\n"),
+            "seed = 4",
+            &["param 2 `seed`", "does not apply to kind = \"pointer\""],
+        ),
+        (
+            "duplicate_name",
+            good.replace(
+                "bytes = 512\noutput = \"struct_params.out.bin\"",
+                "name = \"in\"\nbytes = 512\noutput = \"struct_params.out.bin\"",
+            ),
+            "name = \"in\"\nbytes = 512\noutput",
+            &["param 1 `name`", "named `in` is declared already"],
+        ),
+        (
+            "bytes_short",
+            bytes.replace("0, 0, 128, 63]", "0, 0, 128]"),
+            "bytes = [",
+            &["param 0 `bytes`", "takes 8 bytes but the struct has 7"],
+        ),
+        (
+            "not_a_byte",
+            bytes.replace("128, 63]", "128, 630]"),
+            "bytes = [",
+            &["param 0 `bytes`", "element 7 (630) is not a byte"],
+        ),
+        (
+            "scalar_for_struct",
+            bytes.replace(
+                "kind = \"struct\"\nbytes = [0, 0, 0, 64, 0, 0, 128, 63]",
+                "kind = \"scalar\"\ntype = \"u32\"\nvalue = 2",
+            ),
+            "type = \"u32\"",
+            &["param 0 `type`", "affine_param_0", "8 bytes but a u32"],
+        ),
+        (
+            "grid_zero",
+            bytes.replace("grid = 1", "grid = [1, 0]"),
+            "grid = [1, 0]",
+            &["`grid`", "grid.y = 0 is out of range"],
+        ),
+    ];
+    for (name, body, line_has, needles) in cases {
+        assert_ne!(body, good, "{name}: the case changes the file");
+        let launch = scratch_launch(name, &body);
+        std::fs::write(launch.with_file_name("struct_params.in.bin"), [0u8; 512]).unwrap();
+        let o = run_user_kernel("struct_params.ptx", &launch, &["--quiet"]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+        let line = line_of(&body, line_has);
+        let at = format!("{}:{line}:", launch.display());
+        assert!(t.contains(&at), "{name}: expected `{at}` in: {t}");
+        for n in needles {
+            assert!(t.contains(n), "{name}: expected `{n}` in: {t}");
+        }
+        assert!(!t.contains("panicked"), "{name}: {t}");
+    }
 }

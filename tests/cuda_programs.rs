@@ -51,7 +51,8 @@ fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
         .env_remove("WARPFORGE_SET")
         .env_remove("WARPFORGE_FUNCTIONAL")
         .env_remove("WARPFORGE_STATS")
-        .env_remove("WARPFORGE_QUIET");
+        .env_remove("WARPFORGE_QUIET")
+        .env_remove("WARPFORGE_STRICT_BOUNDS");
     c.envs(env.iter().copied());
     c.output().unwrap()
 }
@@ -136,6 +137,16 @@ fn configuration_from_the_environment() {
     let bad = run(&exe, &[("WARPFORGE_CONFIG", "no-such-gpu")]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown preset"));
+    // A configuration file is read no further than its limit.
+    let big = scratch("env").join("big.toml");
+    std::fs::write(&big, vec![b'#'; (1 << 20) + 10]).unwrap();
+    let bad = run(&exe, &[("WARPFORGE_CONFIG", big.to_str().unwrap())]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("the limit for a configuration file"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }
 
 /// One persistent GPU: the second launch of the ping-pong stencil finds in L2 what the first
@@ -160,16 +171,26 @@ fn caches_stay_warm_between_launches() {
     assert!(f(1, "dram_read_bytes") * 10 < f(0, "dram_read_bytes"));
 }
 
-/// A guest fault prints the model's report and ends the program with status 1.
+/// A guest fault prints the model's report and ends the program with status 1: with
+/// `WARPFORGE_STRICT_BOUNDS=1` a write just past a buffer; by default (as on a real GPU) only
+/// a write outside mapped device memory, the one just past the buffer landing in the next.
 #[test]
 fn guest_fault_ends_the_program() {
     skip_without_clang!();
     let exe = compile("fault", "fault_oob");
-    let out = run(&exe, &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
-    assert!(stderr.contains("out-of-bounds access"), "{stderr}");
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("PASS"));
+    let fault = |out: &Output, why: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
+        assert!(stderr.contains("out-of-bounds access"), "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("PASS"));
+    };
+    let strict = run(&exe, &[("WARPFORGE_STRICT_BOUNDS", "1")]);
+    fault(&strict, "outside every live allocation");
+    check_pass("fault_oob (default bounds)", &run(&exe, &[]));
+    let mut far = Command::new(&exe);
+    far.arg("far").env_remove("WARPFORGE_STRICT_BOUNDS");
+    fault(&far.output().unwrap(), "no device memory is mapped there");
 }
 
 /// Compile errors pass through with a failing status; -c builds an object.

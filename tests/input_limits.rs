@@ -1,6 +1,8 @@
 //! Inputs that once made the simulator allocate without bound or abort: a `.shared` array
-//! past any SM, a `.local` frame of a gigabyte, a buffer filled from an endless file. Each
-//! is now a clear error naming the file and the limit, with exit code 2.
+//! past any SM, a `.local` frame of a gigabyte, a buffer filled from an endless file, a
+//! constant bank or parameter list past CUDA's limits, an input file larger than its buffer,
+//! a bad launch shape with huge buffers. Each is a clear error naming the file and the limit
+//! (the launch file's line and key), with exit code 2, before anything is sized from it.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -97,6 +99,81 @@ fn an_endless_ptx_file_is_refused_at_its_limit() {
     assert_ne!(o.status.code(), Some(0));
     assert!(
         err.contains("/dev/zero holds more than") && err.contains("limit for a PTX module"),
+        "{err}"
+    );
+}
+
+#[test]
+fn constant_memory_past_64_kib_is_an_error_naming_the_variable() {
+    let ptx = format!(
+        ".version 6.0\n.target sm_70\n.address_size 64\n\
+         .const .align 4 .b8 small[1024];\n.const .align 4 .b8 table[65536];\n{}",
+        kernel("", "").split_once(".address_size 64\n").unwrap().1
+    );
+    let (code, err) = run("const", &ptx, LAUNCH);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("66560 bytes (from `table` on)") && err.contains("65536 bytes of constant"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_parameter_list_past_cudas_limit_is_a_launch_error() {
+    let ptx = ".version 6.0\n.target sm_70\n.address_size 64\n\
+               .visible .entry k(.param .align 8 .b8 s[40000])\n{\n\tret;\n}\n";
+    let launch = "kernel = \"k\"\ngrid = 1\nblock = 1\n[[param]]\nkind = \"struct\"\nbytes = [1]\n";
+    let (code, err) = run("params", ptx, launch);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("parameters take 40000 bytes, more than the limit of 32764"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_regular_input_file_larger_than_its_buffer_is_refused_before_it_is_read() {
+    let dir = scratch("bigfile");
+    std::fs::write(dir.join("in.bin"), vec![7u8; 300]).unwrap();
+    let launch = format!(
+        "{LAUNCH}init = \"file\"\nfile = \"{}\"\n",
+        dir.join("in.bin").display()
+    );
+    let (code, err) = run("bigfile_run", &kernel("", ""), &launch);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("k.toml:8:") && err.contains("param 0 `file`"),
+        "names the line and key: {err}"
+    );
+    assert!(
+        err.contains("holds 300 bytes, more than the 256 bytes of the buffer it fills"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The launch shape is checked before any buffer is allocated: a 6 GiB buffer with a
+/// zero-sized grid is a grid error (and allocating it would not touch host memory anyway:
+/// device memory is backed page by page when written).
+#[test]
+fn launch_dimensions_are_checked_before_buffers_are_allocated() {
+    let launch = LAUNCH
+        .replace("grid = 2", "grid = [2, 0, 1]")
+        .replace("bytes = 256", "bytes = 6442450944");
+    let (code, err) = run("shape", &kernel("", ""), &launch);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("`grid`") && err.contains("grid.y = 0"),
+        "{err}"
+    );
+    // A buffer past the device's 8 GiB is refused with its line and key.
+    let launch = LAUNCH.replace("bytes = 256", "bytes = 10000000000");
+    let (code, err) = run("huge", &kernel("", ""), &launch);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("k.toml:6:")
+            && err.contains("param 0 `bytes`")
+            && err.contains("device memory limit"),
         "{err}"
     );
 }

@@ -100,13 +100,74 @@ fn raw_params_symbols_constants_and_time() {
             "{e}"
         );
 
-        // Freed memory faults when the guest touches it; a second free is an error.
+        // Freed memory: host copies and a second free are errors. By default the kernel
+        // may still touch it while a live allocation (the module's `counter`) shares its
+        // page, as on a real GPU; with strict bounds that is a fault.
         gpu.free(out).unwrap();
         assert!(gpu.free(out).is_err());
         assert!(gpu.read_u32(out, 1).is_err());
+        gpu.launch_raw(m, "k", shape(64), &params(out, 1)).unwrap();
+        // Pages no live allocation shares are unmapped: a fault in either mode.
+        let big = gpu.alloc(1 << 20).unwrap();
+        let inside = big.offset(256 << 10);
+        gpu.launch_raw(m, "k", shape(64), &params(inside, 1))
+            .unwrap();
+        gpu.free(big).unwrap();
+        let e = gpu
+            .launch_raw(m, "k", shape(64), &params(inside, 1))
+            .unwrap_err();
+        assert!(
+            matches!(e, SimError::Fault(ref f) if f.detail.contains("no device memory is mapped")),
+            "{e}"
+        );
+        // The GPU runs on after the fault (its in-flight work dropped: `Gpu::abandon_launch`;
+        // the CUDA runtime ends the program instead, as a sticky error would).
+        gpu.launch_raw(m, "k", shape(64), &params(out, 1)).unwrap();
+        assert_eq!(
+            gpu.read_u32(p, 1).unwrap().len(),
+            1,
+            "memory stays readable"
+        );
+
+        // With strict bounds, the freed allocation faults although its page is mapped.
+        let mut gpu = Gpu::new(GpuConfig::preset("gtx480", &[]).unwrap(), mode);
+        gpu.set_strict_bounds(true);
+        let m = gpu.load_module("rt.ptx", PTX).unwrap();
+        let out = gpu.alloc(64 * 4).unwrap();
+        gpu.launch_raw(m, "k", shape(64), &params(out, 1)).unwrap();
+        gpu.free(out).unwrap();
         let e = gpu
             .launch_raw(m, "k", shape(64), &params(out, 1))
             .unwrap_err();
-        assert!(matches!(e, SimError::Fault(_)), "{e}");
+        assert!(
+            matches!(e, SimError::Fault(ref f) if f.detail.contains("outside every live allocation")),
+            "{e}"
+        );
+    }
+}
+
+/// A 4 GiB allocation is mapped, not backed: a kernel that writes one page of it holds one
+/// page of host memory (the allocator's resident-bytes counter), and its reads of the rest
+/// give zeros.
+#[test]
+fn a_huge_allocation_holds_host_memory_only_for_what_is_written() {
+    for mode in [Mode::Functional, Mode::Timing] {
+        let mut gpu = Gpu::new(GpuConfig::preset("gtx480", &[]).unwrap(), mode);
+        let m = gpu.load_module("rt.ptx", PTX).unwrap();
+        let resident = gpu.resident_bytes(); // the module's initialised `counter`
+        let big = gpu.alloc(4 << 30).unwrap();
+        assert!(gpu.mapped_bytes() > 4 << 30);
+        assert_eq!(gpu.resident_bytes(), resident);
+        let at = big.offset(3 << 30);
+        gpu.launch_raw(m, "k", shape(64), &params(at, 3)).unwrap();
+        assert_eq!(gpu.read_u32(at, 2).unwrap(), vec![3, 6]);
+        assert_eq!(gpu.resident_bytes(), resident + 64 * 1024);
+        assert_eq!(gpu.read_u32(big, 2).unwrap(), vec![0, 0]);
+        assert_eq!(gpu.resident_bytes(), resident + 64 * 1024);
+        // The capacity (8 GiB) counts mapped pages: a second 4 GiB does not fit.
+        assert!(gpu.alloc(4 << 30).is_err());
+        gpu.free(big).unwrap();
+        assert_eq!(gpu.resident_bytes(), resident);
+        assert!(gpu.alloc(4 << 30).is_ok());
     }
 }

@@ -486,12 +486,7 @@ unsafe fn memcpy_impl(
             DevPtr(src as u64),
             std::slice::from_raw_parts_mut(dst as *mut u8, n),
         ),
-        3 => {
-            let mut buf = vec![0u8; n];
-            rt.gpu
-                .read_bytes(DevPtr(src as u64), &mut buf)
-                .and_then(|()| rt.gpu.write_bytes(DevPtr(dst as u64), &buf))
-        }
+        3 => rt.gpu.copy_bytes(DevPtr(dst as u64), DevPtr(src as u64), n),
         _ => return rt.fail(ERR_INVALID_MEMCPY_DIRECTION),
     };
     match r {
@@ -553,18 +548,15 @@ pub unsafe extern "C" fn cudaMemcpy2D(
 
 #[no_mangle]
 pub extern "C" fn cudaMemset(ptr: *mut c_void, value: c_int, n: usize) -> CudaError {
-    with(|rt| {
-        match rt
-            .gpu
-            .write_bytes(DevPtr(ptr as u64), &vec![value as u8; n])
-        {
+    with(
+        |rt| match rt.gpu.fill_bytes(DevPtr(ptr as u64), n, value as u8) {
             Ok(()) => SUCCESS,
             Err(e) => {
                 eprintln!("warpforge: cudaMemset: {e}");
                 rt.fail(ERR_INVALID_VALUE)
             }
-        }
-    })
+        },
+    )
 }
 
 #[no_mangle]
@@ -729,7 +721,8 @@ pub unsafe extern "C" fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_vo
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemGetInfo(free_bytes: *mut usize, total: *mut usize) -> CudaError {
     let cap = warpforge_model::exec::memory::DEFAULT_CAPACITY as usize;
-    let used = with(|rt| rt.gpu.allocated_bytes()) as usize;
+    // The capacity limit counts mapped pages.
+    let used = with(|rt| rt.gpu.mapped_bytes()) as usize;
     *free_bytes = cap.saturating_sub(used);
     *total = cap;
     SUCCESS

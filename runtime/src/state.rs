@@ -99,6 +99,24 @@ pub fn die(msg: &str, code: i32) -> ! {
     std::process::exit(code)
 }
 
+/// A configuration file's text, read no further than 1 MiB (a preset is 4 KB; a FIFO or
+/// `/dev/zero` is refused at the limit rather than read without bound).
+fn read_config(name: &str) -> Result<String, String> {
+    use std::io::Read;
+    const MAX: u64 = 1 << 20;
+    let f = std::fs::File::open(name).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let mut text = String::new();
+    f.take(MAX + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if text.len() as u64 > MAX {
+        return Err(format!(
+            "{name} holds more than {MAX} bytes, the limit for a configuration file"
+        ));
+    }
+    Ok(text)
+}
+
 impl Runtime {
     fn from_env() -> Runtime {
         let name = std::env::var("WARPFORGE_CONFIG").unwrap_or_else(|_| "gtx480".into());
@@ -110,12 +128,9 @@ impl Runtime {
             .map(String::from)
             .collect();
         let cfg = if name.ends_with(".toml") || std::path::Path::new(&name).is_file() {
-            match std::fs::read_to_string(&name) {
+            match read_config(&name) {
                 Ok(text) => GpuConfig::from_toml(&name, &text, &overrides),
-                Err(e) => die(
-                    &format!("WARPFORGE_CONFIG: cannot read {name}: {e}"),
-                    EXIT_INPUT,
-                ),
+                Err(e) => die(&format!("WARPFORGE_CONFIG: {e}"), EXIT_INPUT),
             }
         } else {
             GpuConfig::preset(&name, &overrides)
@@ -131,8 +146,15 @@ impl Runtime {
         } else {
             Mode::Timing
         };
+        let mut gpu = Gpu::new(cfg, mode);
+        // Every access outside an allocation faults, as compute-sanitizer reports (by
+        // default only accesses outside mapped device memory do, as on a real GPU).
+        gpu.set_strict_bounds(matches!(
+            std::env::var("WARPFORGE_STRICT_BOUNDS").as_deref(),
+            Ok("1") | Ok("true") | Ok("yes")
+        ));
         Runtime {
-            gpu: Gpu::new(cfg, mode),
+            gpu,
             config_name: name,
             kernels: HashMap::new(),
             vars: HashMap::new(),

@@ -4,8 +4,8 @@
 //! the access size — element size × vector width — then bounds), so a faulting instruction
 //! has no side effects; then it performs the accesses in ascending lane order.
 //!
-//! Bounds: global = inside one device allocation (the module `.global` image is an
-//! allocation too); shared = inside the CTA's shared bytes; local = inside the lane's frame;
+//! Bounds: global = inside mapped device memory, or with strict bounds inside one device
+//! allocation (the module `.global` image is an allocation too; see [`super::memory`]); shared = inside the CTA's shared bytes; local = inside the lane's frame;
 //! const/param = inside the launch's const bank / param buffer (read-only).
 //! Generic addresses are classified through [`crate::address_map::classify_generic`]; when
 //! the lanes of one instruction resolve to different spaces, the reported
@@ -15,7 +15,7 @@ use super::float as fl;
 use super::memory::{load_le, store_le};
 use super::semantics::{gen, lanes, Exec, Fault, Lanes, Res};
 use super::*;
-use crate::address_map::{classify_generic, GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::address_map::{classify_generic, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 use crate::error::FaultKind;
 use crate::ptx::ir::{AddrBase, AtomOp, Opcode, ScalarType, StateSpace};
 
@@ -294,7 +294,7 @@ impl Exec<'_, '_> {
         let load = kind == MemKind::Load;
         let (start, len) = match sp {
             StateSpace::Global => {
-                let (s, e) = self.env.global.allocation_range(a0)?;
+                let (s, e) = self.env.global.access_range(a0)?;
                 (s, e - s)
             }
             StateSpace::Shared => (0, self.cta.shared.len() as u64),
@@ -433,6 +433,10 @@ impl Exec<'_, '_> {
                     StateSpace::Param => {
                         format!(" (param size {})", self.env.launch.params.len())
                     }
+                    StateSpace::Global if self.env.global.strict() => {
+                        String::from(" (outside every live allocation; strict bounds)")
+                    }
+                    StateSpace::Global => String::from(" (no device memory is mapped there)"),
                     _ => String::new(),
                 };
                 format!(" is out of bounds{limit}")
@@ -479,7 +483,8 @@ impl Exec<'_, '_> {
     /// address `a` is byte `buf_offset(a, base, stride, l)`. Same bytes as `mem_read`.
     fn space_bytes(&self, sp: StateSpace) -> (&[u8], u64, usize) {
         match sp {
-            StateSpace::Global => (self.env.global.bytes(), GLOBAL_BASE, 0),
+            // Global memory is paged: read through `GlobalMemory` (see `load_element`).
+            StateSpace::Global => (&[], 0, 0),
             StateSpace::Shared => (&self.cta.shared, 0, 0),
             StateSpace::Local => (&self.warp.local, 0, self.warp.local_bytes as usize),
             StateSpace::Const => (&self.env.launch.consts, 0, 0),
@@ -492,7 +497,6 @@ impl Exec<'_, '_> {
     /// are ignored, as in `mem_write`).
     fn space_bytes_mut(&mut self, sp: StateSpace) -> (&mut [u8], u64, usize) {
         match sp {
-            StateSpace::Global => (self.env.global.bytes_mut(), GLOBAL_BASE, 0),
             StateSpace::Shared => (&mut self.cta.shared, 0, 0),
             StateSpace::Local => (&mut self.warp.local, 0, self.warp.local_bytes as usize),
             _ => (&mut [], 0, 0),
@@ -622,6 +626,15 @@ impl Exec<'_, '_> {
             });
         };
         // One space for all lanes: decide the space and the element size once.
+        if sp == StateSpace::Global {
+            let g = &*self.env.global;
+            return match esize {
+                1 => gen(m, |l| g.load_n::<1>(addrs[l].wrapping_add(koff))),
+                2 => gen(m, |l| g.load_n::<2>(addrs[l].wrapping_add(koff))),
+                4 => gen(m, |l| g.load_n::<4>(addrs[l].wrapping_add(koff))),
+                _ => gen(m, |l| g.load_n::<8>(addrs[l].wrapping_add(koff))),
+            };
+        }
         let (buf, base, stride) = self.space_bytes(sp);
         match esize {
             1 => gather::<1>(buf, base, stride, m, addrs, koff),
@@ -644,6 +657,28 @@ impl Exec<'_, '_> {
             });
             return;
         };
+        if sp == StateSpace::Global {
+            fn scatter_global<const N: usize>(
+                g: &mut super::GlobalMemory,
+                m: u32,
+                addrs: &Lanes,
+                vals: &[Lanes],
+            ) {
+                lanes(m, |l| {
+                    for (k, v) in vals.iter().enumerate() {
+                        g.store_n::<N>(addrs[l].wrapping_add((k * N) as u64), v[l]);
+                    }
+                });
+            }
+            let g = &mut *self.env.global;
+            match esize {
+                1 => scatter_global::<1>(g, m, addrs, vals),
+                2 => scatter_global::<2>(g, m, addrs, vals),
+                4 => scatter_global::<4>(g, m, addrs, vals),
+                _ => scatter_global::<8>(g, m, addrs, vals),
+            }
+            return;
+        }
         let (buf, base, stride) = self.space_bytes_mut(sp);
         fn scatter<const N: usize>(
             buf: &mut [u8],

@@ -1111,6 +1111,8 @@ fn generic_addressing_through_windows() {
 #[test]
 fn faults_carry_full_location() {
     let mut t = T::new();
+    // Strict bounds (`--strict-bounds`): every access outside an allocation faults.
+    t.global.set_strict(true);
     let buf = t.buf.0;
     // lane 6 runs past the 1024-byte allocation
     t.set(1, |l| buf + 1020 + if l >= 6 { 4 } else { 0 });
@@ -1242,6 +1244,11 @@ fn faults_carry_full_location() {
         )
         .unwrap_err();
     assert_eq!(e.kind, FaultKind::OutOfBounds);
+    assert!(
+        e.detail.contains("outside every live allocation"),
+        "{}",
+        e.detail
+    );
     t.set(1, |_| GLOBAL_BASE + 60);
     assert!(t
         .run_mask(
@@ -1255,6 +1262,81 @@ fn faults_carry_full_location() {
         msg.contains("kernel `k`") && msg.contains("t.ptx:42"),
         "{msg}"
     );
+}
+
+/// Default bounds, as on a real GPU: global accesses fault only outside mapped device memory
+/// (64 KiB pages); past the end of a buffer or in alignment padding they read and write
+/// whatever is there.
+#[test]
+fn default_bounds_fault_only_outside_mapped_memory() {
+    use crate::address_map::DEVICE_PAGE_BYTES as PAGE;
+    let mut t = T::new();
+    assert!(!t.global.strict());
+    let buf = t.buf.0;
+    let load = ld(U32, StateSpace::Global).at(AddrBase::Reg(1), 0).d(r(2));
+    // Lanes 6.. run past the 1024-byte buffer: no fault, they read zeros.
+    t.set(1, |l| buf + 1020 + if l >= 6 { 4 * l as u64 } else { 0 });
+    t.run_mask(&load, ALL).unwrap();
+    assert_eq!(t.get(2, 7), 0);
+    // A store into the padding after the module image, and into the context page below
+    // the first allocation, lands in memory and reads back.
+    t.set(1, |l| {
+        if l == 0 {
+            GLOBAL_BASE + 64
+        } else {
+            GLOBAL_BASE - 256
+        }
+    });
+    t.set(3, |l| 100 + l as u64);
+    t.run_mask(
+        &st(U32, StateSpace::Global).at(AddrBase::Reg(1), 0).s(r(3)),
+        0b11,
+    )
+    .unwrap();
+    t.run_mask(&load, 0b11).unwrap();
+    assert_eq!((t.get(2, 0), t.get(2, 1)), (100, 101));
+    // Past the last mapped page, before the context page, null: faults, naming the lane.
+    for (bad, lane) in [
+        (GLOBAL_BASE + PAGE, 9),
+        (GLOBAL_BASE - PAGE - 4, 3),
+        (0, 31),
+    ] {
+        t.set(1, |l| if l == lane { bad } else { buf });
+        let e = t.run_mask(&load, ALL).unwrap_err();
+        assert_eq!(
+            (e.kind, e.thread),
+            (FaultKind::OutOfBounds, [lane as u32, 0, 0])
+        );
+        assert!(
+            e.detail.contains("no device memory is mapped there"),
+            "{}",
+            e.detail
+        );
+    }
+    // An aligned access never straddles a page: 4 bytes before the end of the mapped run an
+    // 8-byte load is misaligned, 8 bytes before it is in bounds.
+    t.set(1, |_| GLOBAL_BASE + PAGE - 4);
+    let e = t
+        .run_mask(
+            &ld(U32, StateSpace::Global)
+                .m(|m| m.vec = 2)
+                .at(AddrBase::Reg(1), 0)
+                .d(r(2))
+                .d(r(3)),
+            1,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, FaultKind::Misaligned);
+    t.set(1, |_| GLOBAL_BASE + PAGE - 8);
+    t.run_mask(
+        &ld(U32, StateSpace::Global)
+            .m(|m| m.vec = 2)
+            .at(AddrBase::Reg(1), 0)
+            .d(r(2))
+            .d(r(3)),
+        1,
+    )
+    .unwrap();
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use crate::error::SimError;
 use crate::exec::{LaunchInfo, WARP_SIZE};
 use crate::host::{Dim3, KernelArg};
-use crate::ptx::ir::{Kernel, Module, ScalarType};
+use crate::ptx::ir::{Kernel, Module, ScalarType, Symbol};
 
 /// Hardware limits on a launch (CUDA's for compute capability 2.x-7.x).
 const MAX_BLOCK_THREADS: u64 = 1024;
@@ -16,6 +16,10 @@ pub const MAX_SHARED_BYTES_PER_CTA: u64 = crate::config_limits::MAX_SHARED_BYTES
 /// frames (32 per warp) in host memory, so this bounds them: 16 KiB is 512 KiB per warp.
 /// CUDA allows up to 512 KiB per thread; kernels spill far less.
 pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 16 << 10;
+/// A module's `.const` variables: the constant memory of every CUDA GPU (64 KiB).
+pub const MAX_CONST_BYTES: u64 = 64 << 10;
+/// A kernel's parameters (the param buffer): CUDA's limit since 12.1 (4 KiB before).
+pub const MAX_PARAM_BYTES: u64 = 32_764;
 
 /// Grid, block and dynamic shared memory of a launch.
 #[derive(Debug, Clone, Copy)]
@@ -35,15 +39,9 @@ pub enum Params<'a> {
     Raw(&'a [u8]),
 }
 
-/// Check the launch shape and arguments against the kernel and lay out the param buffer.
-pub fn prepare(
-    module: &Module,
-    kernel: &Kernel,
-    shape: LaunchShape,
-    params: Params<'_>,
-    consts: Vec<u8>,
-    global_base: u64,
-) -> Result<LaunchInfo, SimError> {
+/// Check the launch shape against the hardware limits and the kernel's shared, local and
+/// parameter memory against the model's (before anything is sized from them).
+pub fn check_shape(kernel: &Kernel, shape: LaunchShape) -> Result<(), SimError> {
     let LaunchShape {
         grid,
         block,
@@ -94,6 +92,27 @@ pub fn prepare(
             kernel.local_bytes
         ));
     }
+    if kernel.param_bytes > MAX_PARAM_BYTES {
+        return err(format!(
+            "its parameters take {} bytes, more than the limit of {MAX_PARAM_BYTES}",
+            kernel.param_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Check the launch shape and arguments against the kernel and lay out the param buffer.
+pub fn prepare(
+    module: &Module,
+    kernel: &Kernel,
+    shape: LaunchShape,
+    params: Params<'_>,
+    consts: Vec<u8>,
+    global_base: u64,
+) -> Result<LaunchInfo, SimError> {
+    check_shape(kernel, shape)?;
+    let name = &kernel.name;
+    let err = |m: String| Err(SimError::Launch(format!("kernel `{name}`: {m}")));
     let args = match params {
         Params::Args(args) => args,
         Params::Raw(bytes) => {
@@ -117,21 +136,8 @@ pub fn prepare(
     let mut params = vec![0u8; kernel.param_bytes as usize];
     for (i, (arg, &sym)) in args.iter().zip(&kernel.params).enumerate() {
         let p = &module.symbols[sym as usize];
-        if let Some(ty) = p.ty {
-            if let Err(m) = check_arg_type(arg, ty) {
-                return err(format!(
-                    "parameter {i} (`{}`, .{}) {m}",
-                    p.name,
-                    type_name(ty)
-                ));
-            }
-        } else if arg.size_bytes() as u64 != p.size {
-            return err(format!(
-                "parameter {i} (`{}`) is {} bytes but a {} argument was given",
-                p.name,
-                p.size,
-                arg.type_name()
-            ));
+        if let Err(m) = check_arg(arg, p) {
+            return err(format!("parameter {i} {m}"));
         }
         let bytes = arg.to_bytes();
         let off = p.offset as usize;
@@ -157,6 +163,24 @@ fn info(
         shared_bytes: kernel.shared_bytes + shape.dynamic_shared as u64,
         local_bytes: kernel.local_bytes,
         warps_per_cta: threads.div_ceil(WARP_SIZE as u32),
+    }
+}
+
+/// Can `arg` be passed as the kernel parameter `p`? (Its type must match a typed `.param`,
+/// its size an untyped one such as a by-value struct.) The message starts with the
+/// parameter's name and type.
+pub fn check_arg(arg: &KernelArg, p: &Symbol) -> Result<(), String> {
+    if let Some(ty) = p.ty {
+        check_arg_type(arg, ty).map_err(|m| format!("(`{}`, .{}) {m}", p.name, type_name(ty)))
+    } else if arg.size_bytes() as u64 != p.size {
+        Err(format!(
+            "(`{}`) is {} bytes but a {} argument was given",
+            p.name,
+            p.size,
+            arg.type_name()
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -257,7 +257,10 @@ impl<H: GpuHooks> Gpu<H> {
         bytes: u64,
         format: crate::exec::builtins::TexFormat,
     ) -> Result<(), SimError> {
-        if bytes > 0 && !self.global.allocation_containing(base.0, bytes) {
+        let inside = |(start, size): (DevPtr, u64)| {
+            base.0.checked_add(bytes).is_some_and(|end| end <= start.0 + size)
+        };
+        if bytes > 0 && !self.global.allocation_of(base.0).is_some_and(inside) {
             return Err(SimError::HostMemory(format!(
                 "texture binding of {bytes} bytes at {:#x}: not inside one device allocation",
                 base.0
@@ -277,6 +280,39 @@ impl<H: GpuHooks> Gpu<H> {
     /// Remove the binding of texture `handle` (`cudaUnbindTexture`); whether there was one.
     pub fn unbind_texture(&mut self, handle: u64) -> bool {
         self.global.textures.unbind(handle)
+    }
+
+    /// Bytes of device memory mapped (whole pages; what the capacity limit counts).
+    pub fn mapped_bytes(&self) -> u64 {
+        self.global.mapped_bytes()
+    }
+    /// Bytes of host memory backing device memory (the pages written so far).
+    pub fn resident_bytes(&self) -> u64 {
+        self.global.resident_bytes()
+    }
+
+    /// Strict bounds (`--strict-bounds`): every guest access outside a live allocation is a
+    /// fault, as compute-sanitizer reports. By default only accesses outside mapped device
+    /// memory fault, as on a real GPU (see [`crate::exec::memory`]).
+    pub fn set_strict_bounds(&mut self, strict: bool) {
+        self.global.set_strict(strict);
+    }
+    pub fn strict_bounds(&self) -> bool {
+        self.global.strict()
+    }
+
+    /// cudaMemset: `len` bytes of value `v` at `dst`, inside one allocation.
+    pub fn fill_bytes(&mut self, dst: DevPtr, len: usize, v: u8) -> Result<(), SimError> {
+        self.global
+            .fill(dst.0, len, v)
+            .map_err(SimError::HostMemory)
+    }
+
+    /// Device-to-device copy (each side inside one allocation; overlap as memmove).
+    pub fn copy_bytes(&mut self, dst: DevPtr, src: DevPtr, len: usize) -> Result<(), SimError> {
+        self.global
+            .copy(dst.0, src.0, len)
+            .map_err(SimError::HostMemory)
     }
 }
 
@@ -353,7 +389,8 @@ impl<H: GpuHooks> Gpu<H> {
     }
 
     /// Release the device allocation that starts at `ptr` (cudaFree): later accesses to it
-    /// fault. Its bytes are not reused.
+    /// fault in strict mode, and in every mode where no live allocation shares its pages;
+    /// later allocations may reuse its address space.
     pub fn free(&mut self, ptr: DevPtr) -> Result<(), SimError> {
         self.global.free(ptr.0).map_err(SimError::HostMemory)
     }
@@ -385,6 +422,20 @@ impl<H: GpuHooks> Gpu<H> {
 impl<H: GpuHooks> Host for Gpu<H> {
     fn load_module(&mut self, file: &str, text: &str) -> Result<ModuleId, SimError> {
         let module = ptx::parse_module(file, text)?;
+        if module.const_bytes > launch::MAX_CONST_BYTES {
+            let first = module
+                .symbols
+                .iter()
+                .filter(|s| s.space == StateSpace::Const)
+                .find(|s| s.offset + s.size > launch::MAX_CONST_BYTES)
+                .map_or(String::new(), |s| format!(" (from `{}` on)", s.name));
+            return Err(SimError::Launch(format!(
+                "{file}: its .const variables take {} bytes{first}, more than the {} bytes of \
+                 constant memory",
+                module.const_bytes,
+                launch::MAX_CONST_BYTES
+            )));
+        }
         let global_base = self
             .global
             .try_alloc(module.global_bytes.max(ALLOC_ALIGN))
