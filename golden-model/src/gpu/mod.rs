@@ -258,7 +258,9 @@ impl<H: GpuHooks> Gpu<H> {
         format: crate::exec::builtins::TexFormat,
     ) -> Result<(), SimError> {
         let inside = |(start, size): (DevPtr, u64)| {
-            base.0.checked_add(bytes).is_some_and(|end| end <= start.0 + size)
+            base.0
+                .checked_add(bytes)
+                .is_some_and(|end| end <= start.0 + size)
         };
         if bytes > 0 && !self.global.allocation_of(base.0).is_some_and(inside) {
             return Err(SimError::HostMemory(format!(

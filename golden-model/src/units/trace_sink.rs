@@ -11,7 +11,8 @@
 //!
 //! Memory stays bounded: at most [`QUEUED_CHUNKS`] chunks wait for the encoder (a
 //! simulation that outruns it waits), and the encoded trace is what recording in place
-//! would hold. Where no thread can be started, chunks are encoded on the calling thread.
+//! would hold. Where no thread can be started, or with `WARPFORGE_TRACE_INLINE` set (to
+//! measure the difference), chunks are encoded on the calling thread.
 
 use super::declare::Unit;
 use super::trace::TraceRecorder;
@@ -50,6 +51,9 @@ fn encoder() -> Option<&'static SyncSender<Job>> {
     static ENCODER: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
     ENCODER
         .get_or_init(|| {
+            if std::env::var_os("WARPFORGE_TRACE_INLINE").is_some() {
+                return None;
+            }
             let (tx, rx) = sync_channel::<Job>(QUEUED_CHUNKS);
             std::thread::Builder::new()
                 .name("trace-encoder".into())
@@ -85,10 +89,16 @@ fn lock(recorder: &Mutex<TraceRecorder>) -> MutexGuard<'_, TraceRecorder> {
     recorder.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+type Chunk<U> = Vec<RecordedEdge<<U as Unit>::Recorded>>;
+
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
     chunk: Vec<RecordedEdge<U::Recorded>>,
     recorder: Arc<Mutex<TraceRecorder>>,
+    /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
+    /// allocates nothing (a fresh 64-256 KiB chunk per hand-over cost page faults and
+    /// cross-thread frees, more than the copying itself).
+    spare: Arc<Mutex<Vec<Chunk<U>>>>,
 }
 
 impl<U: Unit> TraceSink<U> {
@@ -97,6 +107,7 @@ impl<U: Unit> TraceSink<U> {
         TraceSink {
             chunk: Vec::with_capacity(CHUNK_EDGES),
             recorder: Arc::new(Mutex::new(recorder)),
+            spare: Arc::default(),
         }
     }
 
@@ -121,10 +132,22 @@ impl<U: Unit> TraceSink<U> {
         if self.chunk.is_empty() {
             return;
         }
-        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_EDGES));
+        let reused = self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_EDGES));
+        let mut chunk = std::mem::replace(&mut self.chunk, next);
         let recorder = Arc::clone(&self.recorder);
+        let spare = Arc::clone(&self.spare);
         submit(Box::new(move || {
             U::encode_recorded(&mut lock(&recorder), &chunk);
+            chunk.clear();
+            spare
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(chunk);
         }));
     }
 
