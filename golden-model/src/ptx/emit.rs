@@ -915,22 +915,7 @@ impl KernelCx<'_, '_> {
                 }
             }
         }
-        let guard = match &c.guard {
-            Some(g) => {
-                let (reg, ty) = self.reg(s, &g.reg).map_err(|m| self.cx_err(g.loc, m))?;
-                if ty != Pred {
-                    return self.err(
-                        g.loc,
-                        format!("guard `{}` is not a predicate register", g.reg),
-                    );
-                }
-                Some(Guard {
-                    reg,
-                    negate: g.negate,
-                })
-            }
-            None => None,
-        };
+        let guard = self.guard(s, &c.guard)?;
         self.push(Instruction {
             guard,
             op: Opcode::Call,
@@ -1010,22 +995,7 @@ impl KernelCx<'_, '_> {
             None => return self.err(t.loc, unknown_name(handle)),
         };
         let x = lower_src(self, s, &coords[0], S32).map_err(|m| self.cx_err(coords[0].loc, m))?;
-        let guard = match &i.guard {
-            Some(g) => {
-                let (reg, ty) = self.reg(s, &g.reg).map_err(|m| self.cx_err(g.loc, m))?;
-                if ty != Pred {
-                    return self.err(
-                        g.loc,
-                        format!("guard `{}` is not a predicate register", g.reg),
-                    );
-                }
-                Some(Guard {
-                    reg,
-                    negate: g.negate,
-                })
-            }
-            None => None,
-        };
+        let guard = self.guard(s, &i.guard)?;
         Ok(Instruction {
             guard,
             op: Opcode::Tex,
@@ -1092,6 +1062,28 @@ impl KernelCx<'_, '_> {
             col: loc.col,
             message,
         }
+    }
+
+    /// An instruction's guard (`@%p`, `@!%p`), named in scope `s`: a predicate register.
+    pub(super) fn guard(
+        &mut self,
+        s: ScopeId,
+        guard: &Option<AstGuard>,
+    ) -> Result<Option<Guard>, PtxError> {
+        let Some(g) = guard else {
+            return Ok(None);
+        };
+        let (reg, ty) = self.reg(s, &g.reg).map_err(|m| self.cx_err(g.loc, m))?;
+        if ty != ScalarType::Pred {
+            return self.err(
+                g.loc,
+                format!("guard `{}` is not a predicate register", g.reg),
+            );
+        }
+        Ok(Some(Guard {
+            reg,
+            negate: g.negate,
+        }))
     }
 
     /// Binds formal parameter `formal` of `func` (in the callee's scope `root`) to argument

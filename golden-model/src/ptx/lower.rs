@@ -818,22 +818,7 @@ pub(super) fn lower_inst(
         message,
     };
     let d = decode(&i.opcode).map_err(|m| err(i.loc, m))?;
-    let guard = match &i.guard {
-        Some(g) => {
-            let (reg, ty) = kc.reg(s, &g.reg).map_err(|m| err(g.loc, m))?;
-            if ty != ScalarType::Pred {
-                return Err(err(
-                    g.loc,
-                    format!("guard `{}` is not a predicate register", g.reg),
-                ));
-            }
-            Some(Guard {
-                reg,
-                negate: g.negate,
-            })
-        }
-        None => None,
-    };
+    let guard = kc.guard(s, &i.guard)?;
     let ops = &i.operands;
     // Which operands are destinations, which the memory operand.
     let (n_dst_ops, mem_idx) = match d.op {
