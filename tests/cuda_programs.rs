@@ -52,7 +52,9 @@ fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
         .env_remove("WARPFORGE_FUNCTIONAL")
         .env_remove("WARPFORGE_STATS")
         .env_remove("WARPFORGE_QUIET")
-        .env_remove("WARPFORGE_STRICT_BOUNDS");
+        .env_remove("WARPFORGE_STRICT_BOUNDS")
+        .env_remove("WARPFORGE_RECORD_UNIT")
+        .env_remove("WARPFORGE_TRACE");
     c.envs(env.iter().copied());
     c.output().unwrap()
 }
@@ -286,5 +288,59 @@ fn textures_and_double_precision_math() {
     check_pass(
         "tex_dmath functional",
         &run(&exe, &[("WARPFORGE_FUNCTIONAL", "1")]),
+    );
+}
+
+/// `WARPFORGE_RECORD_UNIT` / `WARPFORGE_TRACE`: a CUDA program's every warp stack recorded
+/// as `warpforge run --record-unit` does, and the trace co-simulated against the RTL.
+#[test]
+fn unit_traces_are_recorded_from_cuda_programs() {
+    skip_without_clang!();
+    let exe = compile("trace", "pingpong");
+    let trace = scratch("trace").join("pp.wftrace");
+    let _ = std::fs::remove_file(&trace);
+    let out = run(
+        &exe,
+        &[
+            ("WARPFORGE_RECORD_UNIT", "simt_stack_spe"),
+            ("WARPFORGE_TRACE", trace.to_str().unwrap()),
+        ],
+    );
+    check_pass("pingpong recording", &out);
+    let t = warpforge_model::units::trace::Trace::read(&trace).unwrap();
+    assert_eq!(t.header.unit, "simt_stack_spe");
+    assert!(t.header.source.contains("pingpong"), "{}", t.header.source);
+    let events: u64 = t.header.instances.iter().map(|i| i.events).sum();
+    assert!(
+        t.header.instances.len() > 15 && events > 1000,
+        "{} instances, {events} events",
+        t.header.instances.len()
+    );
+    // Either variable alone is an input error.
+    let bad = run(&exe, &[("WARPFORGE_RECORD_UNIT", "simt_stack_spe")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("needs WARPFORGE_TRACE"));
+    let bad = run(
+        &exe,
+        &[
+            ("WARPFORGE_RECORD_UNIT", "no_such_unit"),
+            ("WARPFORGE_TRACE", trace.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    if Command::new("verilator").arg("--version").output().is_err() {
+        eprintln!("verilator not installed: the recorded trace is not co-simulated");
+        return;
+    }
+    let cosim = Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .args(["cosim", "--unit", "simt_stack_spe", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&cosim.stdout);
+    assert!(
+        cosim.status.success() && text.contains("match"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&cosim.stderr)
     );
 }

@@ -10,7 +10,9 @@
 //! - `WARPFORGE_SET`: comma-separated `key=value` overrides (as `warpforge run --set`);
 //! - `WARPFORGE_FUNCTIONAL=1`: functional mode (no timing);
 //! - `WARPFORGE_STATS=file.json`: every launch's statistics as JSON at exit;
-//! - `WARPFORGE_QUIET=1`: no per-kernel summary on stderr at exit.
+//! - `WARPFORGE_QUIET=1`: no per-kernel summary on stderr at exit;
+//! - `WARPFORGE_RECORD_UNIT=U` and `WARPFORGE_TRACE=file`: the port trace of every instance
+//!   of hardware unit U, written at exit for `warpforge cosim --trace file`.
 //!
 //! Device `printf` output is written to stdout after each launch (the program's own buffered
 //! stdio output first), in the model's documented order; texture references are registered

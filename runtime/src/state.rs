@@ -62,6 +62,9 @@ pub struct Runtime {
     pub last_error: CudaError,
     /// Allocations of `cudaMallocHost`, by address, with their size.
     pub host_allocs: HashMap<usize, usize>,
+    /// `WARPFORGE_TRACE`: where the port trace of the unit named by
+    /// `WARPFORGE_RECORD_UNIT` goes at exit (as `warpforge run --record-unit U --trace F`).
+    pub trace_path: Option<String>,
 }
 
 // The runtime is used behind a mutex; the model's GPU holds no thread-bound state.
@@ -117,6 +120,31 @@ fn read_config(name: &str) -> Result<String, String> {
     Ok(text)
 }
 
+/// `WARPFORGE_RECORD_UNIT=U` with `WARPFORGE_TRACE=F`: record every instance of unit U for
+/// co-simulation (`warpforge cosim --trace F`). Either without the other, an unknown unit or
+/// one this configuration does not instantiate ends the program (status 2).
+fn record_from_env(gpu: &mut Gpu) -> Option<String> {
+    let unit = std::env::var("WARPFORGE_RECORD_UNIT").ok();
+    let path = std::env::var("WARPFORGE_TRACE").ok();
+    match (unit, path) {
+        (None, None) => None,
+        (Some(unit), Some(path)) => {
+            if let Err(e) = gpu.record_unit(&unit) {
+                die(&format!("WARPFORGE_RECORD_UNIT={unit}: {e}"), EXIT_INPUT)
+            }
+            Some(path)
+        }
+        (Some(_), None) => die(
+            "WARPFORGE_RECORD_UNIT needs WARPFORGE_TRACE (the file the trace goes to)",
+            EXIT_INPUT,
+        ),
+        (None, Some(_)) => die(
+            "WARPFORGE_TRACE needs WARPFORGE_RECORD_UNIT (the unit to record)",
+            EXIT_INPUT,
+        ),
+    }
+}
+
 impl Runtime {
     fn from_env() -> Runtime {
         let name = std::env::var("WARPFORGE_CONFIG").unwrap_or_else(|_| "gtx480".into());
@@ -153,8 +181,10 @@ impl Runtime {
             std::env::var("WARPFORGE_STRICT_BOUNDS").as_deref(),
             Ok("1") | Ok("true") | Ok("yes")
         ));
+        let trace_path = record_from_env(&mut gpu);
         Runtime {
             gpu,
+            trace_path,
             config_name: name,
             kernels: HashMap::new(),
             vars: HashMap::new(),
@@ -230,8 +260,22 @@ impl Runtime {
         }
     }
 
-    /// Per-kernel summary on stderr and the JSON statistics file.
+    /// Per-kernel summary on stderr, the JSON statistics file and the recorded unit trace.
     pub fn report(&mut self) {
+        if let Some(path) = self.trace_path.take() {
+            if let Some(mut rec) = self.gpu.take_trace() {
+                let program = std::env::args().next().unwrap_or_default();
+                let source = format!("CUDA program {program}, config {}", self.config_name);
+                match rec.write(std::path::Path::new(&path), &source) {
+                    Ok(()) => eprintln!(
+                        "warpforge: {} port events of {} recorded to {path}",
+                        rec.events(),
+                        rec.desc().name
+                    ),
+                    Err(e) => eprintln!("warpforge: WARPFORGE_TRACE: {e}"),
+                }
+            }
+        }
         let launches = &self.gpu.launches;
         if let Ok(path) = std::env::var("WARPFORGE_STATS") {
             let doc = serde_json::json!({
