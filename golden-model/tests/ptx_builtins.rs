@@ -327,8 +327,8 @@ fn tex1dfetch_reads_the_bound_linear_memory_and_zero_outside_it() {
             .collect();
         g.write_bytes(data, &vals).unwrap();
         let out = g.alloc(32 * 4).unwrap();
-        // Unbound: a guest fault, not a crash (on a GPU of its own: a GPU whose launch
-        // faulted is not used again, as the CUDA runtime ends the program).
+        // Unbound: a guest fault, not a crash (on a GPU of its own, so that the bound
+        // fetches below run on a GPU that has not faulted).
         let mut g2 = gpu(mode, sets);
         let m2 = g2
             .load_module("tex.ptx", &format!("{HEADER}{TEX}"))
