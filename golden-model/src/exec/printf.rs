@@ -362,11 +362,23 @@ fn pad_bytes(out: &mut Vec<u8>, s: &Spec, text: &[u8]) {
 /// An integer conversion: `sign`, `prefix` (`0x`), the digits zero-extended to the
 /// precision, padded to the width (with zeros after the prefix for `0` without a precision).
 fn int_field(out: &mut Vec<u8>, s: &Spec, sign: &str, prefix: &str, digs: String) {
-    let p = s.prec.unwrap_or(0);
-    let zeros = p.saturating_sub(digs.len());
-    let body = sign.len() + prefix.len() + zeros + digs.len();
-    let pad = s.width.saturating_sub(body);
+    let zeros = s.prec.unwrap_or(0).saturating_sub(digs.len());
     let zero_pad = s.zero && !s.left && s.prec.is_none();
+    padded_number(out, s, zero_pad, [sign, prefix], zeros, digs.as_bytes());
+}
+
+/// `sign` and `prefix`, `zeros` zeros, then `body`, padded to the width: with spaces before
+/// (or after, left-aligned), or with zeros after the prefix when `zero_pad`.
+fn padded_number(
+    out: &mut Vec<u8>,
+    s: &Spec,
+    zero_pad: bool,
+    [sign, prefix]: [&str; 2],
+    zeros: usize,
+    body: &[u8],
+) {
+    let len = sign.len() + prefix.len() + zeros + body.len();
+    let pad = s.width.saturating_sub(len);
     if !s.left && !zero_pad {
         out.resize(out.len() + pad, b' ');
     }
@@ -376,7 +388,7 @@ fn int_field(out: &mut Vec<u8>, s: &Spec, sign: &str, prefix: &str, digs: String
         out.resize(out.len() + pad, b'0');
     }
     out.resize(out.len() + zeros, b'0');
-    out.extend_from_slice(digs.as_bytes());
+    out.extend_from_slice(body);
     if s.left {
         out.resize(out.len() + pad, b' ');
     }
@@ -411,21 +423,8 @@ fn float_field(out: &mut Vec<u8>, s: &Spec, conv: u8, v: f64) {
         }
     };
     let body = if upper { body.to_uppercase() } else { body };
-    let len = sign.len() + prefix.len() + body.len();
-    let pad = s.width.saturating_sub(len);
     let zero_pad = s.zero && !s.left;
-    if !s.left && !zero_pad {
-        out.resize(out.len() + pad, b' ');
-    }
-    out.extend_from_slice(sign.as_bytes());
-    out.extend_from_slice(prefix.as_bytes());
-    if zero_pad {
-        out.resize(out.len() + pad, b'0');
-    }
-    out.extend_from_slice(body.as_bytes());
-    if s.left {
-        out.resize(out.len() + pad, b' ');
-    }
+    padded_number(out, s, zero_pad, [sign, prefix], 0, body.as_bytes());
 }
 
 /// `%f` of a finite non-negative `x` (Rust's formatting is exact and rounds ties to even, as
