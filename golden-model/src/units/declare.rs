@@ -237,7 +237,7 @@ macro_rules! records_its_inputs {
     () => {
         type Recorded = <Self as $crate::units::declare::Declared>::Inputs;
         #[inline(always)]
-        fn recorded(&self, inp: &Self::Recorded) -> Self::Recorded {
+        fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
             *inp
         }
         fn encode_recorded(

@@ -195,16 +195,10 @@ impl Sm {
     /// barriers, shared memory. The unit hosts stay (their traces and activity counters run
     /// on; `begin_kernel` restarts their instances).
     pub fn abandon_launch(&mut self, cfg: &GpuConfig) {
-        self.warps.clear();
-        self.residency = Residency::new(cfg);
-        self.front = FrontEnd::new(cfg);
-        self.scan = IssueScan::new(cfg);
-        self.autopop.clear();
-        self.pipes = Pipelines::new(cfg);
-        self.writebacks = Writebacks::new(cfg);
-        self.lsu = Lsu::new(cfg);
-        self.barriers = Barriers::new(cfg.sm.max_ctas, cfg.sm.max_warps);
-        self.shared = SharedMem::new(cfg);
+        let mut fresh = Sm::new(self.id, cfg);
+        std::mem::swap(&mut fresh.stacks, &mut self.stacks);
+        std::mem::swap(&mut fresh.deps, &mut self.deps);
+        *self = fresh;
     }
 
     /// Whether one more CTA of this footprint fits now.
