@@ -72,6 +72,16 @@ pub trait PortValue: Default {
             out(w);
         }
     }
+    /// The raw words a trace sink keeps of a non-zero value (see
+    /// [`super::trace_sink::RawRecord`]): its one word; none for a `bool`, whose presence
+    /// bit is its value.
+    #[inline]
+    fn pack_words(&self, out: &mut Vec<u64>) {
+        out.push(self.low_word())
+    }
+    /// The non-zero value [`PortValue::pack_words`] wrote at the front of `words`, and the
+    /// words it took.
+    fn unpack_words(words: &[u64]) -> (Self, usize);
 }
 
 /// A port's width as trace encoding uses it: its bits, and the mask of its first word
@@ -108,6 +118,12 @@ impl PortValue for bool {
     fn low_word(&self) -> u64 {
         *self as u64
     }
+    #[inline]
+    fn pack_words(&self, _out: &mut Vec<u64>) {}
+    #[inline]
+    fn unpack_words(_words: &[u64]) -> (bool, usize) {
+        (true, 0)
+    }
 }
 
 macro_rules! int_port_value {
@@ -128,6 +144,10 @@ macro_rules! int_port_value {
             #[inline]
             fn low_word(&self) -> u64 {
                 *self as u64
+            }
+            #[inline]
+            fn unpack_words(words: &[u64]) -> ($t, usize) {
+                (words[0] as $t, 1)
             }
         }
     )*};
@@ -156,6 +176,18 @@ impl PortValue for Bits {
         if self.nonzero(width) {
             (0..width.bits.div_ceil(64).max(1)).for_each(|k| out(masked_word(self, width, k)));
         }
+    }
+    /// The width, then the words.
+    fn pack_words(&self, out: &mut Vec<u64>) {
+        out.push(self.width() as u64);
+        out.extend_from_slice(self.words());
+    }
+    fn unpack_words(words: &[u64]) -> (Bits, usize) {
+        let width = words[0] as u32;
+        let n = width.div_ceil(64).max(1) as usize;
+        let mut b = Bits::zero(width);
+        b.set_words(&words[1..1 + n]);
+        (b, 1 + n)
     }
 }
 
@@ -222,7 +254,7 @@ pub trait Unit: Declared {
     /// What the unit's host keeps of an active clock edge for a trace: its inputs, or a
     /// cheaper form they are rebuilt from. Encoded off the simulation thread (see
     /// [`super::trace_sink`]).
-    type Recorded: Copy + Send + 'static;
+    type Recorded: super::trace_sink::RawRecord;
     /// The recorded form of inputs given to [`super::host::UnitHost::tick`].
     fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded;
     /// Encodes recorded edges into `rec`, in order.
@@ -562,6 +594,43 @@ macro_rules! declare_unit {
                     counts[i] += $crate::units::declare::PortValue::ones(&self.$field) as u64;
                     i += 1;
                 )*
+            }
+        }
+
+        /// As a trace sink keeps it: a word with bit `f` set when field `f` is not zero,
+        /// then the words of each such field (none for a `bool`).
+        impl $crate::units::trace_sink::RawRecord for $Group {
+            #[inline]
+            #[allow(unused_mut, unused_variables, unused_assignments)]
+            fn pack(&self, out: &mut ::std::vec::Vec<u64>) {
+                let at = out.len();
+                out.push(0);
+                let mut present = 0u64;
+                let mut i = 0;
+                $(
+                    if !$crate::units::declare::PortValue::is_zero(&self.$field) {
+                        present |= 1 << i;
+                        $crate::units::declare::PortValue::pack_words(&self.$field, out);
+                    }
+                    i += 1;
+                )*
+                out[at] = present;
+            }
+            #[allow(unused_mut, unused_variables, unused_assignments)]
+            fn unpack(words: &[u64]) -> (Self, usize) {
+                let present = words[0];
+                let mut at = 1;
+                let mut i = 0;
+                let mut g = <$Group as ::std::default::Default>::default();
+                $(
+                    if present >> i & 1 != 0 {
+                        let (v, n) = $crate::units::declare::PortValue::unpack_words(&words[at..]);
+                        g.$field = v;
+                        at += n;
+                    }
+                    i += 1;
+                )*
+                (g, at)
             }
         }
     };

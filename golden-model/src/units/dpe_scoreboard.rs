@@ -59,7 +59,7 @@ use super::contract::{Bits, GpuUse};
 use super::coverage::Cover;
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
-use super::trace_sink::RecordedEdge;
+use super::trace_sink::{RawRecord, RecordedEdge};
 
 /// The most reserve, release or query ports a unit can have.
 pub const MAX_PORTS: usize = 8;
@@ -136,6 +136,57 @@ impl ScoreboardInputs {
     #[inline]
     pub fn is_idle(&self) -> bool {
         self.rsv.used == 0 && self.rel.used == 0 && self.cpy == 0
+    }
+}
+
+/// As a trace sink keeps it: a word with the reserve and release counts and whether a copy
+/// follows, one word per staged operation, then `cpy` if not 0. A cycle with one reserve
+/// and one release is 3 words instead of the 232 bytes of the struct.
+impl RawRecord for ScoreboardInputs {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u64>) {
+        out.push(
+            self.rsv.used as u64 | (self.rel.used as u64) << 8 | ((self.cpy != 0) as u64) << 16,
+        );
+        for op in self.rsv.staged().iter().chain(self.rel.staged()) {
+            out.push(op.pack());
+        }
+        if self.cpy != 0 {
+            out.push(self.cpy);
+        }
+    }
+    fn unpack(words: &[u64]) -> (ScoreboardInputs, usize) {
+        let (rsv, rel) = ((words[0] & 0xff) as usize, (words[0] >> 8 & 0xff) as usize);
+        let mut v = ScoreboardInputs::IDLE;
+        let mut at = 1;
+        for (stage, n) in [(&mut v.rsv, rsv), (&mut v.rel, rel)] {
+            for _ in 0..n {
+                stage.ops[stage.used] = RegRef::unpack(words[at]);
+                stage.used += 1;
+                at += 1;
+            }
+        }
+        if words[0] >> 16 & 1 != 0 {
+            v.cpy = words[at];
+            at += 1;
+        }
+        (v, at)
+    }
+}
+
+impl RegRef {
+    /// One word: the register, the side, the warp (below 2^24: NUM_WARPS is at most 64).
+    #[inline(always)]
+    fn pack(&self) -> u64 {
+        debug_assert!(self.warp < 1 << 24);
+        self.reg as u64 | (self.side as u64) << 32 | (self.warp as u64) << 40
+    }
+    fn unpack(w: u64) -> RegRef {
+        RegRef {
+            reg: w as u32,
+            side: (w >> 32) as u8,
+            warp: (w >> 40) as u32,
+        }
     }
 }
 

@@ -108,7 +108,7 @@ impl<U: Unit> UnitHost<U> {
 
     /// The trace being recorded, with every edge so far encoded (the encoding runs off the
     /// simulation thread: this waits for it).
-    pub fn trace_mut(&mut self) -> Option<std::sync::MutexGuard<'_, TraceRecorder>> {
+    pub fn trace_mut(&mut self) -> Option<super::trace_sink::MappedRecorder<'_, U>> {
         self.trace.as_mut().map(TraceSink::recorder)
     }
 
@@ -127,7 +127,7 @@ impl<U: Unit> UnitHost<U> {
             "UnitHost::tick with idle inputs: use idle_tick"
         );
         if let Some(sink) = self.trace.as_mut() {
-            sink.push(i, cycle, self.instances[i].recorded(inp));
+            sink.push(i, cycle, &self.instances[i].recorded(inp));
         }
         let ev = self.instances[i].tick(inp);
         let counts = self.counters_mut(i);
@@ -176,7 +176,7 @@ impl<U: Unit> UnitHost<U> {
     ) {
         if active {
             if let Some(sink) = self.trace.as_mut() {
-                sink.push(i, cycle, recorded(&self.instances[i]));
+                sink.push(i, cycle, &recorded(&self.instances[i]));
             }
             self.counters_mut(i)[0] += 1;
         }

@@ -3,11 +3,19 @@
 //! Encoding a recorded edge (LEB128 varints of every non-idle input, the scoreboard's port
 //! arrays packed into fields) costs 150-400 host instructions, several times what the unit's
 //! own clock edge costs. A [`TraceSink`] keeps the simulation thread's share to a copy: it
-//! appends each edge's raw record (instance, cycle, the unit's [`Unit::Recorded`] value) to a
-//! chunk, and hands full chunks to one encoder thread shared by the process, which runs the
-//! unit's [`Unit::encode_recorded`] into the [`TraceRecorder`]. The trace bytes are exactly
-//! those of encoding in place: one thread encodes every chunk of a recorder, in the order the
-//! chunks were handed over.
+//! appends each edge's raw record (a header word with the instance and cycle, then the
+//! unit's [`Unit::Recorded`] value as [`RawRecord`] words) to a chunk, and hands full chunks
+//! to one encoder thread shared by the process, which decodes them and runs the unit's
+//! [`Unit::encode_recorded`] into the [`TraceRecorder`]. The trace bytes are exactly those of
+//! encoding in place: one thread encodes every chunk of a recorder, in the order the chunks
+//! were handed over.
+//!
+//! Why variable-length words rather than the values as they are: what recording costs the
+//! simulation is memory traffic, not instructions. Every byte the simulation thread writes
+//! into a chunk is a cache line it must own again when the chunk comes back from the encoder
+//! (on the other core), and a stream of fixed 232-byte scoreboard records evicted the
+//! simulation's own data from its L2. A typical edge is 3-4 words: an SPE stack update with
+//! its PC and fall-through, a scoreboard cycle with one reserve and one release.
 //!
 //! Memory stays bounded: at most [`QUEUED_CHUNKS`] chunks wait for the encoder (a
 //! simulation that outruns it waits), and the encoded trace is what recording in place
@@ -20,12 +28,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-/// Edges per chunk: about 64-128 KiB of raw records, so a chunk handed over is still in
-/// the shared cache when the encoder reads it.
-const CHUNK_EDGES: usize = 1024;
+/// Words per chunk (64 KiB), so a chunk handed over is still in the shared cache when the
+/// encoder reads it. A chunk is handed over at the first edge that ends past it.
+const CHUNK_WORDS: usize = 8192;
 
 /// Chunks that may wait for the encoder before the simulation waits for it.
 pub const QUEUED_CHUNKS: usize = 32;
+
+/// A recorded value as raw 64-bit words: what the simulation thread copies per edge.
+/// `declare_unit!` implements it for every port group (a presence word, then the words of
+/// the non-zero ports).
+pub trait RawRecord: Sized + Send + 'static {
+    /// Appends the value's words.
+    fn pack(&self, out: &mut Vec<u64>);
+    /// The value [`RawRecord::pack`] wrote at the front of `words`, and the words it took.
+    fn unpack(words: &[u64]) -> (Self, usize);
+}
 
 /// One recorded clock edge before encoding.
 #[derive(Clone, Copy)]
@@ -33,6 +51,44 @@ pub struct RecordedEdge<R> {
     pub instance: u32,
     pub cycle: u64,
     pub value: R,
+}
+
+/// The header word of an edge: the cycle above the instance's 16 bits. An instance or cycle
+/// that does not fit takes [`WIDE_HEADER`] and two more words.
+const INSTANCE_BITS: u32 = 16;
+const WIDE_HEADER: u64 = (1 << INSTANCE_BITS) - 1;
+
+#[inline(always)]
+fn push_header(out: &mut Vec<u64>, instance: usize, cycle: u64) {
+    if instance < WIDE_HEADER as usize && cycle >> (64 - INSTANCE_BITS) == 0 {
+        out.push(cycle << INSTANCE_BITS | instance as u64);
+    } else {
+        out.extend_from_slice(&[WIDE_HEADER, instance as u64, cycle]);
+    }
+}
+
+/// The edges of a chunk of words, decoded.
+fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
+    let mut at = 0;
+    while at < words.len() {
+        let (instance, cycle) = if words[at] == WIDE_HEADER {
+            at += 3;
+            (words[at - 2] as u32, words[at - 1])
+        } else {
+            at += 1;
+            (
+                (words[at - 1] & WIDE_HEADER) as u32,
+                words[at - 1] >> INSTANCE_BITS,
+            )
+        };
+        let (value, n) = R::unpack(&words[at..]);
+        at += n;
+        edges.push(RecordedEdge {
+            instance,
+            cycle,
+            value,
+        });
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -84,29 +140,39 @@ fn submit(job: Job) {
     }
 }
 
-fn lock(recorder: &Mutex<TraceRecorder>) -> MutexGuard<'_, TraceRecorder> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A poisoned lock means an encode panicked; that panic has already been reported.
-    recorder.lock().unwrap_or_else(PoisonError::into_inner)
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-type Chunk<U> = Vec<RecordedEdge<<U as Unit>::Recorded>>;
+/// What the encoder side of a sink keeps between chunks.
+struct Encoder<U: Unit> {
+    recorder: TraceRecorder,
+    /// The decoded edges of one chunk (reused).
+    edges: Vec<RecordedEdge<U::Recorded>>,
+}
 
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
-    chunk: Vec<RecordedEdge<U::Recorded>>,
-    recorder: Arc<Mutex<TraceRecorder>>,
+    chunk: Vec<u64>,
+
+    encoder: Arc<Mutex<Encoder<U>>>,
     /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
-    /// allocates nothing (a fresh 64-256 KiB chunk per hand-over cost page faults and
-    /// cross-thread frees, more than the copying itself).
-    spare: Arc<Mutex<Vec<Chunk<U>>>>,
+    /// allocates nothing (a fresh chunk per hand-over cost page faults and cross-thread
+    /// frees, more than the copying itself).
+    spare: Arc<Mutex<Vec<Vec<u64>>>>,
 }
 
 impl<U: Unit> TraceSink<U> {
     pub fn new(recorder: TraceRecorder) -> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
         TraceSink {
-            chunk: Vec::with_capacity(CHUNK_EDGES),
-            recorder: Arc::new(Mutex::new(recorder)),
+            chunk: Vec::with_capacity(CHUNK_WORDS + 64),
+
+            encoder: Arc::new(Mutex::new(Encoder {
+                recorder,
+                edges: Vec::new(),
+            })),
             spare: Arc::default(),
         }
     }
@@ -114,13 +180,10 @@ impl<U: Unit> TraceSink<U> {
     /// Records instance `instance`'s edge at `cycle` (cycles must not decrease per
     /// instance).
     #[inline(always)]
-    pub fn push(&mut self, instance: usize, cycle: u64, value: U::Recorded) {
-        self.chunk.push(RecordedEdge {
-            instance: instance as u32,
-            cycle,
-            value,
-        });
-        if self.chunk.len() == CHUNK_EDGES {
+    pub fn push(&mut self, instance: usize, cycle: u64, value: &U::Recorded) {
+        push_header(&mut self.chunk, instance, cycle);
+        value.pack(&mut self.chunk);
+        if self.chunk.len() >= CHUNK_WORDS {
             self.hand_over();
         }
     }
@@ -132,22 +195,20 @@ impl<U: Unit> TraceSink<U> {
         if self.chunk.is_empty() {
             return;
         }
-        let reused = self
-            .spare
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_EDGES));
+        let reused = lock(&self.spare).pop();
+        let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_WORDS + 64));
         let mut chunk = std::mem::replace(&mut self.chunk, next);
-        let recorder = Arc::clone(&self.recorder);
+        let encoder = Arc::clone(&self.encoder);
         let spare = Arc::clone(&self.spare);
         submit(Box::new(move || {
-            U::encode_recorded(&mut lock(&recorder), &chunk);
+            let mut guard = lock(&encoder);
+            let enc = &mut *guard;
+            enc.edges.clear();
+            decode(&chunk, &mut enc.edges);
+            U::encode_recorded(&mut enc.recorder, &enc.edges);
+            drop(guard);
             chunk.clear();
-            spare
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(chunk);
+            lock(&spare).push(chunk);
         }));
     }
 
@@ -159,29 +220,39 @@ impl<U: Unit> TraceSink<U> {
             let _ = tx.send(());
         }));
         // Jobs run in order: once this one has, every earlier chunk is encoded and its job
-        // (with its handle on the recorder) dropped. An error means the encoder died, after
+        // (with its handle on the encoder) dropped. An error means the encoder died, after
         // which jobs run on this thread anyway.
         let _ = rx.recv();
     }
 
     /// The recorder with every edge so far encoded (e.g. to re-encode it for wider ports).
-    pub fn recorder(&mut self) -> MutexGuard<'_, TraceRecorder> {
+    pub fn recorder(&mut self) -> MappedRecorder<'_, U> {
         self.sync();
-        lock(&self.recorder)
+        MappedRecorder(lock(&self.encoder))
     }
 
     /// Every recorded edge, encoded.
     pub fn finish(mut self) -> TraceRecorder {
         self.sync();
-        match Arc::try_unwrap(self.recorder) {
-            Ok(m) => m.into_inner().unwrap_or_else(PoisonError::into_inner),
-            // Not reached after `sync`; moving the recorder out keeps the result anyway.
-            Err(shared) => {
-                let mut rec = lock(&shared);
-                let empty = TraceRecorder::new(rec.desc(), rec.params().clone());
-                std::mem::replace(&mut *rec, empty)
-            }
-        }
+        let mut enc = lock(&self.encoder);
+        let empty = TraceRecorder::new(enc.recorder.desc(), enc.recorder.params().clone());
+        std::mem::replace(&mut enc.recorder, empty)
+    }
+}
+
+/// The recorder of a sink, locked (see [`TraceSink::recorder`]).
+pub struct MappedRecorder<'a, U: Unit>(MutexGuard<'a, Encoder<U>>);
+
+impl<U: Unit> std::ops::Deref for MappedRecorder<'_, U> {
+    type Target = TraceRecorder;
+    fn deref(&self) -> &TraceRecorder {
+        &self.0.recorder
+    }
+}
+
+impl<U: Unit> std::ops::DerefMut for MappedRecorder<'_, U> {
+    fn deref_mut(&mut self) -> &mut TraceRecorder {
+        &mut self.0.recorder
     }
 }
 
@@ -210,14 +281,15 @@ mod tests {
         let run = |salt: u64| {
             let mut sink = TraceSink::<SimtStackSpe>::new(spe_recorder());
             let mut direct = spe_recorder();
-            let mut cycle = [0u64; 3];
-            for k in 0..(3 * CHUNK_EDGES as u64 + 17) {
+            // Instance 2's cycles cross 2^48, where its headers take the wide form.
+            let mut cycle = [0u64, 0, (1 << 48) - 3000];
+            for k in 0..(3 * CHUNK_WORDS as u64 / 2 + 17) {
                 let i = ((k * 7 + salt) % 3) as usize;
                 cycle[i] += 1 + (k % 5);
                 let inp = SpeInputs::launch((k * 13 + salt) as u32, k ^ salt);
-                sink.push(i, cycle[i], inp);
+                sink.push(i, cycle[i], &inp);
                 direct.record_inputs(i, cycle[i], &inp);
-                if k == CHUNK_EDGES as u64 + 5 {
+                if k == CHUNK_WORDS as u64 / 4 + 5 {
                     assert_eq!(sink.recorder().events(), k + 1, "all edges so far encoded");
                 }
             }
@@ -231,6 +303,45 @@ mod tests {
                 s.spawn(move || run(salt));
             }
         });
+    }
+
+    /// Every port group packs into raw words and back to the same value, for values with
+    /// any subset of fields non-zero.
+    #[test]
+    fn port_groups_round_trip_through_raw_words() {
+        use crate::units::simt_stack_dpe::DpeInputs;
+        let mut words = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let r = next();
+            let pick = |bit: u32, v: u64| if r >> bit & 1 != 0 { v } else { 0 };
+            let spe = SpeInputs {
+                launch_valid: r & 1 != 0,
+                launch_pc: pick(1, next()) as u32,
+                launch_mask: pick(2, next()),
+                upd_valid: r >> 3 & 1 != 0,
+                upd_pc: pick(4, next()) as u32,
+                upd_kind: pick(5, next() & 3) as u8,
+                upd_taken: pick(6, next()),
+                upd_next: pick(7, next()) as u32,
+                upd_rpc: pick(8, next()) as u32,
+                ..Default::default()
+            };
+            let dpe = DpeInputs::update_from((r >> 9 & 1) as u8, &spe);
+            words.clear();
+            spe.pack(&mut words);
+            dpe.pack(&mut words);
+            let (a, n) = SpeInputs::unpack(&words);
+            let (b, m) = DpeInputs::unpack(&words[n..]);
+            assert_eq!((a, b), (spe, dpe));
+            assert_eq!(n + m, words.len());
+        }
     }
 
     /// The scoreboard keeps staged operations; encoded at the trace's layout they are the
@@ -256,7 +367,7 @@ mod tests {
             if c % 7 == 0 {
                 sb.copy(w);
             }
-            sink.push(0, c, *sb.staged());
+            sink.push(0, c, sb.staged());
             direct.record_inputs(0, c, &sb.staged_port_values(&ScoreboardPorts::of(&p)));
             sb.tick();
         }
