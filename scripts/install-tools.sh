@@ -2,7 +2,8 @@
 # Installs the hardware tools warpforge drives, when missing:
 #   - Debian packages: verilator (co-simulation, lint), yosys (synthesis checks, area),
 #     iverilog (a second Verilog front end for the lint gate), g++ (Verilator models),
-#     clang-14 (`warpforge cc`: CUDA programs compiled without a CUDA SDK);
+#     clang-14 (`warpforge cc`: CUDA programs compiled without a CUDA SDK), opensta and
+#     qflow-tech-osu018 (`warpforge synth --target osu018`: static timing, OSU 0.18 um cells);
 #   - svlint (Verilog style/design-intent lint), a Rust program: `cargo install` builds it
 #     once per machine (about 13 minutes on 2 cores) into ~/.cargo/bin, then it is reused.
 # Safe to run repeatedly: each tool is installed only if it is not found.
@@ -17,6 +18,8 @@ command -v iverilog >/dev/null || need_apt+=(iverilog)
 command -v g++ >/dev/null || need_apt+=(g++)
 command -v make >/dev/null || need_apt+=(make)
 command -v clang++-14 >/dev/null || need_apt+=(clang-14)
+command -v sta >/dev/null || need_apt+=(opensta)
+[[ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ]] || need_apt+=(qflow-tech-osu018)
 if ((${#need_apt[@]})); then
     echo "install-tools: installing ${need_apt[*]} (apt-get)"
     sudo_cmd=()

@@ -38,11 +38,17 @@ pub struct SynthArgs {
     /// Override a parameter (repeatable), e.g. --param DEPTH=8.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
-    /// Map to an FPGA family with Yosys' vendor flow instead of the generic gate estimate:
-    /// `xilinx` (synth_xilinx), `ecp5` (synth_ecp5) or `ice40` (synth_ice40); reports LUTs,
-    /// flip-flops, LUT-RAM and block-RAM cells.
-    #[arg(long, value_name = "FAMILY", value_parser = ["xilinx", "ecp5", "ice40"])]
+    /// What to synthesise for, instead of the generic gate estimate: `osu018` (the OSU
+    /// 0.18 um standard cells: area in um^2, leakage, OpenSTA timing and Fmax against
+    /// constraints/), or an FPGA family with Yosys' vendor flow, `xilinx` (synth_xilinx),
+    /// `ecp5` (synth_ecp5) or `ice40` (synth_ice40): LUTs, flip-flops, LUT-RAM and block-RAM
+    /// cells.
+    #[arg(long, value_name = "TARGET", value_parser = ["generic", "osu018", "xilinx", "xc7", "ecp5", "ice40"])]
     target: Option<String>,
+    /// With `--target osu018`: keep the rendered scripts, constraints, netlists and logs in
+    /// this folder (default: warpforge-synth/<unit>/<parameters>/).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Synthesise the Verilog in this folder instead of generating it: the files listed in
     /// `<unit>.f` (or `<unit>.v` alone), e.g. RTL written by an earlier release.
     #[arg(long, value_name = "DIR")]
@@ -146,7 +152,22 @@ pub fn synth(a: &SynthArgs) -> Result<u8> {
     if let Some(dir) = &a.rtl {
         g = with_rtl_from(g, dir)?;
     }
-    if let Some(t) = &a.target {
+    if a.target.as_deref() == Some("osu018") {
+        let dir = a.out.clone().unwrap_or_else(|| {
+            Path::new("warpforge-synth").join(gen::params_dir(g.desc, &g.params))
+        });
+        let r = match gen::asic::osu018_in(&g, &dir) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: synth {} for osu018: {e}", g.module());
+                return Ok(EXIT_FAIL);
+            }
+        };
+        print_report(&r, a.json)?;
+        return Ok(0);
+    }
+    if let Some(t) = a.target.as_deref().filter(|t| *t != "generic") {
+        let t = if t == "xc7" { "xilinx" } else { t };
         let family = synth::Family::parse(t).expect("clap checks the family");
         let r = match synth::fpga(&g, family) {
             Ok(r) => r,

@@ -333,3 +333,52 @@ fn a_replay_validates_a_fix_of_the_rtl() {
     assert!(t.contains("DEPTH=8") && t.contains("DEPTH=4"), "{t}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The OSU 0.18 um flow: area and leakage from the liberty, OpenSTA timing against the
+/// rendered SDC, and every rendered file left in `--out` for a rerun outside warpforge.
+#[test]
+fn synth_osu018_gives_area_leakage_and_timing() {
+    let out = scratch("osu018");
+    let o = warpforge(&[
+        "synth",
+        "--unit",
+        "simt_stack_spe",
+        "--param",
+        "WARP_SIZE=8",
+        "--param",
+        "PC_W=8",
+        "--param",
+        "DEPTH=2",
+        "--target",
+        "osu018",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The same flip-flops as the generic flow (see `synth_prints_a_table_or_json`).
+    assert_eq!(r["flops"], 3 * 48 + 2 + 8 + 2 + 1, "{r}");
+    let area = r["area_um2"].as_f64().unwrap();
+    let cells = &r["cells_by_type"];
+    // A DFFPOSX1 is 192 um^2 in the liberty: the flops alone are a lower bound.
+    assert!(area > 157.0 * 192.0, "{r}");
+    assert_eq!(cells["DFFPOSX1"], 157, "{r}");
+    assert!(r["leakage_nw"].as_f64().unwrap() > 0.0, "{r}");
+    let fmax = r["fmax_mhz"].as_f64().unwrap();
+    let slack = r["worst_slack_ns"].as_f64().unwrap();
+    assert!((fmax - 1000.0 / (4.0 - slack)).abs() < 1e-6, "{r}");
+    assert!(r["critical_path"]["levels"].as_u64().unwrap() >= 2, "{r}");
+    for f in [
+        "simt_stack_spe.sdc",
+        "osu018.ys",
+        "osu018_abc.script",
+        "osu018_sta.tcl",
+        "osu018_netlist.v",
+        "osu018_sta.log",
+    ] {
+        assert!(out.join(f).exists(), "{f} not written");
+    }
+    let sdc = std::fs::read_to_string(out.join("simt_stack_spe.sdc")).unwrap();
+    assert!(sdc.contains("set clk_period 4"), "{sdc}");
+}

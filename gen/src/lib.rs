@@ -17,10 +17,11 @@
 //! their defaults, so the file elaborates as generated without `-G` overrides (the header
 //! comment records the spec default and range of each).
 
+pub mod asic;
 pub mod lint;
 pub mod synth;
 pub mod templates;
-mod tools;
+pub mod tools;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

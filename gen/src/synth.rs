@@ -345,7 +345,7 @@ pub fn fpga_in(unit: &GeneratedUnit, family: Family, dir: &Path) -> Result<FpgaR
 /// Write the synthesizable files and a script (`read_verilog` of each, then `steps`) into
 /// `dir`, run Yosys, and return the JSON it wrote with `tee -o <stem>_stat.json` and the
 /// Yosys version.
-fn run_yosys(
+pub(crate) fn run_yosys(
     unit: &GeneratedUnit,
     dir: &Path,
     steps: &[String],
