@@ -237,8 +237,8 @@ pub fn capt_directed(params: &Params) -> Script<CaptInputs> {
         br(0x105, true),
         idle,
     ]);
-    // A lookup every cycle, twice around a pool of twice the table, updates in between.
-    for k in 0..4 * n {
+    // A lookup every cycle, at least twice around a pool of twice the table, with updates.
+    for k in 0..(4 * n).max(64) {
         let pc = 0x200 + k % (2 * n);
         s.push(both(br(pc, k % 5 != 0), upd(pc + 1, k % 3 == 0)));
     }

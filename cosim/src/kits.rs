@@ -248,8 +248,8 @@ static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
 static CAPT_MUTANTS: [DirectedMutant; 9] = [
     DirectedMutant {
         description: "off by one at capacity: a full table evicts the second-oldest entry",
-        from: "assign lru_oh[i]      = (rank_q == LAST);",
-        to: "assign lru_oh[i]      = (rank_q == LAST - 1'b1);",
+        from: "assign lru_oh[i]     = (ranks[i] == LAST);",
+        to: "assign lru_oh[i]     = (ranks[i] == LAST - 1'b1);",
         only_if: None,
     },
     DirectedMutant {
@@ -332,6 +332,35 @@ static SLP_MUTANTS: [DirectedMutant; 4] = [
     },
 ];
 
+/// Mutants of the CAPT's template that no input can tell from the original: two response
+/// registers exchanging their targets inside the reset branch, where every one of them is
+/// reset to 0 (`1'b0` or `IDX_NONE`).
+static CAPT_EQUIVALENTS: [KnownEquivalent; 2] = [
+    KnownEquivalent {
+        line: "_q   <= IDX_NONE;",
+        edit: "swapped",
+        reason: "in the reset branch every response register is reset to 0: exchanging the \
+                 targets of two zero assignments (1'b0, IDX_NONE) assigns the same zeros",
+        when: |_| true,
+    },
+    KnownEquivalent {
+        line: "<= 1'b0;",
+        edit: "swapped",
+        reason: "in the reset branch every response register is reset to 0: exchanging the \
+                 targets of two zero assignments assigns the same zeros",
+        when: |_| true,
+    },
+];
+
+/// Mutants of `slp_perm`'s template that no input can tell from the original.
+static SLP_EQUIVALENTS: [KnownEquivalent; 1] = [KnownEquivalent {
+    line: "= wid_x[LW-1:0];",
+    edit: "`- 1` → `- 2`",
+    reason: "with WIDW < log2(S) bit LW-1 of wid_x is a zero of the zero-extension, so \
+             m = wid_x[LW-2:0] zero-extended is the same value; caught where WIDW >= log2(S)",
+    when: |p| p.get("WIDW") < p.get("S").trailing_zeros() as u64,
+}];
+
 fn capt_random(_: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
     Box::new(CaptRandom::new(p, seed, n))
 }
@@ -387,7 +416,7 @@ pub static KITS: &[Kit] = &[
         random: capt_random,
         directed: Some(capt_vectors),
         mutants: &CAPT_MUTANTS,
-        equivalents: &[],
+        equivalents: &CAPT_EQUIVALENTS,
     },
     Kit {
         unit: &SLP_DESC,
@@ -395,7 +424,7 @@ pub static KITS: &[Kit] = &[
         random: uniform_random,
         directed: Some(slp_vectors),
         mutants: &SLP_MUTANTS,
-        equivalents: &[],
+        equivalents: &SLP_EQUIVALENTS,
     },
 ];
 
