@@ -62,16 +62,25 @@
     wire               upd_en     = upd_valid && write;
     wire               touch_en   = lookup && write;
     wire [ENTRIES-1:0] touch_oh   = hit ? br_hits : alloc_oh;
-    // One-hot to index and the touched entry's rank: OR chains over the entries.
-    wire [IW-1:0]      hit_acc   [0:ENTRIES];
-    wire [IW-1:0]      alloc_acc [0:ENTRIES];
-    wire [IW-1:0]      rank_acc  [0:ENTRIES];
-    assign hit_acc[0]   = IDX_NONE;
-    assign alloc_acc[0] = IDX_NONE;
-    assign rank_acc[0]  = IDX_NONE;
-    wire [IW-1:0]      hit_idx    = hit_acc[ENTRIES];
-    wire [IW-1:0]      alloc_idx  = alloc_acc[ENTRIES];
-    wire [IW-1:0]      touch_rank = rank_acc[ENTRIES];
+    // One-hot to index and the touched entry's rank: each entry's term (its index or rank
+    // when selected, else 0), ORed over the entries.
+    wire [ENTRIES*IW-1:0] hit_terms;
+    wire [ENTRIES*IW-1:0] alloc_terms;
+    wire [ENTRIES*IW-1:0] rank_terms;
+    reg  [IW-1:0]         hit_idx;
+    reg  [IW-1:0]         alloc_idx;
+    reg  [IW-1:0]         touch_rank;
+    integer k;
+    always @* begin
+        hit_idx    = IDX_NONE;
+        alloc_idx  = IDX_NONE;
+        touch_rank = IDX_NONE;
+        for (k = 0; k < ENTRIES; k = k + 1) begin
+            hit_idx    = hit_idx | hit_terms[k*IW +: IW];
+            alloc_idx  = alloc_idx | alloc_terms[k*IW +: IW];
+            touch_rank = touch_rank | rank_terms[k*IW +: IW];
+        end
+    end
 
     // ---- the entries -------------------------------------------------------------------
     genvar i;
@@ -113,16 +122,16 @@
                     end
                 end
             end
-            assign br_hits[i]     = valid_q[i] && (tag_q == br_pc);
-            assign upd_hits[i]    = valid_q[i] && (tag_q == upd_pc);
-            assign stall_hits[i]  = br_hits[i] && (hist_q >= HIST_THR);
-            assign lru_oh[i]      = (rank_q == LAST);
-            assign hit_acc[i+1]   = hit_acc[i] | (br_hits[i] ? IDX : IDX_NONE);
-            assign alloc_acc[i+1] = alloc_acc[i] | (alloc_oh[i] ? IDX : IDX_NONE);
-            assign rank_acc[i+1]  = rank_acc[i] | (touch_oh[i] ? rank_q : IDX_NONE);
-            assign tags[i]        = tag_q;
-            assign hists[i]       = hist_q;
-            assign ranks[i]       = rank_q;
+            assign tags[i]  = tag_q;
+            assign hists[i] = hist_q;
+            assign ranks[i] = rank_q;
+            assign br_hits[i]    = valid_q[i] && (tags[i] == br_pc);
+            assign upd_hits[i]   = valid_q[i] && (tags[i] == upd_pc);
+            assign stall_hits[i] = br_hits[i] && (hists[i] >= HIST_THR);
+            assign lru_oh[i]     = (ranks[i] == LAST);
+            assign hit_terms[i*IW +: IW]   = br_hits[i] ? IDX : IDX_NONE;
+            assign alloc_terms[i*IW +: IW] = alloc_oh[i] ? IDX : IDX_NONE;
+            assign rank_terms[i*IW +: IW]  = touch_oh[i] ? ranks[i] : IDX_NONE;
         end
     endgenerate
 
@@ -171,7 +180,15 @@
     // The ports cannot cause these: an allocation happens only on a miss, and a touch
     // keeps the ranks a permutation. They catch bugs in the table logic.
     localparam [ENTRIES-1:0] NONE = {ENTRIES{1'b0}};
+    // The history localparams above were computed for HIST and CTR_INIT: a simulator's
+    // parameter override (-G) does not recompute them, so it is refused here.
+    localparam [0:0] HIST_STALE = (HIST_UPD != ((HIST == 1) ? 0 : 1))
+                                  || ((HIST == 2) && ({30'd0, HIST_INIT} != CTR_INIT));
     always @(posedge clk) begin
+        if (HIST_STALE) begin
+            $display("%m: HIST/CTR_INIT differ from the generated history constants: regenerate");
+            $stop;
+        end
         if (rst_n && lookup && ((br_hits & (br_hits - 1'b1)) != NONE)) begin
             $display("%m: illegal CAPT state: two valid entries hold the tag of br_pc");
             $stop;

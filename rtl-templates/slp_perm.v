@@ -54,21 +54,24 @@
     wire [LW-1:0] lane_p   = rot ? lane_rot : (lane_in ^ xm);
 
     // ---- a whole warp mask: butterfly stages over xm, or the rotation -----------------
-    wire [(LW+1)*S-1:0] stg;  // stage k at [k*S +: S]
-    assign stg[0 +: S] = vec_in;
-    genvar k;
-    genvar p;
-    generate
-        for (k = 0; k < LW; k = k + 1) begin : g_stage
-            for (p = 0; p < S; p = p + 1) begin : g_lane
-                localparam integer P = p;
-                localparam integer Q = P ^ (1 << k);  // the lane 2^k apart
-                assign stg[(k+1)*S + P] = xm[k] ? stg[k*S + Q] : stg[k*S + P];
+    reg [S-1:0] vec_x;   // after the stages so far
+    reg [S-1:0] vec_st;  // before this stage
+    integer k;
+    integer q;
+    always @* begin
+        vec_x  = vec_in;
+        vec_st = vec_in;
+        for (k = 0; k < LW; k = k + 1) begin
+            vec_st = vec_x;
+            for (q = 0; q < S; q = q + 1) begin
+                if (xm[k]) begin
+                    vec_x[q] = vec_st[q ^ (1 << k)];  // the lane 2^k apart
+                end
             end
         end
-    endgenerate
+    end
     wire [S-1:0] vec_rot = inverse ? {vec_in[0], vec_in[S-1:1]} : {vec_in[S-2:0], vec_in[S-1]};
-    wire [S-1:0] vec_p   = rot ? vec_rot : stg[LW*S +: S];
+    wire [S-1:0] vec_p   = rot ? vec_rot : vec_x;
 
     // ---- outputs -----------------------------------------------------------------------
     assign lane_out = rst_n ? lane_p : ZERO;
