@@ -29,6 +29,9 @@
 //!
 //! Decisions:
 //! - `en` = 0 (the per-kernel disable bit, L1650) is the identity map, with `xor_mask` = 0.
+//! - Vertical balance: the seed promises it "for any CTA (with fewer than SIMD_width warps)"
+//!   (L1344), but its own 8-warp table for S = 8 (L1354-L1361) is balanced too, so the
+//!   tests check it for every CTA of up to S warps (the spec's reading, §3.3).
 //! - `wid` is `WIDW` bits; `M` reads `wid mod S` (its low `log2 S` bits, zero-extended when
 //!   `WIDW < log2 S`), so the masks repeat every S warps (T9).
 //! - `vec_out` applies the same map as `lane_out` to a whole warp mask: forward, bit
