@@ -6,14 +6,17 @@
 //! [`warpforge_model::units::ALL`], the generator's is its template registry): a unit is
 //! found by its description, never by its name.
 
+use crate::capt_stimulus::{capt_directed, slp_sweep, CaptRandom};
 use crate::lockstep::Stimulus;
 use crate::mutants::{DirectedMutant, KnownEquivalent};
 use crate::stack_stimulus::CfgStimulus;
 use crate::stimulus::RandomStimulus;
+use warpforge_model::units::capri_capt::CAPT_DESC;
 use warpforge_model::units::contract::{Params, UnitDesc};
 use warpforge_model::units::dpe_scoreboard::SCOREBOARD_DESC;
 use warpforge_model::units::simt_stack::SPE_DESC;
 use warpforge_model::units::simt_stack_dpe::DPE_DESC;
+use warpforge_model::units::slp_perm::SLP_DESC;
 
 /// A boxed stimulus of a unit at a parameter set.
 pub type BoxedStimulus = Box<dyn Stimulus + Send>;
@@ -236,6 +239,140 @@ static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
     },
 ];
 
+/// The CAPT's table logic, of the kinds the README lists: off by one at capacity (the
+/// victim of a full table one rank too young), a missing flush, the flush no longer
+/// dropping the same-cycle update, the missing reset of the LRU ranks and of the response,
+/// same-cycle priority (the update winning over the allocation of its entry), LRU order (a
+/// hit no longer refreshing its entry; the LRU victim taken while invalid entries remain),
+/// and the 2-bit counter wrapping instead of saturating.
+static CAPT_MUTANTS: [DirectedMutant; 9] = [
+    DirectedMutant {
+        description: "off by one at capacity: a full table evicts the second-oldest entry",
+        from: "assign lru_oh[i]     = (ranks[i] == LAST);",
+        to: "assign lru_oh[i]     = (ranks[i] == LAST - 1'b1);",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "flush does not clear the valid bits",
+        from: "end else if (flush) begin",
+        to: "end else if (1'b0) begin",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "flush does not drop the same-cycle update",
+        from: "wire               upd_en     = upd_valid && write;",
+        to: "wire               upd_en     = upd_valid;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "reset does not restore the LRU ranks",
+        from: "rank_q <= IDX;",
+        to: "",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "reset does not clear rsp_valid (the first assignment is the reset branch's)",
+        from: "rsp_valid_q <= 1'b0;",
+        to: "",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "same-cycle priority: an update wins over the allocation of its entry",
+        from: "if (alloc_we) begin\n                    hist_q <= HIST_INIT;",
+        to: "if (alloc_we && !upd_we) begin\n                    hist_q <= HIST_INIT;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "LRU order: a lookup hit does not make its entry MRU",
+        from: "wire               touch_en   = lookup && write;",
+        to: "wire               touch_en   = alloc_en;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "LRU order: the LRU entry is evicted while invalid entries remain",
+        from: "alloc_oh   = all_valid ? lru_oh : free_oh;",
+        to: "alloc_oh   = lru_oh;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "the 2-bit counter wraps from 3 to 0 instead of saturating",
+        from: "hist_q <= (hist_q == HIST_MAX) ? hist_q : hist_q + 1'b1;",
+        to: "hist_q <= hist_q + 1'b1;",
+        only_if: Some(("HIST", 2)),
+    },
+];
+
+/// `slp_perm`'s mapping logic: Balanced's odd warps not complemented, the per-kernel enable
+/// ignored, Rotate_odd_1's inverse rotating the wrong way, and the mask permutation's
+/// rotation ignoring `inverse`.
+static SLP_MUTANTS: [DirectedMutant; 4] = [
+    DirectedMutant {
+        description: "Balanced: odd warps use m/2 without the complement",
+        from: "xm = {odd, m[LW-1:1] ^ {(LW - 1){odd}}};",
+        to: "xm = {odd, m[LW-1:1]};",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "the per-kernel enable is ignored",
+        from: "wire [2:0]         mode_e = en ? mode : 3'd0;",
+        to: "wire [2:0]         mode_e = mode;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "Rotate_odd_1's inverse rotates the wrong way",
+        from: "inverse ? lane_in - 1'b1 : lane_in + 1'b1;",
+        to: "lane_in + 1'b1;",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "the mask rotation ignores inverse",
+        from: "wire [S-1:0] vec_rot = inverse ? {vec_in[0], vec_in[S-1:1]} : ",
+        to: "wire [S-1:0] vec_rot = ",
+        only_if: None,
+    },
+];
+
+/// Mutants of the CAPT's template that no input can tell from the original: two response
+/// registers exchanging their targets inside the reset branch, where every one of them is
+/// reset to 0 (`1'b0` or `IDX_NONE`).
+static CAPT_EQUIVALENTS: [KnownEquivalent; 2] = [
+    KnownEquivalent {
+        line: "_q   <= IDX_NONE;",
+        edit: "swapped",
+        reason: "in the reset branch every response register is reset to 0: exchanging the \
+                 targets of two zero assignments (1'b0, IDX_NONE) assigns the same zeros",
+        when: |_| true,
+    },
+    KnownEquivalent {
+        line: "<= 1'b0;",
+        edit: "swapped",
+        reason: "in the reset branch every response register is reset to 0: exchanging the \
+                 targets of two zero assignments assigns the same zeros",
+        when: |_| true,
+    },
+];
+
+/// Mutants of `slp_perm`'s template that no input can tell from the original.
+static SLP_EQUIVALENTS: [KnownEquivalent; 1] = [KnownEquivalent {
+    line: "= wid_x[LW-1:0];",
+    edit: "`- 1` → `- 2`",
+    reason: "with WIDW < log2(S) bit LW-1 of wid_x is a zero of the zero-extension, so \
+             m = wid_x[LW-2:0] zero-extended is the same value; caught where WIDW >= log2(S)",
+    when: |p| p.get("WIDW") < p.get("S").trailing_zeros() as u64,
+}];
+
+fn capt_random(_: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
+    Box::new(CaptRandom::new(p, seed, n))
+}
+
+fn capt_vectors(_: &'static UnitDesc, p: &Params) -> BoxedStimulus {
+    Box::new(capt_directed(p))
+}
+
+fn slp_vectors(_: &'static UnitDesc, p: &Params) -> BoxedStimulus {
+    Box::new(slp_sweep(p, 1))
+}
+
 fn structured_programs(desc: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
     Box::new(CfgStimulus::new(desc, p, seed, n))
 }
@@ -273,6 +410,21 @@ pub static KITS: &[Kit] = &[
         // No storage primitive: the scoreboard's rows stay in flops (see its template).
         mutants: &SCOREBOARD_MUTANTS,
         equivalents: &SCOREBOARD_EQUIVALENTS,
+    },
+    Kit {
+        unit: &CAPT_DESC,
+        random: capt_random,
+        directed: Some(capt_vectors),
+        mutants: &CAPT_MUTANTS,
+        equivalents: &CAPT_EQUIVALENTS,
+    },
+    Kit {
+        unit: &SLP_DESC,
+        // Every input uniformly random: all modes, lanes and warps are equally legal.
+        random: uniform_random,
+        directed: Some(slp_vectors),
+        mutants: &SLP_MUTANTS,
+        equivalents: &SLP_EQUIVALENTS,
     },
 ];
 

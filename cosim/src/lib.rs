@@ -26,6 +26,7 @@
 //! ```
 
 pub mod build;
+pub mod capt_stimulus;
 mod hash;
 pub mod kits;
 pub mod lockstep;

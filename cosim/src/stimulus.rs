@@ -122,6 +122,44 @@ impl Stimulus for RandomStimulus {
     }
 }
 
+/// Fixed input vectors (directed tests): one step per cycle, `Some(inputs)` with `rst_n`
+/// high or `None` for a reset cycle (inputs idle). Rewindable.
+#[derive(Debug, Clone)]
+pub struct Script<I> {
+    steps: Vec<Option<I>>,
+    at: usize,
+}
+
+impl<I: PortGroup> Script<I> {
+    pub fn new(steps: Vec<Option<I>>) -> Script<I> {
+        Script { steps, at: 0 }
+    }
+}
+
+impl<I: PortGroup> Stimulus for Script<I> {
+    fn drive(&mut self, _cycle: u64, ports: &mut [Bits]) -> bool {
+        let Some(step) = self.steps.get(self.at) else {
+            return false;
+        };
+        self.at += 1;
+        ports[0].set_u64(step.is_some() as u64);
+        match step {
+            Some(inp) => inp.write_ports(ports),
+            None => I::default().write_ports(ports),
+        }
+        true
+    }
+    fn reads_outputs(&self) -> bool {
+        false
+    }
+    fn can_rewind(&self) -> bool {
+        true
+    }
+    fn rewind(&mut self) {
+        self.at = 0;
+    }
+}
+
 /// A stimulus from a closure `(cycle, ports) -> bool`. It may read the registered outputs;
 /// it cannot rewind, so the harness records its inputs while running.
 pub struct FnStimulus<F>(pub F);

@@ -343,6 +343,9 @@ registry! {
         cosim SimtStackDpeCosim("simt_stack_dpe_cosim.v") uses [RAM_DP],
     units::dpe_scoreboard::SCOREBOARD_DESC => DpeScoreboard("dpe_scoreboard.v")
         cosim DpeScoreboardCosim("dpe_scoreboard_cosim.v"),
+    units::capri_capt::CAPT_DESC => CapriCapt("capri_capt.v")
+        cosim CapriCaptCosim("capri_capt_cosim.v"),
+    units::slp_perm::SLP_DESC => SlpPerm("slp_perm.v"),
 }
 
 /// The template registration of `unit`, if it has one.

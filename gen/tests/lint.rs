@@ -40,7 +40,13 @@ fn lint_standard_sets(unit: &str, heavy: bool) -> usize {
 }
 
 /// Units with a per-unit lint test below.
-const LINTED: &[&str] = &["simt_stack_spe", "simt_stack_dpe", "dpe_scoreboard"];
+const LINTED: &[&str] = &[
+    "simt_stack_spe",
+    "simt_stack_dpe",
+    "dpe_scoreboard",
+    "capri_capt",
+    "slp_perm",
+];
 
 #[test]
 fn every_unit_with_a_template_has_a_lint_test() {
@@ -61,6 +67,16 @@ fn simt_stack_dpe_is_lint_clean_at_every_standard_set() {
 #[test]
 fn dpe_scoreboard_is_lint_clean_at_its_standard_sets() {
     assert!(lint_standard_sets("dpe_scoreboard", false) >= 3);
+}
+
+#[test]
+fn capri_capt_is_lint_clean_at_every_standard_set() {
+    assert_eq!(lint_standard_sets("capri_capt", false), 3);
+}
+
+#[test]
+fn slp_perm_is_lint_clean_at_every_standard_set() {
+    assert_eq!(lint_standard_sets("slp_perm", false), 3);
 }
 
 /// `cargo test -p warpforge-gen --test lint -- --ignored`: the heavy standard sets.

@@ -2,6 +2,7 @@
 //!
 //! Each unit is one model file with its [`contract::UnitDesc`]; adding a unit means adding
 //! its description to [`ALL`].
+pub mod capri_capt;
 pub mod contract;
 pub mod coverage;
 pub mod declare;
@@ -12,6 +13,7 @@ pub mod ram;
 pub mod random_program;
 pub mod simt_stack;
 pub mod simt_stack_dpe;
+pub mod slp_perm;
 pub mod trace;
 pub mod trace_sink;
 
@@ -22,6 +24,8 @@ pub static ALL: &[&UnitDesc] = &[
     &simt_stack::SPE_DESC,
     &simt_stack_dpe::DPE_DESC,
     &dpe_scoreboard::SCOREBOARD_DESC,
+    &capri_capt::CAPT_DESC,
+    &slp_perm::SLP_DESC,
 ];
 
 /// The unit named `name`, or an error listing the known units.
