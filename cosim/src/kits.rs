@@ -274,6 +274,13 @@ pub static KITS: &[Kit] = &[
         mutants: &SCOREBOARD_MUTANTS,
         equivalents: &SCOREBOARD_EQUIVALENTS,
     },
+    Kit {
+        unit: &warpforge_model::units::wcu::WCU_DESC,
+        random: crate::wcu_stimulus::random,
+        directed: Some(crate::wcu_stimulus::directed),
+        mutants: &crate::wcu_stimulus::MUTANTS,
+        equivalents: &crate::wcu_stimulus::EQUIVALENTS,
+    },
 ];
 
 /// The kit of `desc`; every registered unit has one (checked by the registry test).

@@ -343,6 +343,7 @@ registry! {
         cosim SimtStackDpeCosim("simt_stack_dpe_cosim.v") uses [RAM_DP],
     units::dpe_scoreboard::SCOREBOARD_DESC => DpeScoreboard("dpe_scoreboard.v")
         cosim DpeScoreboardCosim("dpe_scoreboard_cosim.v"),
+    units::wcu::WCU_DESC => Wcu("wcu.v") cosim WcuCosim("wcu_cosim.v"),
 }
 
 /// The template registration of `unit`, if it has one.

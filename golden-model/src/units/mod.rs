@@ -14,6 +14,7 @@ pub mod simt_stack;
 pub mod simt_stack_dpe;
 pub mod trace;
 pub mod trace_sink;
+pub mod wcu;
 
 use contract::UnitDesc;
 
@@ -22,6 +23,7 @@ pub static ALL: &[&UnitDesc] = &[
     &simt_stack::SPE_DESC,
     &simt_stack_dpe::DPE_DESC,
     &dpe_scoreboard::SCOREBOARD_DESC,
+    &wcu::WCU_DESC,
 ];
 
 /// The unit named `name`, or an error listing the known units.
