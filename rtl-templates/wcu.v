@@ -91,12 +91,12 @@
     wire fin     = issuing && (!(|lane_any) || (out_ready && last));  // done
 
     always @(posedge clk) begin
+        // lat and seq have no reset: both are loaded at every start and read only while
+        // busy. work and slots are reset so that the state is defined (the debug view).
         if (!rst_n) begin
             busy  <= 1'b0;
-            lat   <= {LAT_W{1'b0}};
             work  <= {NT{1'b0}};
             slots <= {NW{1'b0}};
-            seq   <= {CW{1'b0}};
         end else if (start) begin
             busy  <= 1'b1;
             lat   <= LAT_INIT;

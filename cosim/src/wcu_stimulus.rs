@@ -93,7 +93,7 @@ impl WcuStimulus {
 
     /// The directed vectors of §7.5 at these parameters.
     pub fn directed(p: &Params) -> WcuStimulus {
-        let script = directed_script(p.get("S") as u32, p.get("NW") as u32);
+        let script = directed_script(p.get("S") as u32, p.get("NW") as u32, p.get("FIRST_LAT") as u32);
         WcuStimulus::with_script(p, 1, u64::MAX, script)
     }
 
@@ -251,7 +251,7 @@ fn paper_mask(s: u32, threads: &str) -> CtaMask {
 
 /// The directed vectors (§7.5) at S, NW (every standard set has S >= 4, NW >= 3, so the
 /// paper's examples fit).
-fn directed_script(s: u32, nw: u32) -> Vec<Request> {
+fn directed_script(s: u32, nw: u32, first_lat: u32) -> Vec<Request> {
     let none = [0u64; 16];
     let all = low32(nw);
     let pm = |t: &str| paper_mask(s, t);
@@ -309,8 +309,8 @@ fn directed_script(s: u32, nw: u32) -> Vec<Request> {
         v.push(req(WcuInputs::request(pm("0123456 89B"), none, 0b111, all, false), ready, 0));
     }
     v.push(Request {
-        reset_after: Some(1),
-        ..req(WcuInputs::request([u64::MAX; 16], none, all, all, true), Ready::Always, 0)
+        reset_after: Some(first_lat),
+        ..req(WcuInputs::request([u64::MAX; 16], none, all, all, true), Ready::Rarely, 0)
     });
     v.push(req(WcuInputs::request(pm("7A"), none, 0b110, all, true), Ready::Always, 0));
     v
@@ -459,4 +459,10 @@ pub static MUTANTS: [DirectedMutant; 7] = [
 ];
 
 /// Generated mutants of the template that no input can tell from the original.
-pub static EQUIVALENTS: [crate::mutants::KnownEquivalent; 0] = [];
+pub static EQUIVALENTS: [crate::mutants::KnownEquivalent; 1] = [crate::mutants::KnownEquivalent {
+    line: "lat <= lat - 1'b1;",
+    edit: "",
+    reason: "with FIRST_LAT=1 the latency counter is loaded with 0 at every start, so the \
+             decrement (only while lat != 0) never runs; caught at FIRST_LAT=2 and 3",
+    when: |p| p.get("FIRST_LAT") == 1,
+}];
