@@ -30,6 +30,7 @@
     localparam integer LAT_W = (FIRST_LAT > 1) ? $clog2(FIRST_LAT) : 1;
     localparam [LAT_W-1:0] LAT_INIT = FIRST_LAT[LAT_W-1:0] - 1'b1;  // FIRST_LAT - 1
     localparam [NW-1:0]    NW_ONE   = { {(NW - 1){1'b0}}, 1'b1 };
+    localparam [0:0]       NO_EV    = 1'b0;  // the pred_* outputs with PRED_EN=0
 
     // ---- state -------------------------------------------------------------------------
     reg             busy;   // a request in progress (!req_ready)
@@ -130,63 +131,62 @@
     assign done_count = (rst_n && fin && (|lane_any)) ? (seq + 1'b1) : {CW{1'b0}};
 
     // ---- adequacy evaluator (PRED_EN=1) --------------------------------------------------
+    // Its names start with ev_; NO_EV is used only when PRED_EN=0 removes it.
     generate
         if (PRED_EN != 0) begin : g_pred
             // per lane: the ones-count of the request's column (excl ignored)
-            wire [S*CW-1:0] lane_cnt;
+            wire [S*CW-1:0] ev_cnt;
             for (l = 0; l < S; l = l + 1) begin : g_cnt
-                reg [CW-1:0] n;
-                integer i;
+                reg [CW-1:0] ev_n;
+                integer ev_i;
                 always @* begin
-                    n = {CW{1'b0}};
-                    for (i = 0; i < NW; i = i + 1) begin
-                        n = n + { {(CW - 1){1'b0}}, req_mask[i*S + l] };
+                    ev_n = {CW{1'b0}};
+                    for (ev_i = 0; ev_i < NW; ev_i = ev_i + 1) begin
+                        ev_n = ev_n + { {(CW - 1){1'b0}}, req_mask[ev_i*S + l] };
                     end
                 end
-                assign lane_cnt[l*CW +: CW] = n;
+                assign ev_cnt[l*CW +: CW] = ev_n;
             end
-            reg [CW-1:0] nw_after;   // max over the lanes
-            reg [CW-1:0] nw_before;  // popcount(req_contrib)
-            integer k;
+            reg [CW-1:0] ev_after;   // max over the lanes
+            reg [CW-1:0] ev_before;  // popcount(req_contrib)
+            integer ev_k;
             always @* begin
-                nw_after = {CW{1'b0}};
-                for (k = 0; k < S; k = k + 1) begin
-                    if (lane_cnt[k*CW +: CW] > nw_after) begin
-                        nw_after = lane_cnt[k*CW +: CW];
+                ev_after = {CW{1'b0}};
+                for (ev_k = 0; ev_k < S; ev_k = ev_k + 1) begin
+                    if (ev_cnt[ev_k*CW +: CW] > ev_after) begin
+                        ev_after = ev_cnt[ev_k*CW +: CW];
                     end
                 end
-                nw_before = {CW{1'b0}};
-                for (k = 0; k < NW; k = k + 1) begin
-                    nw_before = nw_before + { {(CW - 1){1'b0}}, req_contrib[k] };
+                ev_before = {CW{1'b0}};
+                for (ev_k = 0; ev_k < NW; ev_k = ev_k + 1) begin
+                    ev_before = ev_before + { {(CW - 1){1'b0}}, req_contrib[ev_k] };
                 end
             end
-            reg          pred_valid_q;
-            reg [CW-1:0] nw_after_q;
-            reg [CW-1:0] nw_before_q;
+            reg          ev_valid_q;
+            reg [CW-1:0] ev_after_q;
+            reg [CW-1:0] ev_before_q;
             always @(posedge clk) begin
                 if (!rst_n) begin
-                    pred_valid_q <= 1'b0;
-                    nw_after_q   <= {CW{1'b0}};
-                    nw_before_q  <= {CW{1'b0}};
+                    ev_valid_q  <= 1'b0;
+                    ev_after_q  <= {CW{1'b0}};
+                    ev_before_q <= {CW{1'b0}};
                 end else begin
-                    pred_valid_q <= start && req_eval;
-                    if (start) begin
-                        nw_after_q  <= nw_after;
-                        nw_before_q <= nw_before;
-                    end
+                    ev_valid_q  <= start && req_eval;
+                    ev_after_q  <= start ? ev_after : ev_after_q;
+                    ev_before_q <= start ? ev_before : ev_before_q;
                 end
             end
-            assign pred_valid     = pred_valid_q;
-            assign pred_nw_after  = nw_after_q;
-            assign pred_nw_before = nw_before_q;
-            assign pred_adequate  = (nw_after_q < nw_before_q);
+            assign pred_valid     = ev_valid_q;
+            assign pred_nw_after  = ev_after_q;
+            assign pred_nw_before = ev_before_q;
+            assign pred_adequate  = (ev_after_q < ev_before_q);
         end else begin : g_no_pred
-            assign pred_valid     = 1'b0;
-            assign pred_nw_after  = {CW{1'b0}};
-            assign pred_nw_before = {CW{1'b0}};
-            assign pred_adequate  = 1'b0;
+            assign pred_valid     = NO_EV;
+            assign pred_nw_after  = {CW{NO_EV}};
+            assign pred_nw_before = {CW{NO_EV}};
+            assign pred_adequate  = NO_EV;
             // PRED_EN=0 reads neither input (the UNUSED check skips "unused" names).
-            wire unused_pred = &{1'b0, req_contrib, req_eval};
+            wire unused_pred = &{NO_EV, req_contrib, req_eval};
         end
     endgenerate
 

@@ -5,7 +5,7 @@
 //! per request.
 
 use crate::lockstep::Stimulus;
-use crate::mutants::DirectedMutant;
+use crate::mutants::{DirectedMutant, KnownEquivalent};
 use crate::stimulus::SplitMix64;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
@@ -446,8 +446,8 @@ pub static MUTANTS: [DirectedMutant; 7] = [
     },
     DirectedMutant {
         description: "the evaluator counts only the waiting warps' threads (excl applied)",
-        from: "n = n + { {(CW - 1){1'b0}}, req_mask[i*S + l] };",
-        to: "n = n + { {(CW - 1){1'b0}}, req_mask[i*S + l] & !req_excl[i*S + l] };",
+        from: "ev_n = ev_n + { {(CW - 1){1'b0}}, req_mask[ev_i*S + l] };",
+        to: "ev_n = ev_n + { {(CW - 1){1'b0}}, req_mask[ev_i*S + l] & !req_excl[ev_i*S + l] };",
         only_if: Some(("PRED_EN", 1)),
     },
     DirectedMutant {
@@ -459,10 +459,34 @@ pub static MUTANTS: [DirectedMutant; 7] = [
 ];
 
 /// Generated mutants of the template that no input can tell from the original.
-pub static EQUIVALENTS: [crate::mutants::KnownEquivalent; 1] = [crate::mutants::KnownEquivalent {
-    line: "lat <= lat - 1'b1;",
-    edit: "",
-    reason: "with FIRST_LAT=1 the latency counter is loaded with 0 at every start, so the \
-             decrement (only while lat != 0) never runs; caught at FIRST_LAT=2 and 3",
-    when: |p| p.get("FIRST_LAT") == 1,
-}];
+pub static EQUIVALENTS: [KnownEquivalent; 4] = [
+    KnownEquivalent {
+        line: "lat <= lat - 1'b1;",
+        edit: "",
+        reason: "with FIRST_LAT=1 the latency counter is loaded with 0 at every start, so the \
+                 decrement (only while lat != 0) never runs; caught at FIRST_LAT=2 and 3",
+        when: |p| p.get("FIRST_LAT") == 1,
+    },
+    KnownEquivalent {
+        line: "lat   <= LAT_INIT;",
+        edit: "swapped",
+        reason: "with FIRST_LAT=2 the start loads busy and lat (one bit) with the same value \
+                 1 (LAT_INIT = 1), so swapping the targets changes nothing; caught at \
+                 FIRST_LAT=1 and 3",
+        when: |p| p.get("FIRST_LAT") == 2,
+    },
+    KnownEquivalent {
+        line: "ev_",
+        edit: "",
+        reason: "the evaluator (every name ev_*, generate block g_pred) is not elaborated with \
+                 PRED_EN=0; its mutants are caught at the PRED_EN=1 sets",
+        when: |p| p.get("PRED_EN") == 0,
+    },
+    KnownEquivalent {
+        line: "NO_EV",
+        edit: "",
+        reason: "NO_EV drives the pred_* outputs only in g_no_pred, which is not elaborated \
+                 with PRED_EN=1; its mutants are caught at PRED_EN=0",
+        when: |p| p.get("PRED_EN") == 1,
+    },
+];
