@@ -93,7 +93,11 @@ impl WcuStimulus {
 
     /// The directed vectors of §7.5 at these parameters.
     pub fn directed(p: &Params) -> WcuStimulus {
-        let script = directed_script(p.get("S") as u32, p.get("NW") as u32, p.get("FIRST_LAT") as u32);
+        let script = directed_script(
+            p.get("S") as u32,
+            p.get("NW") as u32,
+            p.get("FIRST_LAT") as u32,
+        );
         WcuStimulus::with_script(p, 1, u64::MAX, script)
     }
 
@@ -189,7 +193,14 @@ impl WcuStimulus {
             .fold(0u32, |r, w| r | 1 << w);
         // Bypassed warps: whole rows excluded, the rest waited (UMask).
         let (excl, umask) = match self.rng.below(10) {
-            0..=5 => ([0u64; 16], if self.rng.one_in(2) { self.all_rows() } else { rows_with_bits }),
+            0..=5 => (
+                [0u64; 16],
+                if self.rng.one_in(2) {
+                    self.all_rows()
+                } else {
+                    rows_with_bits
+                },
+            ),
             6..=8 => {
                 let bypassed = self.rng.next_u64() as u32 & self.all_rows();
                 let mut x = [0u64; 16];
@@ -221,7 +232,11 @@ impl WcuStimulus {
         Request {
             inputs: WcuInputs::request(mask, excl, contrib, umask, self.rng.one_in(2)),
             ready,
-            gap: if self.rng.one_in(2) { 0 } else { self.rng.below(6) as u32 },
+            gap: if self.rng.one_in(2) {
+                0
+            } else {
+                self.rng.below(6) as u32
+            },
             reset_after: self
                 .rng
                 .one_in(reset_rate)
@@ -264,9 +279,17 @@ fn directed_script(s: u32, nw: u32, first_lat: u32) -> Vec<Request> {
     let mut v = vec![];
     for ready in [Ready::Always, Ready::Toggle, Ready::Rarely] {
         // T1: Fig 4.2 path B `---- ---7 --A-`: one warp `--A7`, src (-, -, 2, 1).
-        v.push(req(WcuInputs::request(pm("7A"), none, 0b110, all, true), ready, 2));
+        v.push(req(
+            WcuInputs::request(pm("7A"), none, 0b110, all, true),
+            ready,
+            2,
+        ));
         // T2: Fig 4.2 path C `0123 456- 89-B`: `0123`, `456B`, `89--`.
-        v.push(req(WcuInputs::request(pm("0123456 89B"), none, 0b111, all, true), ready, 0));
+        v.push(req(
+            WcuInputs::request(pm("0123456 89B"), none, 0b111, all, true),
+            ready,
+            0,
+        ));
         // T3 (WCU part): Fig 4.8(c)-(d): path B `0123 4--7 89--`, W0 bypassed (UMask 011):
         // `49-7` to slot 1, `8---` to slot 2; lane counts (3, 2, 1, 2), not adequate.
         v.push(req(
@@ -275,7 +298,11 @@ fn directed_script(s: u32, nw: u32, first_lat: u32) -> Vec<Request> {
             1,
         ));
         // T5: W1 `4--7`, W2 `-9A-`: counts (1, 1, 1, 1), nw_after 1 < 2: adequate.
-        v.push(req(WcuInputs::request(pm("479A"), none, 0b110, 0b110, true), ready, 0));
+        v.push(req(
+            WcuInputs::request(pm("479A"), none, 0b110, 0b110, true),
+            ready,
+            0,
+        ));
         // T13: every warp bypassed: no warps, done at t + FIRST_LAT, still evaluated.
         v.push(req(
             WcuInputs::request(pm("012347 89"), pm("012347 89"), 0b111, 0, true),
@@ -301,18 +328,34 @@ fn directed_script(s: u32, nw: u32, first_lat: u32) -> Vec<Request> {
         (diag, Ready::Always),
         (none, Ready::Always),
     ] {
-        v.push(req(WcuInputs::request(mask, none, all, all, true), ready, 1));
+        v.push(req(
+            WcuInputs::request(mask, none, all, all, true),
+            ready,
+            1,
+        ));
     }
     // T15: back-to-back requests under toggling out_ready (req_ready low until done), a
     // request that does not evaluate, and a reset in mid-compaction.
     for ready in [Ready::Toggle, Ready::Random, Ready::Always] {
-        v.push(req(WcuInputs::request(pm("0123456 89B"), none, 0b111, all, false), ready, 0));
+        v.push(req(
+            WcuInputs::request(pm("0123456 89B"), none, 0b111, all, false),
+            ready,
+            0,
+        ));
     }
     v.push(Request {
         reset_after: Some(first_lat),
-        ..req(WcuInputs::request([u64::MAX; 16], none, all, all, true), Ready::Rarely, 0)
+        ..req(
+            WcuInputs::request([u64::MAX; 16], none, all, all, true),
+            Ready::Rarely,
+            0,
+        )
     });
-    v.push(req(WcuInputs::request(pm("7A"), none, 0b110, all, true), Ready::Always, 0));
+    v.push(req(
+        WcuInputs::request(pm("7A"), none, 0b110, all, true),
+        Ready::Always,
+        0,
+    ));
     v
 }
 
@@ -403,7 +446,12 @@ impl Stimulus for WcuStimulus {
 }
 
 /// The kit's random stimulus.
-pub fn random(_: &'static UnitDesc, p: &Params, seed: u64, cycles: u64) -> crate::kits::BoxedStimulus {
+pub fn random(
+    _: &'static UnitDesc,
+    p: &Params,
+    seed: u64,
+    cycles: u64,
+) -> crate::kits::BoxedStimulus {
     Box::new(WcuStimulus::random(p, seed, cycles))
 }
 

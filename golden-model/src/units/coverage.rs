@@ -165,103 +165,105 @@ impl Coverage {
                 .map_err(|e| format!("{}: coverage bound `{expr}`: {e}", desc.name))
         };
         match *item {
-                Cover::Values { port: p, max } => {
-                    let (port, max) = (port(p)?, bound(max)?);
-                    let first = c.bins((0..=max).map(|v| format!("{p}={v}")));
-                    c.probes.push(Probe::Values { port, max, first });
+            Cover::Values { port: p, max } => {
+                let (port, max) = (port(p)?, bound(max)?);
+                let first = c.bins((0..=max).map(|v| format!("{p}={v}")));
+                c.probes.push(Probe::Values { port, max, first });
+            }
+            Cover::ValuesWhen { port: p, max, when } => {
+                let (port, max, w) = (port(p)?, bound(max)?, port(when)?);
+                let first = c.bins((0..=max).map(|v| format!("{p}={v} when {when}")));
+                c.probes.push(Probe::ValuesWhen {
+                    port,
+                    when: w,
+                    max,
+                    first,
+                });
+            }
+            Cover::Raised(names) => {
+                for &n in names {
+                    let port = port(n)?;
+                    let bin = c.bins([n.to_string()]);
+                    c.probes.push(Probe::Raised { port, bin });
                 }
-                Cover::ValuesWhen { port: p, max, when } => {
-                    let (port, max, w) = (port(p)?, bound(max)?, port(when)?);
-                    let first = c.bins((0..=max).map(|v| format!("{p}={v} when {when}")));
-                    c.probes.push(Probe::ValuesWhen {
-                        port,
-                        when: w,
-                        max,
-                        first,
-                    });
-                }
-                Cover::Raised(names) => {
-                    for &n in names {
-                        let port = port(n)?;
-                        let bin = c.bins([n.to_string()]);
-                        c.probes.push(Probe::Raised { port, bin });
-                    }
-                }
-                Cover::EveryEvent => {
-                    for (i, spec) in desc.ports.iter().enumerate() {
-                        if spec.role == Role::Combinational {
-                            let bin = c.bins([spec.name.to_string()]);
-                            c.probes.push(Probe::Raised { port: i, bin });
-                        }
-                    }
-                }
-                Cover::EveryBit(p) => {
-                    let port = port(p)?;
-                    let width = widths[port];
-                    let first = c.bins((0..width).map(|i| format!("{p}[{i}]")));
-                    c.probes.push(Probe::EveryBit { port, width, first });
-                }
-                Cover::Popcount { port: p, max } => {
-                    let (port, max) = (port(p)?, bound(max)?);
-                    let first = c.bins((0..=max).map(|n| format!("popcount({p})={n}")));
-                    c.probes.push(Probe::Popcount { port, max, first });
-                }
-                Cover::Together(names) => {
-                    let ports = names.iter().map(|n| port(n)).collect::<Result<_, _>>()?;
-                    let bin = c.bins([names.join(" & ")]);
-                    c.probes.push(Probe::Together { ports, bin });
-                }
-                Cover::BackToBack(p) => {
-                    let port = port(p)?;
-                    let bin = c.bins([format!("{p} back-to-back")]);
-                    c.probes.push(Probe::BackToBack {
-                        port,
-                        bin,
-                        last: false,
-                    });
-                }
-                Cover::ResetWhile(p) => {
-                    let port = port(p)?;
-                    let bin = c.bins([format!("reset while {p}")]);
-                    c.probes.push(Probe::ResetWhile { port, bin });
-                }
-                Cover::If { when, cover } => {
-                    let mut conds = vec![];
-                    let mut names = vec![];
-                    for cond in when {
-                        match *cond {
-                            Cond::Set(p) => {
-                                conds.push((port(p)?, None, 0));
-                                names.push(p.to_string());
-                            }
-                            Cond::Clear(p) => {
-                                conds.push((port(p)?, Some(false), 0));
-                                names.push(format!("!{p}"));
-                            }
-                            Cond::Eq(p, e) => {
-                                let v = bound(e)?;
-                                conds.push((port(p)?, Some(true), v));
-                                names.push(format!("{p}={v}"));
-                            }
-                            Cond::Param(name) => {
-                                if params.get(name) == 0 {
-                                    return Ok(());
-                                }
-                            }
-                        }
-                    }
-                    let (first_bin, first_probe) = (c.names.len(), c.probes.len());
-                    c.declare(desc, params, widths, cover)?;
-                    let suffix = format!(" when {}", names.join(" & "));
-                    c.names[first_bin..].iter_mut().for_each(|n| n.push_str(&suffix));
-                    for inner in c.probes.split_off(first_probe) {
-                        c.probes.push(Probe::If {
-                            conds: conds.clone(),
-                            inner: Box::new(inner),
-                        });
+            }
+            Cover::EveryEvent => {
+                for (i, spec) in desc.ports.iter().enumerate() {
+                    if spec.role == Role::Combinational {
+                        let bin = c.bins([spec.name.to_string()]);
+                        c.probes.push(Probe::Raised { port: i, bin });
                     }
                 }
             }
+            Cover::EveryBit(p) => {
+                let port = port(p)?;
+                let width = widths[port];
+                let first = c.bins((0..width).map(|i| format!("{p}[{i}]")));
+                c.probes.push(Probe::EveryBit { port, width, first });
+            }
+            Cover::Popcount { port: p, max } => {
+                let (port, max) = (port(p)?, bound(max)?);
+                let first = c.bins((0..=max).map(|n| format!("popcount({p})={n}")));
+                c.probes.push(Probe::Popcount { port, max, first });
+            }
+            Cover::Together(names) => {
+                let ports = names.iter().map(|n| port(n)).collect::<Result<_, _>>()?;
+                let bin = c.bins([names.join(" & ")]);
+                c.probes.push(Probe::Together { ports, bin });
+            }
+            Cover::BackToBack(p) => {
+                let port = port(p)?;
+                let bin = c.bins([format!("{p} back-to-back")]);
+                c.probes.push(Probe::BackToBack {
+                    port,
+                    bin,
+                    last: false,
+                });
+            }
+            Cover::ResetWhile(p) => {
+                let port = port(p)?;
+                let bin = c.bins([format!("reset while {p}")]);
+                c.probes.push(Probe::ResetWhile { port, bin });
+            }
+            Cover::If { when, cover } => {
+                let mut conds = vec![];
+                let mut names = vec![];
+                for cond in when {
+                    match *cond {
+                        Cond::Set(p) => {
+                            conds.push((port(p)?, None, 0));
+                            names.push(p.to_string());
+                        }
+                        Cond::Clear(p) => {
+                            conds.push((port(p)?, Some(false), 0));
+                            names.push(format!("!{p}"));
+                        }
+                        Cond::Eq(p, e) => {
+                            let v = bound(e)?;
+                            conds.push((port(p)?, Some(true), v));
+                            names.push(format!("{p}={v}"));
+                        }
+                        Cond::Param(name) => {
+                            if params.get(name) == 0 {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                let (first_bin, first_probe) = (c.names.len(), c.probes.len());
+                c.declare(desc, params, widths, cover)?;
+                let suffix = format!(" when {}", names.join(" & "));
+                c.names[first_bin..]
+                    .iter_mut()
+                    .for_each(|n| n.push_str(&suffix));
+                for inner in c.probes.split_off(first_probe) {
+                    c.probes.push(Probe::If {
+                        conds: conds.clone(),
+                        inner: Box::new(inner),
+                    });
+                }
+            }
+        }
         Ok(())
     }
 
@@ -288,79 +290,81 @@ impl Coverage {
         let nonzero = |p: usize| ports[p].words().iter().any(|&w| w != 0);
         let this = hits;
         match probe {
-                Probe::Values { port, max, first } => {
-                    let v = ports[*port].to_u64();
-                    if v <= *max {
-                        this[*first + v as usize] += 1;
-                    }
+            Probe::Values { port, max, first } => {
+                let v = ports[*port].to_u64();
+                if v <= *max {
+                    this[*first + v as usize] += 1;
                 }
-                Probe::ValuesWhen {
-                    port,
-                    when,
-                    max,
-                    first,
-                } => {
-                    let v = ports[*port].to_u64();
-                    if v <= *max && nonzero(*when) {
-                        this[*first + v as usize] += 1;
-                    }
+            }
+            Probe::ValuesWhen {
+                port,
+                when,
+                max,
+                first,
+            } => {
+                let v = ports[*port].to_u64();
+                if v <= *max && nonzero(*when) {
+                    this[*first + v as usize] += 1;
                 }
-                Probe::Raised { port, bin } => {
-                    if nonzero(*port) {
-                        this[*bin] += 1;
-                    }
+            }
+            Probe::Raised { port, bin } => {
+                if nonzero(*port) {
+                    this[*bin] += 1;
                 }
-                Probe::EveryBit { port, width, first } => {
-                    let bits = &ports[*port];
-                    for (k, &w) in bits.words().iter().enumerate() {
-                        let mut w = w;
-                        while w != 0 {
-                            let i = k * 64 + w.trailing_zeros() as usize;
-                            w &= w - 1;
-                            if i < *width as usize {
-                                this[*first + i] += 1;
-                            }
+            }
+            Probe::EveryBit { port, width, first } => {
+                let bits = &ports[*port];
+                for (k, &w) in bits.words().iter().enumerate() {
+                    let mut w = w;
+                    while w != 0 {
+                        let i = k * 64 + w.trailing_zeros() as usize;
+                        w &= w - 1;
+                        if i < *width as usize {
+                            this[*first + i] += 1;
                         }
                     }
                 }
-                Probe::Popcount { port, max, first } => {
-                    let n: u64 = ports[*port]
-                        .words()
-                        .iter()
-                        .map(|w| w.count_ones() as u64)
-                        .sum();
-                    if n <= *max {
-                        this[*first + n as usize] += 1;
-                    }
-                }
-                Probe::Together { ports: ps, bin } => {
-                    if ps.iter().all(|&p| nonzero(p)) {
-                        this[*bin] += 1;
-                    }
-                }
-                Probe::BackToBack { port, bin, last } => {
-                    let now = !reset && nonzero(*port);
-                    if now && *last {
-                        this[*bin] += 1;
-                    }
-                    *last = now;
-                }
-                Probe::ResetWhile { port, bin } => {
-                    if reset && nonzero(*port) {
-                        this[*bin] += 1;
-                    }
-                }
-                Probe::If { conds, inner } => {
-                    let holds = conds.iter().all(|&(p, kind, v)| match kind {
-                        None => nonzero(p),
-                        Some(false) => !nonzero(p),
-                        Some(true) => ports[p].to_u64() == v && ports[p].words()[1..].iter().all(|&w| w == 0),
-                    });
-                    if holds {
-                        Self::sample_probe(this, inner, ports, reset);
-                    }
+            }
+            Probe::Popcount { port, max, first } => {
+                let n: u64 = ports[*port]
+                    .words()
+                    .iter()
+                    .map(|w| w.count_ones() as u64)
+                    .sum();
+                if n <= *max {
+                    this[*first + n as usize] += 1;
                 }
             }
+            Probe::Together { ports: ps, bin } => {
+                if ps.iter().all(|&p| nonzero(p)) {
+                    this[*bin] += 1;
+                }
+            }
+            Probe::BackToBack { port, bin, last } => {
+                let now = !reset && nonzero(*port);
+                if now && *last {
+                    this[*bin] += 1;
+                }
+                *last = now;
+            }
+            Probe::ResetWhile { port, bin } => {
+                if reset && nonzero(*port) {
+                    this[*bin] += 1;
+                }
+            }
+            Probe::If { conds, inner } => {
+                let holds = conds.iter().all(|&(p, kind, v)| match kind {
+                    None => nonzero(p),
+                    Some(false) => !nonzero(p),
+                    Some(true) => {
+                        ports[p].to_u64() == v && ports[p].words()[1..].iter().all(|&w| w == 0)
+                    }
+                });
+                if holds {
+                    Self::sample_probe(this, inner, ports, reset);
+                }
+            }
+        }
     }
 
     /// Adds the hits of `other` (the same unit at the same parameters).

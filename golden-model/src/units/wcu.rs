@@ -237,13 +237,22 @@ impl Wcu {
         self.seq = 0;
         self.emitted = 0;
         self.expect_threads = self.lanes().iter().map(|c| c.count_ones()).sum();
-        self.expect_warps = self.lanes().iter().map(|c| c.count_ones()).max().unwrap_or(0);
+        self.expect_warps = self
+            .lanes()
+            .iter()
+            .map(|c| c.count_ones())
+            .max()
+            .unwrap_or(0);
         if self.p.pred_en {
             let all = columns(&inp.req_mask, &[0; MASK_WORDS], s, nw);
             let threads: u32 = all[..s as usize].iter().map(|c| c.count_ones()).sum();
             let rows = all[..s as usize].iter().fold(0, |r, c| r | c);
             let contrib = inp.req_contrib & low32(nw);
-            self.nw_after = all[..s as usize].iter().map(|c| c.count_ones()).max().unwrap_or(0);
+            self.nw_after = all[..s as usize]
+                .iter()
+                .map(|c| c.count_ones())
+                .max()
+                .unwrap_or(0);
             self.nw_before = contrib.count_ones();
             self.pred_valid = inp.req_eval;
             if cfg!(debug_assertions) {
@@ -380,9 +389,9 @@ crate::declare_unit! {
     inputs WcuInputs {
         req_valid: bool ["1"] "start handshake (taken when req_ready)",
         req_mask: CtaMask ["NW*S"] "the path's CTA-wide active mask, bit w*S+l"
-            layout([warp: "NW", lane: "S"] "1"),
+            layout([warp: "NW"] "S"),
         req_excl: CtaMask ["NW*S"] "threads of bypassed warps (UMask = 0): not compacted"
-            layout([warp: "NW", lane: "S"] "1"),
+            layout([warp: "NW"] "S"),
         req_contrib: u32 ["NW"] "slots that put >= 1 thread into the path (A7): nw_before",
         req_umask: u32 ["NW"] "slots that waited (UMask = 1): they receive the warps (A3)",
         req_eval: bool ["1"] "branch completion: produce the adequacy at t+1",
@@ -412,7 +421,7 @@ crate::declare_unit! {
     }
     debug {
         dbg_work ["NW*S"] "working copy: threads not emitted yet, bit w*S+l"
-            layout([warp: "NW", lane: "S"] "1"),
+            layout([warp: "NW"] "S"),
         dbg_slots ["NW"] "UMask slots not handed out yet",
     }
 }
@@ -576,7 +585,9 @@ mod tests {
         (0..s)
             .map(|l| {
                 if w.lanes >> l & 1 == 1 {
-                    char::from_digit(w.src[l as usize] as u32 * s + l, 16).unwrap().to_ascii_uppercase()
+                    char::from_digit(w.src[l as usize] as u32 * s + l, 16)
+                        .unwrap()
+                        .to_ascii_uppercase()
                 } else {
                     '-'
                 }
@@ -591,11 +602,19 @@ mod tests {
     #[test]
     fn t1_t2_fig_4_2_paths_b_and_c() {
         let mut u = unit(4, 3, 1);
-        let r = run(&mut u, WcuInputs::request(paper("7A"), [0; 16], 0b110, 0b111, true), |_| true);
+        let r = run(
+            &mut u,
+            WcuInputs::request(paper("7A"), [0; 16], 0b110, 0b111, true),
+            |_| true,
+        );
         assert_eq!(shows(&r), ["--A7"]);
         assert_eq!(r.warps[0].1.src[2..4], [2, 1]);
         assert_eq!(r.done, Some((1, 1)));
-        let r = run(&mut u, WcuInputs::request(paper("012345689B"), [0; 16], 0b111, 0b111, true), |_| true);
+        let r = run(
+            &mut u,
+            WcuInputs::request(paper("012345689B"), [0; 16], 0b111, 0b111, true),
+            |_| true,
+        );
         assert_eq!(shows(&r), ["0123", "456B", "89--"]);
         let slots: Vec<u32> = r.warps.iter().map(|(_, w)| w.slot).collect();
         assert_eq!(slots, [0, 1, 2], "pure TBC: warp k to slot k");
@@ -622,7 +641,11 @@ mod tests {
     #[test]
     fn t5_adequate() {
         let mut u = unit(4, 3, 1);
-        let r = run(&mut u, WcuInputs::request(paper("479A"), [0; 16], 0b110, 0b110, true), |_| true);
+        let r = run(
+            &mut u,
+            WcuInputs::request(paper("479A"), [0; 16], 0b110, 0b110, true),
+            |_| true,
+        );
         assert_eq!(shows(&r), ["49A7"]);
         assert_eq!(r.warps[0].1.slot, 1);
         assert_eq!((r.pred.pred_nw_after, r.pred.pred_nw_before), (1, 2));
@@ -665,7 +688,11 @@ mod tests {
         let mut u = unit(32, 32, 1);
         let none = [0; MASK_WORDS];
         // All ones: the identity, 32 full warps with src = k.
-        let r = run(&mut u, WcuInputs::request([u64::MAX; 16], none, !0, !0, true), |_| true);
+        let r = run(
+            &mut u,
+            WcuInputs::request([u64::MAX; 16], none, !0, !0, true),
+            |_| true,
+        );
         assert_eq!(r.warps.len(), 32);
         for (k, (_, w)) in r.warps.iter().enumerate() {
             assert_eq!(w.lanes, u32::MAX);
@@ -679,16 +706,22 @@ mod tests {
             set_thread(&mut col, 32, w, 5);
             set_thread(&mut diag, 32, w, w);
         }
-        let r = run(&mut u, WcuInputs::request(col, none, !0, !0, true), |_| true);
+        let r = run(&mut u, WcuInputs::request(col, none, !0, !0, true), |_| {
+            true
+        });
         assert_eq!(r.warps.len(), 32);
         assert!(r.warps.iter().all(|(_, w)| w.lanes == 1 << 5));
         // The diagonal: one warp.
-        let r = run(&mut u, WcuInputs::request(diag, none, !0, !0, true), |_| true);
+        let r = run(&mut u, WcuInputs::request(diag, none, !0, !0, true), |_| {
+            true
+        });
         assert_eq!(r.warps.len(), 1);
         assert_eq!(r.warps[0].1.lanes, u32::MAX);
         assert!(r.pred.pred_adequate);
         // Empty: no warps.
-        let r = run(&mut u, WcuInputs::request(none, none, 0, !0, true), |_| true);
+        let r = run(&mut u, WcuInputs::request(none, none, 0, !0, true), |_| {
+            true
+        });
         assert_eq!(r.done, Some((1, 0)));
     }
 
