@@ -237,10 +237,14 @@ impl WcuStimulus {
             } else {
                 self.rng.below(6) as u32
             },
-            reset_after: self
-                .rng
-                .one_in(reset_rate)
-                .then(|| self.rng.below(2 * nw as u64 + 4) as u32),
+            reset_after: self.rng.one_in(reset_rate).then(|| {
+                // Half of them in the cycle after the start (while pred_valid is high).
+                if self.rng.one_in(2) {
+                    0
+                } else {
+                    self.rng.below(2 * nw as u64 + 4) as u32
+                }
+            }),
         }
     }
 }
@@ -441,7 +445,8 @@ impl Stimulus for WcuStimulus {
         let unhit = coverage.unhit();
         self.want_stalls = unhit.iter().any(|b| b.contains("!out_ready"));
         self.want_full = unhit.iter().any(|b| b.starts_with("out_lanes["));
-        self.want_reset = coverage.is_unhit("reset while out_valid");
+        self.want_reset = coverage.is_unhit("reset while out_valid")
+            || coverage.is_unhit("reset while pred_valid");
     }
 }
 

@@ -40,7 +40,7 @@ fn lint_standard_sets(unit: &str, heavy: bool) -> usize {
 }
 
 /// Units with a per-unit lint test below.
-const LINTED: &[&str] = &["simt_stack_spe", "simt_stack_dpe", "dpe_scoreboard"];
+const LINTED: &[&str] = &["simt_stack_spe", "simt_stack_dpe", "dpe_scoreboard", "wcu"];
 
 #[test]
 fn every_unit_with_a_template_has_a_lint_test() {
@@ -51,6 +51,11 @@ fn every_unit_with_a_template_has_a_lint_test() {
 #[test]
 fn simt_stack_spe_is_lint_clean_at_every_standard_set() {
     assert_eq!(lint_standard_sets("simt_stack_spe", false), 4);
+}
+
+#[test]
+fn wcu_is_lint_clean_at_every_standard_set() {
+    assert_eq!(lint_standard_sets("wcu", false), 4);
 }
 
 #[test]

@@ -252,7 +252,11 @@ impl Coverage {
                 }
                 let (first_bin, first_probe) = (c.names.len(), c.probes.len());
                 c.declare(desc, params, widths, cover)?;
-                let suffix = format!(" when {}", names.join(" & "));
+                let suffix = if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" when {}", names.join(" & "))
+                };
                 c.names[first_bin..]
                     .iter_mut()
                     .for_each(|n| n.push_str(&suffix));

@@ -322,7 +322,7 @@ impl WcuInputs {
 /// !out_ready`) at every position `k` of the stream and at the last warp; every lane's
 /// column full (a lane active in warp NW-1); a request waiting at `done` (accepted back to
 /// back) and a request while busy; reset in mid-compaction; the evaluator's both answers.
-static WCU_COVERAGE: [Cover; 8] = [
+static WCU_COVERAGE: [Cover; 9] = [
     Cover::ValuesWhen {
         port: "done_count",
         max: "NW",
@@ -356,6 +356,10 @@ static WCU_COVERAGE: [Cover; 8] = [
             max: "1",
             when: "pred_valid",
         },
+    },
+    Cover::If {
+        when: &[Cond::Param("PRED_EN")],
+        cover: &Cover::ResetWhile("pred_valid"),
     },
 ];
 
