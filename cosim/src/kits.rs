@@ -426,6 +426,13 @@ pub static KITS: &[Kit] = &[
         mutants: &SLP_MUTANTS,
         equivalents: &SLP_EQUIVALENTS,
     },
+    Kit {
+        unit: &warpforge_model::units::wcu::WCU_DESC,
+        random: crate::wcu_stimulus::random,
+        directed: Some(crate::wcu_stimulus::directed),
+        mutants: &crate::wcu_stimulus::MUTANTS,
+        equivalents: &crate::wcu_stimulus::EQUIVALENTS,
+    },
 ];
 
 /// The kit of `desc`; every registered unit has one (checked by the registry test).

@@ -38,6 +38,7 @@ pub mod stack_stimulus;
 pub mod stimulus;
 pub mod testbench;
 pub mod wave;
+pub mod wcu_stimulus;
 
 pub use build::{BuildOptions, BuiltModel, RtlSource};
 pub use lockstep::{Cosim, Divergence, FieldMismatch, PortMismatch, Stimulus, Summary};

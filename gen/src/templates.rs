@@ -346,6 +346,7 @@ registry! {
     units::capri_capt::CAPT_DESC => CapriCapt("capri_capt.v")
         cosim CapriCaptCosim("capri_capt_cosim.v"),
     units::slp_perm::SLP_DESC => SlpPerm("slp_perm.v"),
+    units::wcu::WCU_DESC => Wcu("wcu.v") cosim WcuCosim("wcu_cosim.v"),
 }
 
 /// The template registration of `unit`, if it has one.

@@ -46,6 +46,7 @@ const LINTED: &[&str] = &[
     "dpe_scoreboard",
     "capri_capt",
     "slp_perm",
+    "wcu",
 ];
 
 #[test]
@@ -57,6 +58,11 @@ fn every_unit_with_a_template_has_a_lint_test() {
 #[test]
 fn simt_stack_spe_is_lint_clean_at_every_standard_set() {
     assert_eq!(lint_standard_sets("simt_stack_spe", false), 4);
+}
+
+#[test]
+fn wcu_is_lint_clean_at_every_standard_set() {
+    assert_eq!(lint_standard_sets("wcu", false), 4);
 }
 
 #[test]

@@ -49,6 +49,27 @@ pub enum Cover {
     /// Reset (`rst_n` low) while `port` is not 0, i.e. in mid-operation: bin
     /// `reset while port`.
     ResetWhile(&'static str),
+    /// The bins of `cover`, counted only in cycles where every condition holds (a stall at
+    /// each position of an output stream: `out_seq` values when `out_valid & !out_ready`);
+    /// each bin's name gets ` when <conditions>`. A [`Cond::Param`] that is 0 at the
+    /// parameters declares no bins (logic that parameter value removes).
+    If {
+        when: &'static [Cond],
+        cover: &'static Cover,
+    },
+}
+
+/// A condition of [`Cover::If`].
+#[derive(Debug, Clone, Copy)]
+pub enum Cond {
+    /// The port is not 0.
+    Set(&'static str),
+    /// The port is 0.
+    Clear(&'static str),
+    /// The port equals the value of an expression over the parameters (`"NW-1"`).
+    Eq(&'static str, &'static str),
+    /// The parameter is not 0 (checked once, at the parameters).
+    Param(&'static str),
 }
 
 /// How one [`Cover`] item is sampled: port positions resolved, and the index of its first
@@ -93,6 +114,11 @@ enum Probe {
         port: usize,
         bin: usize,
     },
+    If {
+        /// (port, `None`: not 0 / `Some(false)`: 0 / `Some(true)`: equals `value`, value).
+        conds: Vec<(usize, Option<bool>, u64)>,
+        inner: Box<Probe>,
+    },
 }
 
 /// The bins of one unit at one parameter set and how often each was hit.
@@ -114,6 +140,21 @@ impl Coverage {
             probes: vec![],
         };
         let widths = desc.widths(params);
+        for item in desc.coverage {
+            c.declare(desc, params, &widths, item)?;
+        }
+        Ok(c)
+    }
+
+    /// Adds the bins and probes of one item.
+    fn declare(
+        &mut self,
+        desc: &UnitDesc,
+        params: &Params,
+        widths: &[u32],
+        item: &Cover,
+    ) -> Result<(), String> {
+        let c = self;
         let port = |name: &str| {
             desc.port_index(name)
                 .ok_or_else(|| format!("{}: coverage names unknown port `{name}`", desc.name))
@@ -123,71 +164,111 @@ impl Coverage {
                 .map(u64::from)
                 .map_err(|e| format!("{}: coverage bound `{expr}`: {e}", desc.name))
         };
-        for item in desc.coverage {
-            match *item {
-                Cover::Values { port: p, max } => {
-                    let (port, max) = (port(p)?, bound(max)?);
-                    let first = c.bins((0..=max).map(|v| format!("{p}={v}")));
-                    c.probes.push(Probe::Values { port, max, first });
+        match *item {
+            Cover::Values { port: p, max } => {
+                let (port, max) = (port(p)?, bound(max)?);
+                let first = c.bins((0..=max).map(|v| format!("{p}={v}")));
+                c.probes.push(Probe::Values { port, max, first });
+            }
+            Cover::ValuesWhen { port: p, max, when } => {
+                let (port, max, w) = (port(p)?, bound(max)?, port(when)?);
+                let first = c.bins((0..=max).map(|v| format!("{p}={v} when {when}")));
+                c.probes.push(Probe::ValuesWhen {
+                    port,
+                    when: w,
+                    max,
+                    first,
+                });
+            }
+            Cover::Raised(names) => {
+                for &n in names {
+                    let port = port(n)?;
+                    let bin = c.bins([n.to_string()]);
+                    c.probes.push(Probe::Raised { port, bin });
                 }
-                Cover::ValuesWhen { port: p, max, when } => {
-                    let (port, max, w) = (port(p)?, bound(max)?, port(when)?);
-                    let first = c.bins((0..=max).map(|v| format!("{p}={v} when {when}")));
-                    c.probes.push(Probe::ValuesWhen {
-                        port,
-                        when: w,
-                        max,
-                        first,
-                    });
-                }
-                Cover::Raised(names) => {
-                    for &n in names {
-                        let port = port(n)?;
-                        let bin = c.bins([n.to_string()]);
-                        c.probes.push(Probe::Raised { port, bin });
+            }
+            Cover::EveryEvent => {
+                for (i, spec) in desc.ports.iter().enumerate() {
+                    if spec.role == Role::Combinational {
+                        let bin = c.bins([spec.name.to_string()]);
+                        c.probes.push(Probe::Raised { port: i, bin });
                     }
                 }
-                Cover::EveryEvent => {
-                    for (i, spec) in desc.ports.iter().enumerate() {
-                        if spec.role == Role::Combinational {
-                            let bin = c.bins([spec.name.to_string()]);
-                            c.probes.push(Probe::Raised { port: i, bin });
+            }
+            Cover::EveryBit(p) => {
+                let port = port(p)?;
+                let width = widths[port];
+                let first = c.bins((0..width).map(|i| format!("{p}[{i}]")));
+                c.probes.push(Probe::EveryBit { port, width, first });
+            }
+            Cover::Popcount { port: p, max } => {
+                let (port, max) = (port(p)?, bound(max)?);
+                let first = c.bins((0..=max).map(|n| format!("popcount({p})={n}")));
+                c.probes.push(Probe::Popcount { port, max, first });
+            }
+            Cover::Together(names) => {
+                let ports = names.iter().map(|n| port(n)).collect::<Result<_, _>>()?;
+                let bin = c.bins([names.join(" & ")]);
+                c.probes.push(Probe::Together { ports, bin });
+            }
+            Cover::BackToBack(p) => {
+                let port = port(p)?;
+                let bin = c.bins([format!("{p} back-to-back")]);
+                c.probes.push(Probe::BackToBack {
+                    port,
+                    bin,
+                    last: false,
+                });
+            }
+            Cover::ResetWhile(p) => {
+                let port = port(p)?;
+                let bin = c.bins([format!("reset while {p}")]);
+                c.probes.push(Probe::ResetWhile { port, bin });
+            }
+            Cover::If { when, cover } => {
+                let mut conds = vec![];
+                let mut names = vec![];
+                for cond in when {
+                    match *cond {
+                        Cond::Set(p) => {
+                            conds.push((port(p)?, None, 0));
+                            names.push(p.to_string());
+                        }
+                        Cond::Clear(p) => {
+                            conds.push((port(p)?, Some(false), 0));
+                            names.push(format!("!{p}"));
+                        }
+                        Cond::Eq(p, e) => {
+                            let v = bound(e)?;
+                            conds.push((port(p)?, Some(true), v));
+                            names.push(format!("{p}={v}"));
+                        }
+                        Cond::Param(name) => {
+                            if params.get(name) == 0 {
+                                return Ok(());
+                            }
                         }
                     }
                 }
-                Cover::EveryBit(p) => {
-                    let port = port(p)?;
-                    let width = widths[port];
-                    let first = c.bins((0..width).map(|i| format!("{p}[{i}]")));
-                    c.probes.push(Probe::EveryBit { port, width, first });
-                }
-                Cover::Popcount { port: p, max } => {
-                    let (port, max) = (port(p)?, bound(max)?);
-                    let first = c.bins((0..=max).map(|n| format!("popcount({p})={n}")));
-                    c.probes.push(Probe::Popcount { port, max, first });
-                }
-                Cover::Together(names) => {
-                    let ports = names.iter().map(|n| port(n)).collect::<Result<_, _>>()?;
-                    let bin = c.bins([names.join(" & ")]);
-                    c.probes.push(Probe::Together { ports, bin });
-                }
-                Cover::BackToBack(p) => {
-                    let port = port(p)?;
-                    let bin = c.bins([format!("{p} back-to-back")]);
-                    c.probes.push(Probe::BackToBack {
-                        port,
-                        bin,
-                        last: false,
+                let (first_bin, first_probe) = (c.names.len(), c.probes.len());
+                c.declare(desc, params, widths, cover)?;
+                let suffix = if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" when {}", names.join(" & "))
+                };
+                c.names[first_bin..]
+                    .iter_mut()
+                    .for_each(|n| n.push_str(&suffix));
+                for inner in c.probes.split_off(first_probe) {
+                    c.probes.push(Probe::If {
+                        conds: conds.clone(),
+                        inner: Box::new(inner),
                     });
-                }
-                Cover::ResetWhile(p) => {
-                    let port = port(p)?;
-                    let bin = c.bins([format!("reset while {p}")]);
-                    c.probes.push(Probe::ResetWhile { port, bin });
                 }
             }
         }
-        Ok(c)
+        Ok(())
     }
 
     /// Adds bins; returns the index of the first.
@@ -203,70 +284,88 @@ impl Coverage {
     #[inline]
     pub fn sample(&mut self, ports: &[Bits]) {
         let reset = ports[0].to_u64() == 0;
-        let nonzero = |p: usize| ports[p].words().iter().any(|&w| w != 0);
         for probe in &mut self.probes {
-            match probe {
-                Probe::Values { port, max, first } => {
-                    let v = ports[*port].to_u64();
-                    if v <= *max {
-                        self.hits[*first + v as usize] += 1;
-                    }
+            Self::sample_probe(&mut self.hits, probe, ports, reset);
+        }
+    }
+
+    #[inline]
+    fn sample_probe(hits: &mut [u64], probe: &mut Probe, ports: &[Bits], reset: bool) {
+        let nonzero = |p: usize| ports[p].words().iter().any(|&w| w != 0);
+        let this = hits;
+        match probe {
+            Probe::Values { port, max, first } => {
+                let v = ports[*port].to_u64();
+                if v <= *max {
+                    this[*first + v as usize] += 1;
                 }
-                Probe::ValuesWhen {
-                    port,
-                    when,
-                    max,
-                    first,
-                } => {
-                    let v = ports[*port].to_u64();
-                    if v <= *max && nonzero(*when) {
-                        self.hits[*first + v as usize] += 1;
-                    }
+            }
+            Probe::ValuesWhen {
+                port,
+                when,
+                max,
+                first,
+            } => {
+                let v = ports[*port].to_u64();
+                if v <= *max && nonzero(*when) {
+                    this[*first + v as usize] += 1;
                 }
-                Probe::Raised { port, bin } => {
-                    if nonzero(*port) {
-                        self.hits[*bin] += 1;
-                    }
+            }
+            Probe::Raised { port, bin } => {
+                if nonzero(*port) {
+                    this[*bin] += 1;
                 }
-                Probe::EveryBit { port, width, first } => {
-                    let bits = &ports[*port];
-                    for (k, &w) in bits.words().iter().enumerate() {
-                        let mut w = w;
-                        while w != 0 {
-                            let i = k * 64 + w.trailing_zeros() as usize;
-                            w &= w - 1;
-                            if i < *width as usize {
-                                self.hits[*first + i] += 1;
-                            }
+            }
+            Probe::EveryBit { port, width, first } => {
+                let bits = &ports[*port];
+                for (k, &w) in bits.words().iter().enumerate() {
+                    let mut w = w;
+                    while w != 0 {
+                        let i = k * 64 + w.trailing_zeros() as usize;
+                        w &= w - 1;
+                        if i < *width as usize {
+                            this[*first + i] += 1;
                         }
                     }
                 }
-                Probe::Popcount { port, max, first } => {
-                    let n: u64 = ports[*port]
-                        .words()
-                        .iter()
-                        .map(|w| w.count_ones() as u64)
-                        .sum();
-                    if n <= *max {
-                        self.hits[*first + n as usize] += 1;
-                    }
+            }
+            Probe::Popcount { port, max, first } => {
+                let n: u64 = ports[*port]
+                    .words()
+                    .iter()
+                    .map(|w| w.count_ones() as u64)
+                    .sum();
+                if n <= *max {
+                    this[*first + n as usize] += 1;
                 }
-                Probe::Together { ports: ps, bin } => {
-                    if ps.iter().all(|&p| nonzero(p)) {
-                        self.hits[*bin] += 1;
-                    }
+            }
+            Probe::Together { ports: ps, bin } => {
+                if ps.iter().all(|&p| nonzero(p)) {
+                    this[*bin] += 1;
                 }
-                Probe::BackToBack { port, bin, last } => {
-                    let now = !reset && nonzero(*port);
-                    if now && *last {
-                        self.hits[*bin] += 1;
-                    }
-                    *last = now;
+            }
+            Probe::BackToBack { port, bin, last } => {
+                let now = !reset && nonzero(*port);
+                if now && *last {
+                    this[*bin] += 1;
                 }
-                Probe::ResetWhile { port, bin } => {
-                    if reset && nonzero(*port) {
-                        self.hits[*bin] += 1;
+                *last = now;
+            }
+            Probe::ResetWhile { port, bin } => {
+                if reset && nonzero(*port) {
+                    this[*bin] += 1;
+                }
+            }
+            Probe::If { conds, inner } => {
+                let holds = conds.iter().all(|&(p, kind, v)| match kind {
+                    None => nonzero(p),
+                    Some(false) => !nonzero(p),
+                    Some(true) => {
+                        ports[p].to_u64() == v && ports[p].words()[1..].iter().all(|&w| w == 0)
                     }
+                });
+                if holds {
+                    Self::sample_probe(this, inner, ports, reset);
                 }
             }
         }

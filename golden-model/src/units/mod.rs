@@ -16,6 +16,7 @@ pub mod simt_stack_dpe;
 pub mod slp_perm;
 pub mod trace;
 pub mod trace_sink;
+pub mod wcu;
 
 use contract::UnitDesc;
 
@@ -26,6 +27,7 @@ pub static ALL: &[&UnitDesc] = &[
     &dpe_scoreboard::SCOREBOARD_DESC,
     &capri_capt::CAPT_DESC,
     &slp_perm::SLP_DESC,
+    &wcu::WCU_DESC,
 ];
 
 /// The unit named `name`, or an error listing the known units.

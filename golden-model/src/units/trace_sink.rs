@@ -334,13 +334,23 @@ mod tests {
                 ..Default::default()
             };
             let dpe = DpeInputs::update_from((r >> 9 & 1) as u8, &spe);
+            let mut wcu = crate::units::wcu::WcuInputs {
+                req_valid: r >> 10 & 1 != 0,
+                req_umask: pick(11, next()) as u32,
+                ..Default::default()
+            };
+            if r >> 12 & 1 != 0 {
+                wcu.req_mask[(r >> 13 & 15) as usize] = next();
+            }
             words.clear();
             spe.pack(&mut words);
             dpe.pack(&mut words);
+            wcu.pack(&mut words);
             let (a, n) = SpeInputs::unpack(&words);
             let (b, m) = DpeInputs::unpack(&words[n..]);
-            assert_eq!((a, b), (spe, dpe));
-            assert_eq!(n + m, words.len());
+            let (c, k) = crate::units::wcu::WcuInputs::unpack(&words[n + m..]);
+            assert_eq!((a, b, c), (spe, dpe, wcu));
+            assert_eq!(n + m + k, words.len());
         }
     }
 

@@ -1,0 +1,14 @@
+{% extends "_cosim.v" %}
+{%- block body %}
+    // Debug state, as warpforge_model::units::wcu::Wcu::debug_state packs it: dbg_work is
+    // the working copy (bit w*S + l: home warp w, lane l, not emitted yet), dbg_slots the
+    // UMask slots not handed out yet. Latched on the rising edge of wf_sample only.
+    reg [NW*S-1:0] dbg_work_q;
+    reg [NW-1:0]   dbg_slots_q;
+    always @(posedge wf_sample) begin
+        dbg_work_q  <= u_unit.work;
+        dbg_slots_q <= u_unit.slots;
+    end
+    assign dbg_work  = dbg_work_q;
+    assign dbg_slots = dbg_slots_q;
+{% endblock %}
