@@ -38,7 +38,7 @@ pub struct CosimArgs {
     /// Seeded constrained-random stimulus (the default when no other source is given).
     #[arg(long)]
     random: bool,
-    /// The directed vectors of spec §10 (the worked examples and corner cases; stacks).
+    /// The directed vectors of the unit's spec (its worked examples and corner cases).
     #[arg(long)]
     directed: bool,
     /// Cycles of random stimulus (per parameter set with --all).
@@ -418,7 +418,9 @@ fn directed_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Resu
     let mut stim = directed_stimulus(desc, params).expect("has_directed checked");
     let started = Instant::now();
     let r = cosim.run(&mut stim).map(|s| vec![s]);
-    outcome(desc, params, "directed (spec §10)".into(), started, r)
+    // The unit's spec file (its worked examples and corner cases are the directed vectors).
+    let spec = desc.spec.split_whitespace().next().unwrap_or("spec");
+    outcome(desc, params, format!("directed ({spec})"), started, r)
 }
 
 fn trace_run(a: &CosimArgs, trace: &Trace, source: &str) -> Result<CosimRow> {

@@ -14,7 +14,7 @@
 //! wire load). Fit for comparing units and parameter sets and for a first Fmax; not
 //! sign-off.
 
-use crate::synth::run_yosys;
+use crate::synth::{param_line, run_yosys};
 use crate::tools::{self, ToolError, ToolSpec};
 use crate::GeneratedUnit;
 use serde::{Deserialize, Serialize};
@@ -278,18 +278,8 @@ pub struct AsicReport {
 
 impl fmt::Display for AsicReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        writeln!(
-            f,
-            "{} ({}) in {}",
-            self.module,
-            params.join(" "),
-            self.technology
-        )?;
+        let params = param_line(&self.params);
+        writeln!(f, "{} ({}) in {}", self.module, params, self.technology)?;
         writeln!(
             f,
             "  area {:.0} um^2 ({:.4} mm^2), {} cells ({} flip-flops, {} fan-out buffers)",

@@ -51,12 +51,8 @@ pub struct SynthReport {
 
 impl fmt::Display for SynthReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        writeln!(f, "{} ({})", self.module, params.join(" "))?;
+        let params = param_line(&self.params);
+        writeln!(f, "{} ({})", self.module, params)?;
         let w = self
             .cells_by_type
             .keys()
@@ -75,6 +71,12 @@ impl fmt::Display for SynthReport {
         writeln!(f, "  {:<w$}  {:>9}", "transistors (est.)", self.transistors)?;
         write!(f, "  ({}; {})", self.note, self.yosys)
     }
+}
+
+/// `NAME=VALUE NAME=VALUE ...` of a report's parameters.
+pub(crate) fn param_line(params: &BTreeMap<String, u64>) -> String {
+    let items: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    items.join(" ")
 }
 
 /// The synthesis script (after the `read_verilog` lines).
@@ -253,21 +255,11 @@ impl FpgaReport {
 
 impl fmt::Display for FpgaReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
+        let params = param_line(&self.params);
         writeln!(
             f,
             "{} ({}) on {}: {} LUTs, {} flip-flops, {} LUT-RAM cells, {} block RAMs",
-            self.module,
-            params.join(" "),
-            self.family,
-            self.luts,
-            self.ffs,
-            self.lut_ram,
-            self.block_ram
+            self.module, params, self.family, self.luts, self.ffs, self.lut_ram, self.block_ram
         )?;
         for (k, v) in &self.cells_by_type {
             writeln!(f, "  {k:<18} {v:>7}")?;
