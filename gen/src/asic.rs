@@ -264,7 +264,7 @@ pub struct AsicReport {
     pub area_um2: f64,
     pub leakage_nw: f64,
     pub period_ns: f64,
-    /// Worst slack at `period_ns` (negative: the target is missed).
+    /// Slack of the worst path at `period_ns` (negative: the target is missed).
     pub worst_slack_ns: f64,
     pub total_negative_slack_ns: f64,
     /// `1000 / (period - worst slack)`.
@@ -460,8 +460,15 @@ fn parse_sta(text: &str) -> Option<StaTiming> {
                     || w[w.len() - 2].ends_with("/YS"))
         })
         .count() as u32;
+    // The worst path's own slack: `report_wns` says 0 when nothing fails, which would hide
+    // how much room a unit that meets its period has.
+    let slack = text
+        .lines()
+        .find(|l| l.contains("slack (MET)") || l.contains("slack (VIOLATED)"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .or_else(|| num("wns"))?;
     Some(StaTiming {
-        wns: num("wns")?,
+        wns: slack,
         tns: num("tns")?,
         path: CriticalPath {
             startpoint: startpoint.split(" (").next().unwrap_or("").to_string(),
@@ -553,6 +560,7 @@ Endpoint: _2_ (rising edge-triggered flip-flop clocked by clk)
             9.284    0.000    8.768 v _3_/A (INVX1)
    2.948   23.301   35.821   44.589 ^ _3_/Y (INVX1)
                             44.589   data arrival time
+                           -41.290   slack (VIOLATED)
 wns -41.29
 tns -290.81
 ";
@@ -561,5 +569,10 @@ tns -290.81
         assert_eq!(t.path.levels, 2);
         assert_eq!(t.path.startpoint, "_1_");
         assert_eq!(t.path.arrival_ns, 44.589);
+        // A path that meets the period: its slack, not report_wns' 0.
+        let met = text
+            .replace("-41.290   slack (VIOLATED)", "1.250   slack (MET)")
+            .replace("wns -41.29", "wns 0.00");
+        assert_eq!(parse_sta(&met).unwrap().wns, 1.25);
     }
 }
