@@ -108,19 +108,23 @@ fn bad_unit_or_parameter_exits_2_with_a_clear_message() {
     );
 }
 
+/// `warpforge synth` of a small SPE stack (its flip-flops are counted in
+/// `synth_prints_a_table_or_json`).
+const SYNTH_SMALL_SPE: [&str; 9] = [
+    "synth",
+    "--unit",
+    "simt_stack_spe",
+    "--param",
+    "WARP_SIZE=8",
+    "--param",
+    "PC_W=8",
+    "--param",
+    "DEPTH=2",
+];
+
 #[test]
 fn synth_prints_a_table_or_json() {
-    let args = [
-        "synth",
-        "--unit",
-        "simt_stack_spe",
-        "--param",
-        "WARP_SIZE=8",
-        "--param",
-        "PC_W=8",
-        "--param",
-        "DEPTH=2",
-    ];
+    let args = SYNTH_SMALL_SPE;
     let o = warpforge(&args);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("transistors (est.)"), "{}", text(&o));
@@ -339,22 +343,15 @@ fn a_replay_validates_a_fix_of_the_rtl() {
 #[test]
 fn synth_osu018_gives_area_leakage_and_timing() {
     let out = scratch("osu018");
-    let o = warpforge(&[
-        "synth",
-        "--unit",
-        "simt_stack_spe",
-        "--param",
-        "WARP_SIZE=8",
-        "--param",
-        "PC_W=8",
-        "--param",
-        "DEPTH=2",
+    let mut args = SYNTH_SMALL_SPE.to_vec();
+    args.extend([
         "--target",
         "osu018",
         "--out",
         out.to_str().unwrap(),
         "--json",
     ]);
+    let o = warpforge(&args);
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // The same flip-flops as the generic flow (see `synth_prints_a_table_or_json`).
