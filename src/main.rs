@@ -248,7 +248,12 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     // Unit traces of every run, for the co-simulation at the end.
     let mut traces: Vec<(String, TraceRecorder)> = vec![];
     // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
-    let comparison = if !a.no_compare && !a.functional && a.ptx.is_none() {
+    // (Not under compaction: DPE + compaction is not modelled.)
+    let comparison = if !a.no_compare
+        && !a.functional
+        && a.ptx.is_none()
+        && cfg.sm.compaction == warpforge_model::config::Compaction::None
+    {
         let mut other = cfg.clone();
         other.sm.reconvergence = match cfg.sm.reconvergence {
             Reconvergence::Spe => Reconvergence::Dpe,
@@ -311,6 +316,15 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         if !a.functional {
             println!("\nStall breakdown (share of scheduler issue slots):");
             print!("{}", report::stall_table(&results));
+            if cfg.sm.compaction != warpforge_model::config::Compaction::None {
+                println!(
+                    "\nThread-block compaction (sm.compaction = {:?}, lane permutation {:?}; \
+                     decisions: Stall/Bypass x Adequate/not, against the evaluator's answer \
+                     for the branch; idle: scheduler cycles without issue):",
+                    cfg.sm.compaction, cfg.sm.lane_permutation
+                );
+                print!("{}", report::compaction_table(&results));
+            }
         }
         if let Some(c) = &comparison {
             println!(

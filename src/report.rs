@@ -219,6 +219,56 @@ pub fn stall_table(results: &[RunResult]) -> String {
     table(&header, &rows)
 }
 
+/// Thread-block compaction per kernel (spec tbc-capri-slp.md §5): SIMD utilisation, idle
+/// scheduler cycles, CAPRI's decisions against the evaluator's oracle, the CAPT's hit
+/// rate, the compaction unit's work, and the compaction rate of the paths out of
+/// divergent programmatic (P) and data-dependent (D) branches, with the ideal's.
+pub fn compaction_table(results: &[RunResult]) -> String {
+    let mut rows = Vec::new();
+    for r in results {
+        for (k, _) in r.per_kernel() {
+            let c = &k.compaction;
+            let [p, d] = &c.paths;
+            rows.push(vec![
+                r.workload.clone(),
+                k.kernel.clone(),
+                pct(k.simd_utilisation()),
+                k.stalls.total().to_string(),
+                c.decisions().to_string(),
+                format!(
+                    "{}/{}/{}/{}",
+                    c.stall_adequate, c.stall_inadequate, c.bypass_adequate, c.bypass_inadequate
+                ),
+                pct(c.accuracy()),
+                pct(c.capt_hit_rate()),
+                format!("{}/{}", c.wcu_requests, c.wcu_warps),
+                format!("{} {}", p.paths, pct(p.rate())),
+                pct(p.ideal_rate()),
+                format!("{} {}", d.paths, pct(d.rate())),
+                pct(d.ideal_rate()),
+            ]);
+        }
+    }
+    table(
+        &[
+            "workload",
+            "kernel",
+            "SIMD_util",
+            "idle",
+            "decisions",
+            "S+A/S-A/B+A/B-A",
+            "accuracy",
+            "CAPT_hit",
+            "WCU_req/warps",
+            "P_paths rate",
+            "P_ideal",
+            "D_paths rate",
+            "D_ideal",
+        ],
+        &rows,
+    )
+}
+
 /// One workload under SPE and under DPE (spec reconvergence-dpe.md §7.2: IPC speedup and
 /// Avg_Path, [L698-756]).
 #[derive(Debug, Clone, Serialize)]

@@ -34,6 +34,56 @@ pub enum Reconvergence {
     Dpe,
 }
 
+/// Thread-block compaction (spec tbc-capri-slp.md §1-§2): the per-warp SPE stacks are
+/// replaced by one CTA-wide stack per CTA whose paths the warp compaction unit regroups.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compaction {
+    /// No compaction: per-warp stacks (No_TBC).
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// TBC: every branch (and every reconvergence) is a CTA-wide synchronisation point.
+    #[serde(rename = "tbc")]
+    Tbc,
+    /// TBC+: no synchronisation at unconditional branches nor at `.uni` ones (A22).
+    #[serde(rename = "tbc+")]
+    TbcPlus,
+    /// CAPRI: warps that did not diverge, or that the CAPT predicts inadequate, bypass.
+    #[serde(rename = "capri")]
+    Capri,
+}
+
+/// The CAPT's history (spec §2.2; the `capri_capt` unit's `HIST`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CapriHistory {
+    /// 1b-Latest: the last adequacy result (the seed's default, L1457).
+    #[default]
+    #[serde(rename = "1bl")]
+    Latest,
+    /// 1b-Sticky: adequate once diverged, until the kernel ends.
+    #[serde(rename = "1bs")]
+    Sticky,
+    /// 2-bit saturating counter (A12).
+    #[serde(rename = "2bit")]
+    TwoBit,
+}
+
+/// SIMD lane permutation at warp launch (spec §3; the `slp_perm` unit's modes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LanePermutation {
+    #[default]
+    None,
+    Balanced,
+    OddEven,
+    XorOddHalf,
+    RevWid,
+    FlipOdd,
+    #[serde(rename = "rotate_odd_1")]
+    RotateOdd1,
+    Wid,
+}
+
 /// How the extra selection level picks one of a DPE warp's two paths (spec A9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -111,8 +161,26 @@ pub struct SmConfig {
     pub reconvergence: Reconvergence,
     /// Path selection of DPE warps (ignored under SPE).
     pub dpe_path_policy: PathPolicy,
-    /// SIMT stack entries per warp (spec reconvergence-dpe.md A11).
+    /// SIMT stack entries per warp (spec reconvergence-dpe.md A11); under compaction, the
+    /// entries of each CTA-wide stack.
     pub stack_depth: u32,
+    /// Thread-block compaction: "none", "tbc", "tbc+" or "capri" (SPE only).
+    #[serde(default)]
+    pub compaction: Compaction,
+    /// CAPRI's CAPT entries (the `capri_capt` unit's ENTRIES, 2..=64; 64 stands for the
+    /// seed's "unlimited": no benchmark needed more than 24, L1023).
+    #[serde(default = "default_capt_entries")]
+    pub capt_entries: u32,
+    /// CAPRI's history: "1bl", "1bs" or "2bit".
+    #[serde(default)]
+    pub capri_history: CapriHistory,
+    /// Cycles from a compaction request to the first compacted warp (the `wcu`'s FIRST_LAT).
+    #[serde(default = "default_wcu_latency")]
+    pub wcu_latency: u32,
+    /// SIMD lane permutation at warp launch (needs compaction): "none", "balanced",
+    /// "odd_even", "xor_odd_half", "rev_wid", "flip_odd", "rotate_odd_1", "wid".
+    #[serde(default)]
+    pub lane_permutation: LanePermutation,
     /// Register-file banks per SM (a power of two, 1..=64): register `r` of warp slot `w` is
     /// in bank `(r + w) % rf_banks` (`timing::rf`).
     #[serde(default = "default_rf_banks")]
@@ -125,6 +193,14 @@ pub struct SmConfig {
 
 fn default_rf_banks() -> u32 {
     16
+}
+
+fn default_capt_entries() -> u32 {
+    32
+}
+
+fn default_wcu_latency() -> u32 {
+    1
 }
 
 /// Latency (cycles until the result is written back) and initiation interval (cycles the
@@ -312,6 +388,21 @@ impl GpuConfig {
         }
         if s.stack_depth < 2 {
             return bad("sm.stack_depth", "must be at least 2");
+        }
+        if s.compaction != Compaction::None && s.reconvergence != Reconvergence::Spe {
+            return bad(
+                "sm.compaction",
+                "needs sm.reconvergence = \"spe\": thread-block compaction replaces the \
+                 per-warp stacks with a CTA-wide single-path stack (DPE + compaction is not \
+                 modelled)",
+            );
+        }
+        if s.lane_permutation != LanePermutation::None && s.compaction == Compaction::None {
+            return bad(
+                "sm.lane_permutation",
+                "needs sm.compaction: a permutation only changes which threads can share a \
+                 compacted warp",
+            );
         }
         if s.register_alloc_unit == 0 || s.shared_alloc_unit == 0 {
             return bad(

@@ -88,6 +88,18 @@ pub const KEY_LIMITS: &[KeyLimit] = &[
          top, and its error names the unit",
     ),
     lim("sm.rf_banks", 1, 64, "register-file banks per SM"),
+    lim(
+        "sm.capt_entries",
+        2,
+        64,
+        "CAPRI table entries (the capri_capt unit's ENTRIES)",
+    ),
+    lim(
+        "sm.wcu_latency",
+        1,
+        8,
+        "cycles to the first compacted warp (the wcu unit's FIRST_LAT)",
+    ),
     lim("pipeline.sp_units", 1, 64, "SP pipelines per SM"),
     lim("pipeline.sfu_units", 1, 64, "SFU pipelines per SM"),
     lim("pipeline.dp_units", 1, 64, "DP pipelines per SM"),

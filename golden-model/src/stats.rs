@@ -56,6 +56,88 @@ impl StallBreakdown {
     }
 }
 
+/// CTA-wide paths that came out of branches where at least one warp diverged, of one
+/// branch kind (spec §3.1, Eq 4.1): the warps each would take without compaction
+/// (`NW_NoTBC`: slots that put a thread into the path), with lane-preserving compaction
+/// (`NW_TBC`: the most threads in one lane) and with ideal compaction (`NW_ideal`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PathCounts {
+    pub paths: u64,
+    /// Paths with `NW_TBC < NW_NoTBC` (compactable as they are).
+    pub compactable: u64,
+    /// Paths with `NW_ideal < NW_NoTBC` (compactable if threads could change lanes).
+    pub ideal_compactable: u64,
+    pub nw_notbc: u64,
+    pub nw_tbc: u64,
+    pub nw_ideal: u64,
+}
+
+impl PathCounts {
+    pub fn add(&mut self, o: &PathCounts) {
+        self.paths += o.paths;
+        self.compactable += o.compactable;
+        self.ideal_compactable += o.ideal_compactable;
+        self.nw_notbc += o.nw_notbc;
+        self.nw_tbc += o.nw_tbc;
+        self.nw_ideal += o.nw_ideal;
+    }
+    /// The compaction rate: the share of paths that are compactable (§3.1, L1219).
+    pub fn rate(&self) -> Option<f64> {
+        ratio(self.compactable, self.paths)
+    }
+    pub fn ideal_rate(&self) -> Option<f64> {
+        ratio(self.ideal_compactable, self.paths)
+    }
+}
+
+/// Thread-block compaction figures of one launch (zero without `sm.compaction`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CompactionStats {
+    /// Per warp and conditional branch: the decision (stall for compaction, or bypass)
+    /// against the oracle, the adequacy the evaluator found for the path when the CTA's
+    /// branch completed (spec §5.2: graded per dynamic branch).
+    pub stall_adequate: u64,
+    pub stall_inadequate: u64,
+    pub bypass_adequate: u64,
+    pub bypass_inadequate: u64,
+    pub capt_lookups: u64,
+    pub capt_hits: u64,
+    /// Requests served by the warp compaction unit, and the warps it produced.
+    pub wcu_requests: u64,
+    pub wcu_warps: u64,
+    /// Paths out of divergent branches: [programmatic (P), data-dependent (D)].
+    pub paths: [PathCounts; 2],
+}
+
+impl CompactionStats {
+    pub fn add(&mut self, o: &CompactionStats) {
+        self.stall_adequate += o.stall_adequate;
+        self.stall_inadequate += o.stall_inadequate;
+        self.bypass_adequate += o.bypass_adequate;
+        self.bypass_inadequate += o.bypass_inadequate;
+        self.capt_lookups += o.capt_lookups;
+        self.capt_hits += o.capt_hits;
+        self.wcu_requests += o.wcu_requests;
+        self.wcu_warps += o.wcu_warps;
+        for (a, b) in self.paths.iter_mut().zip(&o.paths) {
+            a.add(b);
+        }
+    }
+    pub fn decisions(&self) -> u64 {
+        self.stall_adequate + self.stall_inadequate + self.bypass_adequate + self.bypass_inadequate
+    }
+    /// Correct decisions (stall when adequate, bypass when not) per decision (§5.4).
+    pub fn accuracy(&self) -> Option<f64> {
+        ratio(
+            self.stall_adequate + self.bypass_inadequate,
+            self.decisions(),
+        )
+    }
+    pub fn capt_hit_rate(&self) -> Option<f64> {
+        ratio(self.capt_hits, self.capt_lookups)
+    }
+}
+
 /// Memory-hierarchy figures of one launch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct MemFigures {
@@ -112,6 +194,8 @@ pub struct KernelStats {
     /// issued (spec §4.8, [L698-700]); `avg_path()` divides by `warp_instructions`.
     pub issued_paths: u64,
     pub stalls: StallBreakdown,
+    /// Thread-block compaction (`sm.compaction`).
+    pub compaction: CompactionStats,
     /// Scoreboard releases that waited for a free writeback port (more than `NWB` in one
     /// cycle); each waits one cycle or more.
     pub deferred_releases: u64,
@@ -206,6 +290,7 @@ impl KernelStats {
         self.issued_paths += o.issued_paths;
         self.regs_per_thread = self.regs_per_thread.max(o.regs_per_thread);
         self.stalls.add(&o.stalls);
+        self.compaction.add(&o.compaction);
         self.deferred_releases += o.deferred_releases;
         let (m, n) = (&mut self.mem, &o.mem);
         m.l1_accesses += n.l1_accesses;

@@ -661,6 +661,7 @@ impl<H: GpuHooks> Gpu<H> {
                         stats.max_stack_depth = stats.max_stack_depth.max(s.max_stack_depth);
                         stats.issued_paths += s.issued_paths;
                         stats.stalls.add(&s.stalls);
+                        stats.compaction.add(&s.compaction);
                         stats.deferred_releases += s.deferred_releases;
                         stats.mem.shared_accesses += s.mem.shared_accesses;
                         stats.mem.shared_conflict_cycles += s.mem.shared_conflict_cycles;

@@ -1,6 +1,7 @@
 //! Cycle-level timing model: the CTA dispatcher and the GPU cycle loop over the SMs and the
 //! memory hierarchy.
 
+pub mod branch_taint;
 pub mod clock;
 pub mod decode;
 pub mod reconv;

@@ -77,6 +77,15 @@ impl WarpStacks {
                 DpeParams::from_params(&p),
                 warps,
             )?)),
+            // Thread-block compaction: the CTA-wide stacks (`sm::compaction`) run the warps;
+            // these per-warp stacks stay idle (and are not reported as instantiated).
+            None if cfg.sm.compaction != crate::config::Compaction::None => {
+                let params = SpeParams {
+                    depth: cfg.sm.stack_depth.min(64),
+                    ..SpeParams::default()
+                };
+                Ok(WarpStacks::Spe(UnitHost::new(params, warps)?))
+            }
             None => Err("the configuration instantiates no reconvergence stack".into()),
         }
     }

@@ -229,7 +229,27 @@ crate::declare_unit! {
             &[("ENTRIES", 6), ("PCW", 12), ("HIST", 2), ("CTR_INIT", 3)],
         ],
         check: |_| Ok(()),
-        gpu: |_| GpuUse::Standalone,
+        // One per SM, shared by its CTAs (L1023), under `sm.compaction = "capri"`.
+        gpu: |cfg| {
+            use crate::config::{CapriHistory, Compaction};
+            if cfg.sm.compaction != Compaction::Capri {
+                return GpuUse::NotUsed { set: &["sm.compaction=capri"] };
+            }
+            let hist = match cfg.sm.capri_history {
+                CapriHistory::Latest => 0,
+                CapriHistory::Sticky => 1,
+                CapriHistory::TwoBit => 2,
+            };
+            GpuUse::Instantiated {
+                instances: "one per SM (L1023)",
+                params: vec![
+                    ("ENTRIES", cfg.sm.capt_entries as u64, "sm.capt_entries"),
+                    ("PCW", 32, ""),
+                    ("HIST", hist, "sm.capri_history"),
+                    ("CTR_INIT", 2, ""),
+                ],
+            }
+        },
         localparams: capt_localparams,
         coverage: &CAPT_COVERAGE,
         ports: capt_port,

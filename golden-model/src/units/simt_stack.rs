@@ -663,6 +663,12 @@ pub(crate) fn stack_gpu_use(
     if cfg.sm.reconvergence != kind {
         return GpuUse::NotUsed { set };
     }
+    if cfg.sm.compaction != crate::config::Compaction::None {
+        // The CTA-wide stack of thread-block compaction replaces the per-warp stacks.
+        return GpuUse::NotUsed {
+            set: &["sm.compaction=none"],
+        };
+    }
     GpuUse::Instantiated {
         instances: "every warp slot of every SM",
         params: vec![

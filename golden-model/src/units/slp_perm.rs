@@ -168,6 +168,11 @@ impl Slp {
     pub fn permute_mask(&self, wid: u32, mask: u64, s: u32) -> u64 {
         permute_mask(self.effective(), wid, mask, s)
     }
+    /// Physical lanes back to logical positions (the inverse of [`Slp::permute_mask`]).
+    #[inline]
+    pub fn unpermute_mask(&self, wid: u32, mask: u64, s: u32) -> u64 {
+        unpermute_mask(self.effective(), wid, mask, s)
+    }
 }
 
 /// Functional coverage: every mode enabled, every lane and every mask produced, the

@@ -376,8 +376,21 @@ crate::declare_unit! {
             &[("S", 16), ("NW", 8), ("FIRST_LAT", 2)],
         ],
         check: |_| Ok(()),
-        // The SM's TBC stack will instantiate it (one per SM, A20) from another branch.
-        gpu: |_| GpuUse::Standalone,
+        // One per SM, shared by its CTAs in request order (A20).
+        gpu: |cfg| {
+            if cfg.sm.compaction == crate::config::Compaction::None {
+                return GpuUse::NotUsed { set: &["sm.compaction=tbc"] };
+            }
+            GpuUse::Instantiated {
+                instances: "one per SM (spec A20)",
+                params: vec![
+                    ("S", crate::exec::WARP_SIZE as u64, ""),
+                    ("NW", 32, ""),
+                    ("FIRST_LAT", cfg.sm.wcu_latency as u64, "sm.wcu_latency"),
+                    ("PRED_EN", 1, ""),
+                ],
+            }
+        },
         coverage: &WCU_COVERAGE,
         ports: wcu_port,
     }

@@ -45,14 +45,30 @@ impl Sm {
                 num_sms,
                 cycle: now,
             };
-            exec::execute_into(
-                pc,
-                active,
-                &mut self.states[w],
-                cta,
-                &mut env,
-                &mut self.step,
-            )?;
+            match &self.compaction {
+                None => exec::execute_into(
+                    pc,
+                    active,
+                    &mut self.states[w],
+                    cta,
+                    &mut env,
+                    &mut self.step,
+                )?,
+                Some(cp) => {
+                    let (warp, homes) = cp.running(w);
+                    execute_run_warp(
+                        pc,
+                        &warp,
+                        homes,
+                        cp.slp(),
+                        &mut self.states,
+                        cta,
+                        &mut env,
+                        &mut self.step,
+                        &mut self.step_part,
+                    )?
+                }
+            }
         }
         let (flow, barrier) = (self.step.flow, self.step.barrier);
         self.stats.warp_instructions += 1;
@@ -85,8 +101,17 @@ impl Sm {
             hooks.on_branch(&ev);
         }
 
-        // SIMT stack update.
-        let effect = {
+        // SIMT stack update (under compaction, the CTA-wide stack's).
+        if let Some(cp) = self.compaction.as_mut() {
+            cp.issued(w, pc, &flow);
+            let warp = &mut self.warps[w];
+            warp.view = cp.view(w);
+            FrontEnd::issued(warp, side, pc);
+            self.compaction_changes(k)?;
+        }
+        let effect = if self.compaction.is_some() {
+            Default::default()
+        } else {
             let warp = &mut self.warps[w];
             let effect = self.stacks.issue(w, now, side, pc, &flow, &mut warp.view);
             if warp.view.error {
@@ -137,7 +162,9 @@ impl Sm {
         let rotate = long_latency || d.class == InstClass::Sfu;
         self.scan.path_issued(&mut self.warps[w], side, rotate);
         let warp = &self.warps[w];
-        if warp.view.is_empty() {
+        if self.compaction.is_some() {
+            // Exits and pops were carried out by `compaction_changes`.
+        } else if warp.view.is_empty() {
             self.warp_exited(w, k)?;
         } else if !warp.view.any_path() {
             self.autopop.push(w);
@@ -303,4 +330,76 @@ impl Sm {
             ),
         ))
     }
+}
+
+/// Execute the instruction at `pc` for `warp`, a warp of compacted (and/or lane-permuted)
+/// threads: once per home warp, on that warp's own registers (`states[homes[h]]`) with its
+/// threads' logical lanes, the outcomes merged by physical lane into `out` (`part` is
+/// scratch). A static warp with no permutation is the plain call.
+#[allow(clippy::too_many_arguments)]
+fn execute_run_warp(
+    pc: u32,
+    warp: &super::compaction::RunWarp,
+    homes: &[usize],
+    slp: crate::units::slp_perm::Slp,
+    states: &mut [crate::exec::WarpState],
+    cta: &mut crate::exec::CtaState,
+    env: &mut ExecEnv,
+    out: &mut exec::StepResult,
+    part: &mut exec::StepResult,
+) -> Result<(), Box<GuestFault>> {
+    const S: u32 = exec::WARP_SIZE as u32;
+    let hs = warp.homes();
+    if hs.count_ones() == 1 && !slp.enabled {
+        let h = hs.trailing_zeros() as usize;
+        return exec::execute_into(pc, warp.lanes, &mut states[homes[h]], cta, env, out);
+    }
+    out.flow = Flow::Seq;
+    out.executed = 0;
+    out.mem = None;
+    out.barrier = None;
+    let mut m = hs;
+    while m != 0 {
+        let h = m.trailing_zeros();
+        m &= m - 1;
+        let phys = warp.lanes_of(h);
+        let logical = slp.unpermute_mask(h, phys as u64, S) as u32;
+        exec::execute_into(pc, logical, &mut states[homes[h as usize]], cta, env, part)?;
+        let perm = |x: u32| slp.permute_mask(h, x as u64, S) as u32;
+        out.executed |= perm(part.executed);
+        out.flow = match (out.flow, part.flow) {
+            (Flow::Branch { taken: a, .. }, Flow::Branch { taken, target, rpc }) => Flow::Branch {
+                taken: a | perm(taken),
+                target,
+                rpc,
+            },
+            (_, Flow::Branch { taken, target, rpc }) => Flow::Branch {
+                taken: perm(taken),
+                target,
+                rpc,
+            },
+            (Flow::Exit { exiting: a }, Flow::Exit { exiting }) => Flow::Exit {
+                exiting: a | perm(exiting),
+            },
+            (_, Flow::Exit { exiting }) => Flow::Exit {
+                exiting: perm(exiting),
+            },
+            (_, f) => f,
+        };
+        if part.barrier.is_some() {
+            out.barrier = part.barrier;
+        }
+        if let Some(acc) = &part.mem {
+            let o = out.mem.get_or_insert(exec::MemAccess { mask: 0, ..*acc });
+            let mut lanes = acc.mask;
+            while lanes != 0 {
+                let l = lanes.trailing_zeros();
+                lanes &= lanes - 1;
+                let p = slp.lane(h, l, S);
+                o.addrs[p as usize] = acc.addrs[l as usize];
+                o.mask |= 1 << p;
+            }
+        }
+    }
+    Ok(())
 }

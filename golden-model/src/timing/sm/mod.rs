@@ -10,6 +10,7 @@
 //! | front end | `frontend` | instruction fetch: which paths need one, buffers, fetch completions |
 //! | issue scan | `scan` | the warp schedulers, their sleep, the per-path blocker cache |
 //! | reconvergence stacks | `timing::reconv` | every warp's `simt_stack_spe`/`_dpe` unit instance |
+//! | compaction | `compaction` | under `sm.compaction`: the CTA-wide stacks, the `wcu` and `capri_capt` instances |
 //! | back end | `backend` | functional units' busy times, the writeback wheel |
 //! | load/store unit | `lsu` | the memory request queue and its tokens, LSU busy time |
 //! | register dependencies | `regdeps` | the `dpe_scoreboard` unit instance, deferred releases |
@@ -39,6 +40,7 @@
 
 mod backend;
 mod barriers;
+mod compaction;
 mod frontend;
 mod issue;
 mod lsu;
@@ -68,6 +70,7 @@ use crate::units::host::UnitActivity;
 use crate::units::trace::TraceRecorder;
 use backend::{Pipelines, Writebacks};
 use barriers::Barriers;
+use compaction::Compaction;
 use frontend::FrontEnd;
 use lsu::Lsu;
 use regdeps::RegDeps;
@@ -102,14 +105,18 @@ pub struct Sm {
     stacks: WarpStacks,
     /// Warps whose stack needs an idle-cycle pop (its top entry has no live thread left).
     autopop: Vec<usize>,
+    /// Thread-block compaction (`sm.compaction`): replaces `stacks` as the warps' stacks.
+    compaction: Option<Box<Compaction>>,
     pipes: Pipelines,
     writebacks: Writebacks,
     lsu: Lsu,
     deps: RegDeps,
     barriers: Barriers,
     shared: SharedMem,
-    /// The result of the instruction being issued, reused from issue to issue.
+    /// The result of the instruction being issued, reused from issue to issue (and, under
+    /// compaction, one home warp's part of it).
     step: StepResult,
+    step_part: StepResult,
     pub stats: KernelStats,
     /// Register-file bank counters (and conflict state) of this launch (`timing::rf`).
     pub rf: RfBanks,
@@ -131,6 +138,9 @@ impl Sm {
             // The configuration was validated, which checks every unit's parameters.
             stacks: WarpStacks::new(cfg).expect("validated configuration"),
             autopop: Vec::new(),
+            compaction: Compaction::new(cfg)
+                .expect("validated configuration")
+                .map(Box::new),
             pipes: Pipelines::new(cfg),
             writebacks: Writebacks::new(cfg),
             lsu: Lsu::new(cfg),
@@ -138,6 +148,12 @@ impl Sm {
             barriers: Barriers::new(cfg.sm.max_ctas, cfg.sm.max_warps),
             shared: SharedMem::new(cfg),
             step: StepResult {
+                flow: crate::exec::Flow::Seq,
+                executed: 0,
+                mem: None,
+                barrier: None,
+            },
+            step_part: StepResult {
                 flow: crate::exec::Flow::Seq,
                 executed: 0,
                 mem: None,
@@ -153,7 +169,12 @@ impl Sm {
     /// Start recording the port traffic of every instance of `unit` in this SM (a unit the
     /// configuration instantiates, see [`crate::units::contract::UnitDesc::gpu`]).
     pub fn record_unit(&mut self, unit: &'static UnitDesc, cfg: &GpuConfig) -> Result<(), String> {
-        if std::ptr::eq(unit, self.stacks.desc()) {
+        if let Some(cp) = &mut self.compaction {
+            if cp.record(unit, self.id)? {
+                return Ok(());
+            }
+        }
+        if std::ptr::eq(unit, self.stacks.desc()) && self.compaction.is_none() {
             self.stacks.record(self.id)
         } else if std::ptr::eq(unit, &SCOREBOARD_DESC) {
             self.deps.record(cfg, self.id)
@@ -166,12 +187,26 @@ impl Sm {
     /// (recording stops).
     pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
         let sb = self.deps.take_trace();
-        self.stacks.take_trace().into_iter().chain(sb).collect()
+        let cp = self
+            .compaction
+            .as_mut()
+            .map(|c| c.take_traces())
+            .unwrap_or_default();
+        self.stacks
+            .take_trace()
+            .into_iter()
+            .chain(sb)
+            .chain(cp)
+            .collect()
     }
 
     /// The activity counters of every unit instance of this SM, one entry per unit kind.
     pub fn unit_activity(&self) -> Vec<UnitActivity> {
-        vec![self.stacks.activity(), self.deps.activity()]
+        let mut v = vec![self.stacks.activity(), self.deps.activity()];
+        if let Some(cp) = &self.compaction {
+            v.extend(cp.activity());
+        }
+        v
     }
 
     /// Prepare for a new kernel launch: size per-warp structures for its register count.
@@ -188,6 +223,9 @@ impl Sm {
         self.stats = KernelStats::default();
         self.rf.begin_kernel(k.kernel.regs_per_thread);
         self.rf_pred_base = k.kernel.regs_per_thread;
+        if let Some(cp) = &mut self.compaction {
+            cp.begin_kernel(k.kernel);
+        }
     }
 
     /// Drops what a launch that ended early left in flight (see `Gpu::abandon_launch`):
@@ -198,6 +236,7 @@ impl Sm {
         let mut fresh = Sm::new(self.id, cfg);
         std::mem::swap(&mut fresh.stacks, &mut self.stacks);
         std::mem::swap(&mut fresh.deps, &mut self.deps);
+        std::mem::swap(&mut fresh.compaction, &mut self.compaction);
         *self = fresh;
     }
 
@@ -222,12 +261,25 @@ impl Sm {
             let ws_state = &mut self.states[ws];
             ws_state.reinit(k.kernel, k.launch, &state, w);
             let mask = ws_state.valid_lanes as u64;
-            self.stacks.launch(ws, now, 0, mask, &mut warp.view);
+            if self.compaction.is_none() {
+                self.stacks.launch(ws, now, 0, mask, &mut warp.view);
+            }
             self.barriers.clear_warp(ws);
             self.deps.clear_warp(ws);
             self.scan.add_warp(ws);
             self.front.update(ws, &self.warps[ws]);
             warp_slots.push(ws);
+        }
+        if let Some(cp) = &mut self.compaction {
+            let valid: Vec<u32> = warp_slots
+                .iter()
+                .map(|&ws| self.states[ws].valid_lanes)
+                .collect();
+            cp.launch_cta(slot, &warp_slots, &valid);
+            for &ws in &warp_slots {
+                self.warps[ws].view = cp.view(ws);
+                self.front.update(ws, &self.warps[ws]);
+            }
         }
         self.scan.wake();
         self.barriers.reset_cta(slot);
@@ -256,12 +308,12 @@ impl Sm {
                     .map(|c| c.state.ctaid)
                     .unwrap_or_default();
                 let lane = st.valid_lanes.trailing_zeros().min(31) as usize;
-                out.push((
-                    st.global_warp_id,
-                    cta,
-                    st.tid[lane],
-                    self.stacks.path_pc(i, 0).max(self.stacks.path_pc(i, 1)),
-                ));
+                let pc = if self.compaction.is_some() {
+                    w.view.pc[0]
+                } else {
+                    self.stacks.path_pc(i, 0).max(self.stacks.path_pc(i, 1))
+                };
+                out.push((st.global_warp_id, cta, st.tid[lane], pc));
             }
         }
         out
@@ -310,6 +362,12 @@ impl Sm {
         // (5) Each scheduler issues at most one instruction.
         for s in 0..self.scan.count() {
             self.schedule(s, now, k, global, num_sms, hooks)?;
+        }
+        // (6) Compaction: the WCU's and the CAPT's clock edge.
+        if let Some(cp) = self.compaction.as_mut().filter(|c| c.busy()) {
+            let deps = &self.deps;
+            cp.tick(now, |ws| deps.pending_clear(ws));
+            self.compaction_changes(k)?;
         }
         if self.is_idle() {
             // The last warp left (its final pop may have staged a copy) and an SM with
@@ -458,6 +516,59 @@ impl Sm {
         Ok(())
     }
 
+    /// Carry what the compaction sub-block changed to the rest of the SM: refreshed views
+    /// (an instruction buffer no longer at its slot's PC is flushed), woken schedulers,
+    /// barriers of CTAs whose running warps changed, warp slots of finished CTAs; an
+    /// internal inconsistency becomes a fault.
+    fn compaction_changes(&mut self, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
+        let Some(cp) = self.compaction.as_mut() else {
+            return Ok(());
+        };
+        if let Some(e) = cp.take_error() {
+            let w = self.warps.iter().position(|w| w.active).unwrap_or(0);
+            let pc = self.warps[w].view.pc[0];
+            return Err(Box::new(self.fault(
+                FaultKind::ReconvergenceStack,
+                w,
+                pc,
+                k,
+                e,
+            )));
+        }
+        let changes = cp.take_changes();
+        self.stats.compaction = cp.stats;
+        let mut exited = 0u64;
+        for ws in set_bits(changes.slots) {
+            let view = cp.view(ws);
+            let warp = &mut self.warps[ws];
+            if !warp.active || warp.finished {
+                continue;
+            }
+            warp.view = view;
+            for side in 0..2 {
+                let ib = &mut warp.ibuf[side];
+                if ib.count > 0 && (!view.path_valid(side) || view.pc[side] != ib.pc) {
+                    ib.count = 0;
+                }
+            }
+            self.stats.max_stack_depth = self.stats.max_stack_depth.max(view.depth);
+            self.front.update(ws, &self.warps[ws]);
+            self.scan.wake_warp(ws);
+            if view.is_empty() {
+                exited |= 1 << ws;
+            }
+        }
+        for ws in set_bits(exited) {
+            self.warp_exited(ws, k)?;
+        }
+        for c in set_bits(changes.barrier_ctas) {
+            if self.residency.get(c).is_some() && self.barriers.any_waiting(c) {
+                self.check_barriers(c, k)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Warp `w`'s last thread exited.
     fn warp_exited(&mut self, w: usize, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
         let warp = &mut self.warps[w];
@@ -506,10 +617,12 @@ impl Sm {
     /// block whose live warps all wait at barriers that can never complete.
     fn check_barriers(&mut self, cta_slot: usize, k: &KernelCtx) -> Result<(), Box<GuestFault>> {
         let cta = self.residency.cta(cta_slot);
-        match self
-            .barriers
-            .release(cta_slot, cta.live_warps, &cta.warp_slots)
-        {
+        // Under compaction the barrier waits for the warps running the CTA's block.
+        let live = match &self.compaction {
+            Some(cp) => cp.members(cta_slot),
+            None => cta.live_warps,
+        };
+        match self.barriers.release(cta_slot, live, &cta.warp_slots) {
             Ok(released) => {
                 for w in set_bits(released) {
                     self.scan.barrier_released(w);

@@ -239,6 +239,17 @@ impl RegDeps {
         Some(w)
     }
 
+    /// Warp slot `w` has no register write pending (nor a release waiting for a port).
+    pub fn pending_clear(&self, w: usize) -> bool {
+        self.deferred_per_warp[w] == 0
+            && self
+                .sb
+                .instance(0)
+                .pending_row(w as u32, 0)
+                .iter()
+                .all(|&b| b == 0)
+    }
+
     /// Releases of warp slot `w` still waiting for a port.
     #[inline(always)]
     pub fn deferred_of(&self, w: usize) -> u32 {
