@@ -45,7 +45,16 @@ fn every_workload_verifies_under_every_compaction_mode() {
         let perm = PERMUTATIONS[i % PERMUTATIONS.len()];
         let perm2 = PERMUTATIONS[(i + 3) % PERMUTATIONS.len()];
         let configs = [
-            preset("gtx480", &[("sm.compaction", "tbc")]),
+            // A two-level scheduler with a small active set: slots waiting on their CTA
+            // must leave it, or the warps the CTA waits for are never promoted.
+            preset(
+                "gtx480",
+                &[
+                    ("sm.compaction", "tbc"),
+                    ("sm.scheduler", "two_level"),
+                    ("sm.two_level_active", "2"),
+                ],
+            ),
             preset(
                 "fx5800",
                 &[("sm.compaction", "tbc+"), ("sm.lane_permutation", perm)],

@@ -383,7 +383,8 @@ impl TraceEvents<'_> {
             .checked_add(delta)
             .ok_or_else(|| format!("{}: cycle count overflows at byte {}", self.name, self.pos))?;
         let present = self.varint()?;
-        let mut words = [0u64; 8];
+        // The widest input port: the wcu's 1024-bit CTA masks (32 warps x 32 lanes).
+        let mut words = [0u64; 16];
         for k in 0..self.inputs.len() {
             let port = &mut ports[self.inputs[k]];
             if present >> k & 1 == 0 {
@@ -392,7 +393,7 @@ impl TraceEvents<'_> {
             }
             let n = port.words().len();
             if n > words.len() {
-                return Err(format!("{}: input port wider than 512 bits", self.name));
+                return Err(format!("{}: input port wider than 1024 bits", self.name));
             }
             for w in words.iter_mut().take(n) {
                 *w = self.varint()?;

@@ -554,6 +554,14 @@ impl Sm {
             self.stats.max_stack_depth = self.stats.max_stack_depth.max(view.depth);
             self.front.update(ws, &self.warps[ws]);
             self.scan.wake_warp(ws);
+            // A slot with nothing to run waits on its CTA as at a barrier: the two-level
+            // scheduler's active set must not fill up with such slots (the warps the CTA
+            // waits for would never be promoted).
+            if !view.is_empty() && !view.any_path() {
+                self.scan.barrier_wait(ws);
+            } else if !self.barriers.is_waiting(ws) {
+                self.scan.barrier_released(ws);
+            }
             if view.is_empty() {
                 exited |= 1 << ws;
             }
