@@ -2,6 +2,7 @@
 
 mod bench;
 mod cc_cmd;
+mod compaction_cmd;
 mod cosim_cmd;
 mod gen_cmd;
 mod input_file;
@@ -54,6 +55,9 @@ enum Cmd {
     /// Compile a CUDA program (nvcc-like, over clang++-14) into an executable that runs its
     /// kernels on the simulated GPU through warpforge's CUDA runtime.
     Cc(cc_cmd::CcArgs),
+    /// The thread-block compaction study (TBC, TBC+, CAPRI, CAPT sizes, lane permutations)
+    /// on every workload, printed next to the seed's figures (specs/tbc-capri-slp.md §5).
+    Compaction(compaction_cmd::CompactionArgs),
 }
 
 #[derive(Args, Clone)]
@@ -141,6 +145,7 @@ fn main() -> ExitCode {
         Cmd::Synth(a) => gen_cmd::synth(&a),
         Cmd::Cosim(a) => cosim_cmd::cosim(&a),
         Cmd::Cc(a) => cc_cmd::cc(&a),
+        Cmd::Compaction(a) => compaction_cmd::compaction(&a),
     };
     match r {
         Ok(code) => ExitCode::from(code),

@@ -3,6 +3,8 @@
 //! timing, never results), each thread executes exactly the instructions it executes
 //! without compaction, and the statistics say what each mode does.
 
+mod common;
+
 use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::stats::KernelStats;
@@ -185,4 +187,53 @@ fn invalid_combinations_are_named() {
     assert!(e.contains("sm.capt_entries"), "{e}");
     let e = err(&[("sm.compaction", "tbc++")]);
     assert!(e.contains("sm.compaction"), "{e}");
+}
+
+/// `warpforge compaction` runs the study and prints every figure next to the seed's, with
+/// numbers (not dashes) for what the workloads exercise; `--json` holds every run.
+#[test]
+fn the_study_command_prints_the_seed_comparison() {
+    let dir = std::env::temp_dir().join(format!("wf-compaction-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("study.json");
+    let out = common::warpforge(&[
+        "compaction",
+        "--config",
+        "gtx480",
+        "--size",
+        "tiny",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = common::text(&out);
+    assert!(out.status.success(), "{text}");
+    for row in [
+        "CAPRI-1bL accuracy, divergent / non-divergent",
+        "CAPRI-1bL vs no compaction, divergent",
+        "compaction rate, P-branches: TBC / Balanced / ideal",
+        "CAPT 2 / 4 / 32 entries",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row}:\n{text}"));
+        assert!(line.contains('%'), "{line}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let variants = v[0]["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 16);
+    // Every variant ran every workload: the same thread instructions each time.
+    let threads = |i: usize| -> Vec<u64> {
+        variants[i][1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["thread_instructions"].as_u64().unwrap())
+            .collect()
+    };
+    for i in 1..variants.len() {
+        assert_eq!(threads(i), threads(0), "{}", variants[i][0]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -38,11 +38,11 @@
 //! - a branch that completes at cycle t requests compaction at the end of t; the WCU
 //!   offers warp k in cycle t+FIRST_LAT+k; an offered warp is taken at the end of its
 //!   cycle and issues from the next;
-//! - a warp is taken only when the scoreboard of its destination slot, and of every slot
-//!   its threads last ran in, has no pending write (`out_ready` low otherwise): the
-//!   scoreboard tracks writes per slot, and a compacted warp must not read a register a
-//!   load of its threads' previous slot has not written yet (conservative, as real TBC
-//!   hardware needs a scoreboard that follows threads between warps);
+//! - a warp is taken only when every slot its threads move away from has no register
+//!   write pending (`out_ready` low otherwise): the scoreboard tracks writes per slot, and
+//!   a compacted warp must not read a register a load of its threads' previous slot has not
+//!   written yet (threads that stay in their slot need no wait, so an identity compaction
+//!   never waits);
 //! - the CAPT answers a lookup made at the end of t in cycle t+1 (LOOKUP_LAT = 1), so a
 //!   divergent warp's decision takes effect from t+2 at the earliest;
 //! - pops and branch completions with nothing to compact act at once (the SPE stack pops
@@ -54,7 +54,7 @@ use super::super::branch_taint::data_branches;
 use super::super::reconv::StackView;
 use crate::config::{Compaction as Mode, GpuConfig, LanePermutation};
 use crate::exec::Flow;
-use crate::ptx::ir::{InstClass, Kernel};
+use crate::ptx::ir::{Kernel, Opcode};
 use crate::stats::{CompactionStats, PathCounts};
 use crate::units::capri_capt::{CapriCapt, CaptInputs, CaptParams, CAPT_DESC};
 use crate::units::contract::UnitDesc;
@@ -297,8 +297,8 @@ pub struct Compaction {
     serving: Option<Request>,
     lookups: VecDeque<Lookup>,
     updates: VecDeque<(u32, bool)>,
-    /// Per PC of the running kernel: a control instruction (ends a block for a warp
-    /// running ahead), a `.uni` branch, a data-dependent branch.
+    /// Per PC of the running kernel: an instruction that ends a block for a warp running
+    /// ahead, a `.uni` branch, a data-dependent branch.
     ctrl: Vec<bool>,
     uni: Vec<bool>,
     data_branch: Vec<bool>,
@@ -415,10 +415,17 @@ impl Compaction {
     /// A new kernel: per-PC facts, fresh statistics; the CAPT forgets every branch (A15:
     /// flushed at kernel end; a fresh instance is the same state).
     pub fn begin_kernel(&mut self, kernel: &Kernel) {
+        // What ends a block for a warp running ahead: control transfers and barriers (warp
+        // collectives such as `shfl` and `vote` are Ctrl-class but run per home warp).
         self.ctrl = kernel
             .insts
             .iter()
-            .map(|i| i.class == InstClass::Ctrl)
+            .map(|i| {
+                matches!(
+                    i.op,
+                    Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::BarSync
+                )
+            })
             .collect();
         self.uni = kernel.insts.iter().map(|i| i.mods.uni).collect();
         self.data_branch = data_branches(kernel);
@@ -1107,20 +1114,19 @@ impl Compaction {
         update
     }
 
-    /// Whether compacted warp `w` of CTA `c` may take its slot: no pending register write
-    /// in the scoreboard of its slot nor of the slots its threads last ran in.
+    /// Whether compacted warp `w` of CTA `c` may take its slot: no register write pending
+    /// in the scoreboard of a slot its threads move away from. Threads that stay in their
+    /// slot keep their pending writes tracked where they are (an identity compaction never
+    /// waits); writes pending in the destination for threads that left it only make the
+    /// new warp wait longer than it must (conservative).
     fn deliverable(&self, c: usize, w: &CompactedWarp, clear: &impl Fn(usize) -> bool) -> bool {
         let Some(st) = self.ctas[c].as_ref() else {
             return true;
         };
-        let Some(&ws) = st.slots.get(w.slot as usize) else {
-            return true;
-        };
-        clear(ws)
-            && bits(w.lanes).all(|l| {
-                let from = st.last_slot[w.src[l] as usize][l] as usize;
-                st.slots.get(from).is_none_or(|&x| clear(x))
-            })
+        bits(w.lanes).all(|l| {
+            let from = st.last_slot[w.src[l] as usize][l] as u32;
+            from == w.slot || st.slots.get(from as usize).is_none_or(|&x| clear(x))
+        })
     }
 
     /// Compacted warp `w` of CTA `c`'s entry `entry` starts running in its slot.
