@@ -232,8 +232,8 @@ fn the_study_command_prints_the_seed_comparison() {
             .map(|f| f["thread_instructions"].as_u64().unwrap())
             .collect()
     };
-    for i in 1..variants.len() {
-        assert_eq!(threads(i), threads(0), "{}", variants[i][0]);
+    for (i, v) in variants.iter().enumerate().skip(1) {
+        assert_eq!(threads(i), threads(0), "{}", v[0]);
     }
     std::fs::remove_dir_all(&dir).ok();
 }

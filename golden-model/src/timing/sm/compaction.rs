@@ -1092,7 +1092,13 @@ impl Compaction {
                 ..WcuInputs::default()
             },
         };
-        let ev = self.wcu.tick(0, now, &inp);
+        // A busy cycle whose warp is held (`out_ready` low) has all-zero inputs: an idle
+        // cycle for the trace.
+        let ev = if inp.is_idle() {
+            self.wcu.idle_tick(0)
+        } else {
+            self.wcu.tick(0, now, &inp)
+        };
         if let (Some(w), true) = (offered, ready) {
             if let Some(r) = self.serving {
                 self.deliver(r.cta, r.entry, &w);
