@@ -58,7 +58,7 @@ use crate::ptx::ir::{Kernel, Opcode};
 use crate::stats::{CompactionStats, PathCounts};
 use crate::units::capri_capt::{CapriCapt, CaptInputs, CaptParams, CAPT_DESC};
 use crate::units::contract::UnitDesc;
-use crate::units::declare::UnitParams;
+use crate::units::declare::{PortGroup, UnitParams};
 use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::slp_perm::{Slp, SlpMode};
 use crate::units::trace::TraceRecorder;
@@ -1094,7 +1094,7 @@ impl Compaction {
         };
         // A busy cycle whose warp is held (`out_ready` low) has all-zero inputs: an idle
         // cycle for the trace.
-        let ev = if inp.is_idle() {
+        let ev = if PortGroup::is_idle(&inp) {
             self.wcu.idle_tick(0)
         } else {
             self.wcu.tick(0, now, &inp)
