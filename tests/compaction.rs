@@ -237,3 +237,77 @@ fn the_study_command_prints_the_seed_comparison() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The seed's worked example (Fig 4.1/4.2, spec §1.4) on 32-lane warps, `fig42.ptx`:
+/// threads 35 (warp 1, lane 3) and 66 (warp 2, lane 2) take path B, the rest path C.
+/// TBC compacts B's two threads into one warp (NW_NoTBC 2 -> NW_TBC 1) and C gains nothing
+/// (3 -> 3); every compaction of the run is counted: B (1 warp), C (3), the reconverged
+/// CTA (3). Under CAPRI warp 0 did not diverge and bypasses with no CAPT access, warp 1
+/// misses and allocates, warp 2 hits the new entry; C is then compacted without warp 0's
+/// threads (2 warps, as Fig 4.8(d)).
+#[test]
+fn the_seeds_worked_example() {
+    let dir = std::env::temp_dir().join(format!("wf-fig42-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for f in ["fig42.ptx", "fig42.toml"] {
+        std::fs::copy(fixtures.join(f), dir.join(f)).unwrap();
+    }
+    let run = |mode: &str| -> serde_json::Value {
+        let json = dir.join(format!("{mode}.json"));
+        let set = format!("sm.compaction={mode}");
+        let out = common::warpforge(&[
+            "run",
+            "--ptx",
+            dir.join("fig42.ptx").to_str().unwrap(),
+            "--launch",
+            dir.join("fig42.toml").to_str().unwrap(),
+            "--set",
+            &set,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", common::text(&out));
+        let out = std::fs::read(dir.join("fig42.out.bin")).unwrap();
+        let paths: Vec<u32> = out
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        for (t, &p) in paths.iter().enumerate() {
+            assert_eq!(p, if t == 35 || t == 66 { 1 } else { 2 }, "thread {t}");
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+        v["results"][0]["launches"][0]["compaction"].clone()
+    };
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+
+    let tbc = run("tbc");
+    let p = &tbc["paths"][0];
+    assert_eq!(
+        [
+            n(p, "paths"),
+            n(p, "compactable"),
+            n(p, "nw_notbc"),
+            n(p, "nw_tbc"),
+            n(p, "nw_ideal")
+        ],
+        [2, 1, 2 + 3, 1 + 3, 1 + 3]
+    );
+    assert_eq!(
+        (n(&tbc, "wcu_requests"), n(&tbc, "wcu_warps")),
+        (3, 1 + 3 + 3)
+    );
+    assert_eq!(
+        n(&tbc, "stall_adequate"),
+        3,
+        "all three warps stall at the branch"
+    );
+
+    let capri = run("capri");
+    assert_eq!((n(&capri, "capt_lookups"), n(&capri, "capt_hits")), (2, 1));
+    assert_eq!(n(&capri, "bypass_adequate"), 1, "warp 0 bypasses");
+    assert_eq!(n(&capri, "stall_adequate"), 2);
+    assert_eq!(n(&capri, "wcu_warps"), 1 + 2 + 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
