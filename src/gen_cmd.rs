@@ -404,10 +404,12 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             println!("baseline {}: no difference", path.display());
         } else {
             println!(
-                "baseline {}: {} difference(s) (accept with `warpforge synth --all --target {} --accept-baseline` once explained):",
+                "baseline {}: {} difference(s) (accept with `warpforge synth --all{} --target {}{} --accept-baseline` once explained):",
                 path.display(),
                 diffs.len(),
-                a.target.as_deref().unwrap_or("generic")
+                if a.skip_heavy { " --skip-heavy" } else { "" },
+                a.target.as_deref().unwrap_or("generic"),
+                if a.pnr { " --pnr" } else { "" }
             );
             for d in &diffs {
                 println!("  {d}");
@@ -431,16 +433,19 @@ fn summary_note(m: &Measured) -> String {
 /// The figures of every row as one table.
 fn summary_table(target: Target, rows: &[(GeneratedUnit, Result<Measured, String>)]) -> String {
     let mut header: Vec<String> = vec!["unit".into(), "params".into()];
+    // (the row of each measurement follows the header's figures)
     if let Some(m) = rows.iter().find_map(|(_, r)| r.as_ref().ok()) {
         header.extend(m.figures().iter().map(|(k, _)| k.to_string()));
     }
-    let mut table: Vec<Vec<String>> = vec![header.clone()];
+    let cols = header.len();
+    let mut table: Vec<(Vec<String>, String)> = vec![(header, String::new())];
     for (g, r) in rows {
         let mut row = vec![g.module().to_string(), g.params.to_string()];
+        let mut note = String::new();
         match r {
             Ok(m) => {
                 let f = m.figures();
-                for h in &header[2..] {
+                for h in &table[0].0[2..] {
                     let v = f.iter().find(|(k, _)| k == h).map(|(_, v)| v);
                     row.push(match v {
                         None | Some(serde_json::Value::Null) => "-".into(),
@@ -451,33 +456,35 @@ fn summary_table(target: Target, rows: &[(GeneratedUnit, Result<Measured, String
                 }
                 if let Measured::Pnr(p) = m {
                     if let Some(why) = &p.not_fit {
-                        row.push(format!("does not fit: {why}"));
+                        note = format!("does not fit: {why}");
                     }
                 }
             }
-            Err(e) => row.push(format!("error: {}", e.lines().next().unwrap_or(""))),
+            Err(e) => {
+                row.resize(cols, "-".into());
+                note = format!("error: {}", e.lines().next().unwrap_or(""));
+            }
         }
-        table.push(row);
+        table.push((row, note));
     }
-    let cols = header.len();
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
             table
                 .iter()
-                .filter_map(|r| r.get(c))
+                .filter_map(|(r, _)| r.get(c))
                 .map(|s| s.chars().count())
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut out = format!("synth --all --target {}\n", target.name());
-    for (i, r) in table.iter().enumerate() {
+    for (i, (r, note)) in table.iter().enumerate() {
         let cells: Vec<String> = r
             .iter()
             .enumerate()
             .map(|(c, s)| {
                 let w = widths.get(c).copied().unwrap_or(0);
-                if c < 2 || c >= cols {
+                if c < 2 {
                     format!("{s:<w$}")
                 } else {
                     format!("{s:>w$}")
@@ -485,6 +492,10 @@ fn summary_table(target: Target, rows: &[(GeneratedUnit, Result<Measured, String
             })
             .collect();
         out += cells.join("  ").trim_end();
+        if !note.is_empty() {
+            out += "  ";
+            out += note;
+        }
         out.push('\n');
         if i == 0 {
             out += &widths

@@ -244,6 +244,18 @@ pub fn entry(g: &GeneratedUnit, m: Result<&Measured, String>) -> Entry {
     }
 }
 
+/// The entry of `g` with its RTL hash only (no figure measured: [`compare_entry`] then
+/// compares the hash alone).
+pub fn hash_entry(g: &GeneratedUnit) -> Entry {
+    Entry {
+        unit: g.module().to_string(),
+        params: g.params.to_string(),
+        rtl_hash: g.manifest.content_hash.clone(),
+        figures: BTreeMap::new(),
+        error: None,
+    }
+}
+
 /// One difference between a baseline and a new measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
@@ -287,7 +299,7 @@ pub fn compare_entry(old: &Entry, new: &Entry) -> Vec<Diff> {
     if old.rtl_hash != new.rtl_hash {
         out.push(diff("rtl_hash", old.rtl_hash.clone(), new.rtl_hash.clone()));
     }
-    if old.error != new.error {
+    if (new.error.is_some() || !new.figures.is_empty()) && old.error != new.error {
         out.push(diff(
             "error",
             old.error.clone().unwrap_or_else(|| "(none)".into()),

@@ -312,6 +312,7 @@ fn fit_error(log: &str) -> Option<String> {
         "Failed to route",
         "failed to route",
         "Unable to find legal placement",
+        "Failed to expand region",
     ];
     log.lines()
         .find(|l| l.contains("ERROR") && patterns.iter().any(|p| l.contains(p)))
