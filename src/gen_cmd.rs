@@ -369,6 +369,9 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             .collect();
         tools.sort();
         tools.dedup();
+        if a.unit.is_some() {
+            anyhow::bail!("--accept-baseline writes every unit's entries: run it without --unit");
+        }
         if let Ok(old) = Baseline::read(&path) {
             let diffs = baseline::compare(&old, &entries);
             println!("{} difference(s) from the previous baseline:", diffs.len());
@@ -388,7 +391,11 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             println!("note: the skipped sets have no entry in it");
         }
     } else if a.check_baseline {
-        let old = Baseline::read(&path).map_err(anyhow::Error::msg)?;
+        let mut old = Baseline::read(&path).map_err(anyhow::Error::msg)?;
+        if let Some(u) = &a.unit {
+            // --unit U: U's sets only.
+            old.entries.retain(|e| &e.unit == u);
+        }
         let diffs = baseline::compare(&old, &entries);
         let diffs: Vec<_> = diffs
             .into_iter()
