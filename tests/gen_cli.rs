@@ -379,3 +379,128 @@ fn synth_osu018_gives_area_leakage_and_timing() {
     let sdc = std::fs::read_to_string(out.join("simt_stack_spe.sdc")).unwrap();
     assert!(sdc.contains("set clk_period 4"), "{sdc}");
 }
+
+/// Place and route with nextpnr (`--pnr`) of a small unit on each FPGA family: a real run
+/// whose report is parsed — the device and package named, the shell used and said so,
+/// utilisation within the device, a post-route Fmax and its critical path — and every file
+/// of the run left in `--out`. Skipped, with the reason, only when the tool is not
+/// installed (`scripts/install-tools.sh`).
+#[test]
+fn synth_pnr_places_and_routes_a_unit_in_its_shell() {
+    for (family, device, logic, constraints) in [
+        ("ice40", "iCE40HX8K", "ICESTORM_LC", "slp_perm_shell.pcf"),
+        ("ecp5", "LFE5U-25F", "TRELLIS_COMB", "slp_perm_shell.lpf"),
+    ] {
+        let out = scratch(&format!("pnr-{family}"));
+        let o = warpforge(&[
+            "synth",
+            "--unit",
+            "slp_perm",
+            "--param",
+            "S=4",
+            "--param",
+            "WIDW=1",
+            "--target",
+            family,
+            "--pnr",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ]);
+        let t = text(&o);
+        if t.contains("not found on PATH") {
+            eprintln!("skipped {family} place and route: {t}");
+            continue;
+        }
+        assert!(o.status.success(), "{t}");
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["family"], family, "{r}");
+        assert_eq!(r["device"]["name"], device, "{r}");
+        assert_eq!(r["fits"], true, "{r}");
+        // slp_perm has no state: the shell gives it reg-to-reg paths, and says why.
+        assert_eq!(r["shell"]["used"], true, "{r}");
+        assert!(
+            r["shell"]["reason"].as_str().unwrap().contains("no state"),
+            "{r}"
+        );
+        let u = &r["utilisation"][logic];
+        let used = u["used"].as_u64().unwrap();
+        assert!(used > 10 && used <= u["available"].as_u64().unwrap(), "{r}");
+        let fmax = r["fmax_mhz"].as_f64().unwrap();
+        assert!(fmax > 10.0 && fmax < 1000.0, "{r}");
+        let p = &r["critical_path"];
+        assert!(p["logic_levels"].as_u64().unwrap() >= 1, "{r}");
+        // The shell's flip-flops: the 12 input bits, the 8 output bits and rst_q.
+        assert_eq!(r["mapped"]["ffs"], 21, "{r}");
+        for f in [
+            constraints,
+            &format!("{family}_pnr_report.json"),
+            &format!("{family}_nextpnr.log"),
+            &format!("{family}_nextpnr.sh"),
+            "slp_perm_shell.v",
+        ] {
+            assert!(out.join(f).is_file(), "{f} not written");
+        }
+        // The text report says the shell was used.
+        let mut args = vec![
+            "synth",
+            "--unit",
+            "slp_perm",
+            "--param",
+            "S=4",
+            "--param",
+            "WIDW=1",
+            "--target",
+            family,
+            "--pnr",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let o = warpforge(&args);
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        assert!(
+            t.contains("in its shell") && t.contains("post-route Fmax"),
+            "{t}"
+        );
+        // --shell never: the bare unit, no reg-to-reg path, no Fmax.
+        args.extend(["--shell", "never", "--json"]);
+        let o = warpforge(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["shell"]["used"], false, "{r}");
+        assert!(r["fmax_mhz"].is_null(), "{r}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// --pnr is for the families nextpnr serves.
+#[test]
+fn synth_pnr_refuses_xilinx() {
+    let o = warpforge(&["synth", "--unit", "slp_perm", "--target", "xilinx", "--pnr"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--pnr is for --target ecp5 or ice40"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A missing place-and-route tool is an error naming its install command, not a panic.
+#[test]
+fn synth_pnr_without_nextpnr_names_the_install_command() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .args(["synth", "--unit", "slp_perm", "--target", "ice40", "--pnr"])
+        .env("PATH", "/nonexistent")
+        .env("HOME", "/nonexistent")
+        .env_remove("CARGO_HOME")
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("`nextpnr-ice40` not found on PATH")
+            && t.contains("apt-get install -y nextpnr-ice40 fpga-icestorm"),
+        "{t}"
+    );
+}

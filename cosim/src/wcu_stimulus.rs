@@ -468,9 +468,10 @@ pub fn directed(_: &'static UnitDesc, p: &Params) -> crate::kits::BoxedStimulus 
 /// Hand-written mutants of the template (§7.4's failure modes).
 pub static MUTANTS: [DirectedMutant; 7] = [
     DirectedMutant {
-        description: "priority encoder picks the highest home warp instead of the lowest",
-        from: "for (i = NW - 1; i >= 0; i = i - 1) begin  // the lowest set bit wins",
-        to: "for (i = 0; i < NW; i = i + 1) begin",
+        description: "priority encoder picks the highest home warp instead of the lowest \
+                      (every node of the encoder tree prefers its upper half)",
+        from: "= t_any[2*i] ? t_idx[2*i*WW +: WW] : t_idx[(2*i+1)*WW +: WW];",
+        to: "= t_any[2*i+1] ? t_idx[(2*i+1)*WW +: WW] : t_idx[2*i*WW +: WW];",
         only_if: None,
     },
     DirectedMutant {
@@ -499,8 +500,8 @@ pub static MUTANTS: [DirectedMutant; 7] = [
     },
     DirectedMutant {
         description: "the evaluator counts only the waiting warps' threads (excl applied)",
-        from: "ev_n = ev_n + { {(CW - 1){1'b0}}, req_mask[ev_i*S + l] };",
-        to: "ev_n = ev_n + { {(CW - 1){1'b0}}, req_mask[ev_i*S + l] & !req_excl[ev_i*S + l] };",
+        from: "assign ev_col[w] = req_mask[w*S + l];",
+        to: "assign ev_col[w] = req_mask[w*S + l] & !req_excl[w*S + l];",
         only_if: Some(("PRED_EN", 1)),
     },
     DirectedMutant {

@@ -18,7 +18,10 @@
 //! comment records the spec default and range of each).
 
 pub mod asic;
+pub mod baseline;
 pub mod lint;
+pub mod pnr;
+pub mod shell;
 pub mod synth;
 pub mod templates;
 pub mod tools;

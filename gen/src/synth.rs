@@ -291,6 +291,17 @@ pub fn fpga_in(unit: &GeneratedUnit, family: Family, dir: &Path) -> Result<FpgaR
     let top = unit.manifest.top.clone();
     let steps = fpga_flow(&top, family);
     let (v, yosys) = run_yosys(unit, dir, &steps, "fpga")?;
+    fpga_report(unit, family, &v, yosys, steps)
+}
+
+/// The figures of a vendor flow's `stat -json` output `v`.
+pub(crate) fn fpga_report(
+    unit: &GeneratedUnit,
+    family: Family,
+    v: &serde_json::Value,
+    yosys: String,
+    steps: Vec<String>,
+) -> Result<FpgaReport, ToolError> {
     let failed = |why: &str| ToolError::Failed {
         exe: "yosys".into(),
         code: None,

