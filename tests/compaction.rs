@@ -39,50 +39,48 @@ const PERMUTATIONS: [&str; 8] = [
 
 #[test]
 fn every_workload_verifies_under_every_compaction_mode() {
-    for (i, w) in all().iter().enumerate() {
+    // Every mode with every lane permutation, alternating the presets; then the CAPT's
+    // histories and sizes, a slow WCU, and a two-level scheduler with a small active set
+    // (slots waiting on their CTA must leave it, or the warps the CTA waits for are never
+    // promoted).
+    let mut configs = Vec::new();
+    for (m, mode) in ["tbc", "tbc+", "capri"].iter().enumerate() {
+        for (p, perm) in PERMUTATIONS.iter().enumerate() {
+            let preset_name = if (m + p) % 2 == 0 { "gtx480" } else { "fx5800" };
+            configs.push(preset(
+                preset_name,
+                &[("sm.compaction", mode), ("sm.lane_permutation", perm)],
+            ));
+        }
+    }
+    configs.push(preset(
+        "fx5800",
+        &[
+            ("sm.compaction", "capri"),
+            ("sm.capri_history", "1bs"),
+            ("sm.wcu_latency", "3"),
+        ],
+    ));
+    configs.push(preset(
+        "gtx480",
+        &[
+            ("sm.compaction", "capri"),
+            ("sm.capri_history", "2bit"),
+            ("sm.capt_entries", "2"),
+            ("sm.lane_permutation", "balanced"),
+        ],
+    ));
+    configs.push(preset(
+        "gtx480",
+        &[
+            ("sm.compaction", "tbc"),
+            ("sm.scheduler", "two_level"),
+            ("sm.two_level_active", "2"),
+        ],
+    ));
+    for w in all() {
         let name = w.name();
         let base = run(name, &preset("gtx480", &[]));
-        // The modes, the CAPT histories, a tiny CAPT, a slow WCU, and the permutations
-        // (one per workload in turn, so each meets several programs), on both presets.
-        let perm = PERMUTATIONS[i % PERMUTATIONS.len()];
-        let perm2 = PERMUTATIONS[(i + 3) % PERMUTATIONS.len()];
-        let configs = [
-            // A two-level scheduler with a small active set: slots waiting on their CTA
-            // must leave it, or the warps the CTA waits for are never promoted.
-            preset(
-                "gtx480",
-                &[
-                    ("sm.compaction", "tbc"),
-                    ("sm.scheduler", "two_level"),
-                    ("sm.two_level_active", "2"),
-                ],
-            ),
-            preset(
-                "fx5800",
-                &[("sm.compaction", "tbc+"), ("sm.lane_permutation", perm)],
-            ),
-            preset(
-                "gtx480",
-                &[("sm.compaction", "capri"), ("sm.lane_permutation", perm2)],
-            ),
-            preset(
-                "fx5800",
-                &[
-                    ("sm.compaction", "capri"),
-                    ("sm.capri_history", "1bs"),
-                    ("sm.wcu_latency", "3"),
-                ],
-            ),
-            preset(
-                "gtx480",
-                &[
-                    ("sm.compaction", "capri"),
-                    ("sm.capri_history", "2bit"),
-                    ("sm.capt_entries", "2"),
-                    ("sm.lane_permutation", "balanced"),
-                ],
-            ),
-        ];
         for cfg in &configs {
             let runs = run(name, cfg);
             assert_eq!(runs.len(), base.len(), "{name}");
