@@ -322,11 +322,14 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             println!("\nStall breakdown (share of scheduler issue slots):");
             print!("{}", report::stall_table(&results));
             if cfg.sm.compaction != warpforge_model::config::Compaction::None {
+                // The keys' own spelling ("tbc+", "rotate_odd_1").
+                let key = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
                 println!(
-                    "\nThread-block compaction (sm.compaction = {:?}, lane permutation {:?}; \
+                    "\nThread-block compaction (sm.compaction = {}, sm.lane_permutation = {}; \
                      decisions: Stall/Bypass x Adequate/not, against the evaluator's answer \
                      for the branch; idle: scheduler cycles without issue):",
-                    cfg.sm.compaction, cfg.sm.lane_permutation
+                    key(serde_json::to_value(cfg.sm.compaction)?),
+                    key(serde_json::to_value(cfg.sm.lane_permutation)?)
                 );
                 print!("{}", report::compaction_table(&results));
             }
