@@ -216,7 +216,23 @@ crate::declare_unit! {
                 Err(format!("slp_perm: S={s} is not a power of two"))
             }
         },
-        gpu: |_| GpuUse::Standalone,
+        // Under thread-block compaction with a permutation: the launch mask of every warp
+        // slot goes through it (replicated per slot, as a launch path that starts a CTA's
+        // warps together would be).
+        gpu: |cfg| {
+            use crate::config::{Compaction, LanePermutation};
+            if cfg.sm.compaction == Compaction::None
+                || cfg.sm.lane_permutation == LanePermutation::None
+            {
+                return GpuUse::NotUsed {
+                    set: &["sm.compaction=tbc", "sm.lane_permutation=balanced"],
+                };
+            }
+            GpuUse::Instantiated {
+                instances: "every warp slot of every SM (its warp's launch mask)",
+                params: vec![("S", crate::exec::WARP_SIZE as u64, ""), ("WIDW", 5, "")],
+            }
+        },
         coverage: &SLP_COVERAGE,
         ports: slp_port,
     }

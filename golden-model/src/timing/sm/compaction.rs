@@ -60,7 +60,7 @@ use crate::units::capri_capt::{CapriCapt, CaptInputs, CaptParams, CAPT_DESC};
 use crate::units::contract::UnitDesc;
 use crate::units::declare::{PortGroup, UnitParams};
 use crate::units::host::{UnitActivity, UnitHost};
-use crate::units::slp_perm::{Slp, SlpMode};
+use crate::units::slp_perm::{Slp, SlpInputs, SlpMode, SlpParams, SlpPerm, SLP_DESC};
 use crate::units::trace::TraceRecorder;
 use crate::units::wcu::{CompactedWarp, CtaMask, Wcu, WcuInputs, WcuParams, WCU_DESC};
 
@@ -290,6 +290,8 @@ pub struct Compaction {
     depth: u32,
     wcu: UnitHost<Wcu>,
     capt: Option<UnitHost<CapriCapt>>,
+    /// The lane permutation of each warp slot's launch mask (with a permutation).
+    perm: Option<UnitHost<SlpPerm>>,
     ctas: Vec<Option<CtaStack>>,
     /// SM warp slot -> (CTA slot, CTA-local slot).
     home: Vec<(u16, u8)>,
@@ -305,6 +307,8 @@ pub struct Compaction {
     /// Per PC: a branch's target and reconvergence PC.
     branches: Vec<Option<(u32, u32)>>,
     changes: Changes,
+    /// The SM cycle of the last clock edge of the units (the CAPT's flush follows it).
+    last_now: u64,
     pub stats: CompactionStats,
     /// An internal inconsistency (reported as a fault by the SM).
     error: Option<String>,
@@ -355,6 +359,13 @@ impl Compaction {
             Some(p) => Some(UnitHost::new(CaptParams::from_params(&p), 1)?),
             None => None,
         };
+        let perm_unit = match SLP_DESC.gpu_params(cfg)? {
+            Some(p) => Some(UnitHost::new(
+                SlpParams::from_params(&p),
+                cfg.sm.max_warps as usize,
+            )?),
+            None => None,
+        };
         let perm = cfg.sm.lane_permutation;
         Ok(Some(Compaction {
             mode: cfg.sm.compaction,
@@ -365,6 +376,7 @@ impl Compaction {
             depth: cfg.sm.stack_depth,
             wcu: UnitHost::new(WcuParams::from_params(&wp), 1)?,
             capt,
+            perm: perm_unit,
             ctas: (0..cfg.sm.max_ctas).map(|_| None).collect(),
             home: vec![(0, 0); cfg.sm.max_warps as usize],
             requests: VecDeque::new(),
@@ -376,6 +388,7 @@ impl Compaction {
             data_branch: Vec::new(),
             branches: Vec::new(),
             changes: Changes::default(),
+            last_now: 0,
             stats: CompactionStats::default(),
             error: None,
         }))
@@ -387,6 +400,12 @@ impl Compaction {
             let mut rec = TraceRecorder::new(&WCU_DESC, self.wcu.params().to_params()?);
             _ = rec.add_instance(format!("sm{sm}.wcu"));
             self.wcu.record(rec);
+            return Ok(true);
+        }
+        if let Some(perm) = self.perm.as_mut().filter(|_| std::ptr::eq(unit, &SLP_DESC)) {
+            let mut rec = TraceRecorder::new(&SLP_DESC, perm.params().to_params()?);
+            (0..perm.len()).for_each(|w| _ = rec.add_instance(format!("sm{sm}.warp{w}")));
+            perm.record(rec);
             return Ok(true);
         }
         if let Some(capt) = self
@@ -404,12 +423,22 @@ impl Compaction {
 
     pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
         let capt = self.capt.as_mut().and_then(|c| c.take_trace());
-        self.wcu.take_trace().into_iter().chain(capt).collect()
+        let perm = self.perm.as_mut().and_then(|c| c.take_trace());
+        self.wcu
+            .take_trace()
+            .into_iter()
+            .chain(capt)
+            .chain(perm)
+            .collect()
     }
 
     pub fn activity(&self) -> Vec<UnitActivity> {
         let capt = self.capt.as_ref().map(|c| c.activity());
-        std::iter::once(self.wcu.activity()).chain(capt).collect()
+        let perm = self.perm.as_ref().map(|c| c.activity());
+        std::iter::once(self.wcu.activity())
+            .chain(capt)
+            .chain(perm)
+            .collect()
     }
 
     /// A new kernel: per-PC facts, fresh statistics; the CAPT forgets every branch (A15:
@@ -439,10 +468,18 @@ impl Compaction {
         for c in &mut self.ctas {
             *c = None;
         }
+        // The WCU is idle at a kernel's end (a launch abandoned on a fault may leave it
+        // busy: it restarts). The CAPT is flushed through its `flush` input (A15), a cycle
+        // after its last one, so the recorded trace holds the flush too.
         use crate::units::declare::Unit;
         self.wcu.instance_mut(0).reset();
-        if let Some(c) = &mut self.capt {
-            c.instance_mut(0).reset();
+        if let Some(c) = self.capt.as_mut().filter(|c| c.instance(0).occupancy() > 0) {
+            let flush = CaptInputs {
+                flush: true,
+                ..CaptInputs::default()
+            };
+            self.last_now += 1;
+            c.tick(0, self.last_now, &flush);
         }
     }
 
@@ -453,7 +490,7 @@ impl Compaction {
 
     /// CTA slot `cta` starts with its warps in SM warp slots `slots` (warp k in `slots[k]`),
     /// warp k's valid threads `valid[k]` (logical lanes) at PC 0.
-    pub fn launch_cta(&mut self, cta: usize, slots: &[usize], valid: &[u32]) {
+    pub fn launch_cta(&mut self, cta: usize, slots: &[usize], valid: &[u32], now: u64) {
         let mut st = CtaStack {
             slots: slots.to_vec(),
             entries: Vec::new(),
@@ -467,8 +504,21 @@ impl Compaction {
         let mut mask = [0u32; MAX_NW];
         for (k, (&ws, &v)) in slots.iter().zip(valid).enumerate() {
             self.home[ws] = (cta as u16, k as u8);
-            // SLP: the warp's threads take their permuted lanes at launch (§3.2).
-            let lanes = self.slp.permute_mask(k as u32, v as u64, S) as u32;
+            // SLP: the warp's threads take their permuted lanes at launch (§3.2), through
+            // the slot's `slp_perm` instance.
+            let lanes = match &mut self.perm {
+                Some(unit) => {
+                    let inp = SlpInputs {
+                        en: true,
+                        mode: self.slp.mode as u8,
+                        wid: k as u32,
+                        vec_in: v as u64,
+                        ..SlpInputs::default()
+                    };
+                    unit.tick(ws, now, &inp).vec_out as u32
+                }
+                None => v,
+            };
             mask[k] = lanes;
             st.slot[k] = Slot {
                 state: SlotState::Running,
@@ -1036,6 +1086,7 @@ impl Compaction {
     /// SM slot `ws`, allows it); then the CAPT answers this cycle's lookup (visible in
     /// cycle now+1) and applies the evaluation the WCU produced in the previous cycle.
     pub fn tick(&mut self, now: u64, clear: impl Fn(usize) -> bool) {
+        self.last_now = now;
         let update = self.wcu_tick(now, &clear);
         if self.capt.is_some() && (!self.lookups.is_empty() || !self.updates.is_empty()) {
             let lookup = self.lookups.pop_front();

@@ -275,7 +275,7 @@ impl Sm {
                 .iter()
                 .map(|&ws| self.states[ws].valid_lanes)
                 .collect();
-            cp.launch_cta(slot, &warp_slots, &valid);
+            cp.launch_cta(slot, &warp_slots, &valid, now);
             for &ws in &warp_slots {
                 self.warps[ws].view = cp.view(ws);
                 self.front.update(ws, &self.warps[ws]);
