@@ -118,6 +118,8 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
              `sudo apt-get install -y verilator g++` (or ./scripts/install-tools.sh)"
         )
     })?;
+    warpforge_gen::tools::locate(warpforge_gen::tools::YOSYS)?;
+    warpforge_gen::tools::locate(asic::OPENSTA)?;
     if !Path::new(asic::OSU018_LIB).exists() {
         bail!(
             "{} does not exist: power needs the OSU 0.18 um liberty; run `sudo {}`",

@@ -138,3 +138,19 @@ fn power_of_an_unknown_unit_is_an_error() {
     assert!(!o.status.success());
     assert!(text(&o).contains("no_such_unit"), "{}", text(&o));
 }
+
+/// Without the tools on PATH: an error naming the install command, not a panic.
+#[test]
+fn power_without_tools_names_the_install_command() {
+    let empty = scratch("no-tools");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_warpforge"))
+        .args(["power", "--unit", "slp_perm", "--param", "S=4"])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("apt-get install"), "{t}");
+    assert!(!t.contains("panicked"), "{t}");
+}

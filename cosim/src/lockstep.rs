@@ -1244,3 +1244,36 @@ impl Activity {
         }
     }
 }
+
+#[cfg(test)]
+mod activity_tests {
+    use super::*;
+    use warpforge_model::units::slp_perm::SLP_DESC;
+
+    /// Transitions are counted per bit between consecutive cycles, per kind of port, and a
+    /// restarted run does not count the jump from the previous run's last cycle.
+    #[test]
+    fn activity_counts_bit_flips_between_cycles() {
+        let params = SLP_DESC.params::<&str>(&[]).unwrap();
+        let mut a = Activity::new(&SLP_DESC, &params);
+        let mut ports = SLP_DESC.zero_ports(&params);
+        let vec_in = SLP_DESC.port_index("vec_in").unwrap();
+        let input_bits = a.totals("input").0;
+        a.count(&ports);
+        assert_eq!((a.cycles, a.transitions), (1, 0));
+        assert_eq!(a.rate("input"), 0.0);
+        ports[vec_in].set_u64(0b1011);
+        a.count(&ports);
+        ports[vec_in].set_u64(0b0011);
+        a.count(&ports);
+        assert_eq!(a.totals("input"), (input_bits, 4));
+        assert_eq!(a.transitions, 2);
+        assert!((a.rate("input") - 4.0 / (2.0 * input_bits as f64)).abs() < 1e-12);
+        assert_eq!(a.totals("state"), (0, 0));
+        a.restart();
+        ports[vec_in].set_u64(u64::MAX);
+        a.count(&ports);
+        assert_eq!(a.totals("input").1, 4, "no transition across runs");
+        assert_eq!((a.cycles, a.transitions), (4, 2));
+    }
+}
