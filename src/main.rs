@@ -7,6 +7,7 @@ mod cosim_cmd;
 mod gen_cmd;
 mod input_file;
 mod launch_file;
+mod power_cmd;
 mod report;
 
 use anyhow::{Context, Result};
@@ -49,6 +50,9 @@ enum Cmd {
     /// Synthesise a unit with Yosys: cells, flip-flops and an estimated transistor count, or
     /// (`--target`) LUTs, flip-flops and RAM cells of an FPGA family.
     Synth(gen_cmd::SynthArgs),
+    /// Estimate a unit's power in OSU 0.18 um from the switching activity of its RTL under
+    /// co-simulation (random stimulus or a recorded trace): dynamic and leakage, ±2x.
+    Power(power_cmd::PowerArgs),
     /// Co-simulate a unit's generated Verilog against its Rust model under Verilator, every
     /// cycle (random stimulus, workload traces, replay files, mutants).
     Cosim(cosim_cmd::CosimArgs),
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::bench(&a),
         Cmd::Gen(a) => gen_cmd::gen(&a),
         Cmd::Synth(a) => gen_cmd::synth(&a),
+        Cmd::Power(a) => power_cmd::power(&a),
         Cmd::Cosim(a) => cosim_cmd::cosim(&a),
         Cmd::Cc(a) => cc_cmd::cc(&a),
         Cmd::Compaction(a) => compaction_cmd::compaction(&a),

@@ -595,6 +595,31 @@ impl Cosim {
         stim: &mut S,
         first_cycle: u64,
     ) -> Result<Summary, CosimError> {
+        self.run_counting(instance, stim, first_cycle, None)
+    }
+
+    /// [`Cosim::run`] counting the switching activity of the RTL: every cycle, every input,
+    /// output and internal-state bit (the debug-state ports, i.e. the unit's registers and
+    /// RAM words, sampled every cycle here) is compared with its value in the cycle before.
+    /// The values counted are the model's, which the lockstep comparison has just checked
+    /// are the RTL's (outputs every cycle, state every cycle in this mode).
+    pub fn run_activity<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+        activity: &mut Activity,
+    ) -> Result<Summary, CosimError> {
+        activity.restart();
+        self.run_counting(instance, stim, 0, Some(activity))
+    }
+
+    fn run_counting<S: Stimulus + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+        first_cycle: u64,
+        mut toggles: Option<&mut Activity>,
+    ) -> Result<Summary, CosimError> {
         let (mut model, mut rtl, mut ports) = self.start(false)?;
         rtl.set_cycle(first_cycle);
         let reads = stim.reads_outputs();
@@ -605,6 +630,8 @@ impl Cosim {
         let state_ports = rtl.state_indices().len();
         let interval = if state_ports == 0 {
             u64::MAX
+        } else if toggles.is_some() {
+            1
         } else {
             self.state_interval
         };
@@ -658,6 +685,9 @@ impl Cosim {
                     log,
                 );
                 return Err(CosimError::Divergence(Box::new(d)));
+            }
+            if let Some(t) = toggles.as_deref_mut() {
+                t.count(&ports);
             }
             coverage.sample(&ports);
             model.tick(&ports);
@@ -1104,4 +1134,146 @@ fn sanitize(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Switching activity of one run ([`Cosim::run_activity`]): per port, the bit flips
+/// between consecutive cycles.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Activity {
+    /// Cycles counted.
+    pub cycles: u64,
+    /// Cycle-to-cycle transitions counted (cycles less one per run).
+    pub transitions: u64,
+    pub ports: Vec<PortActivity>,
+    #[serde(skip)]
+    prev: Vec<Bits>,
+}
+
+/// The bit flips of one port over a run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PortActivity {
+    pub name: String,
+    /// `input`, `output` or `state` (a debug-state port: registers and RAM words).
+    pub kind: &'static str,
+    pub width: u32,
+    pub toggles: u64,
+}
+
+impl Activity {
+    pub fn new(desc: &UnitDesc, params: &Params) -> Activity {
+        let widths = desc.widths(params);
+        let ports = desc
+            .ports
+            .iter()
+            .zip(&widths)
+            .map(|(p, &w)| PortActivity {
+                name: p.name.to_string(),
+                kind: match p.role {
+                    Role::Input => "input",
+                    Role::Debug => "state",
+                    Role::Registered | Role::Combinational => "output",
+                },
+                width: w,
+                toggles: 0,
+            })
+            .collect();
+        Activity {
+            cycles: 0,
+            transitions: 0,
+            ports,
+            prev: vec![],
+        }
+    }
+
+    /// Start a new run: the next cycle counted has no predecessor (the totals stay).
+    pub fn restart(&mut self) {
+        self.prev.clear();
+    }
+
+    /// Count one cycle's values (every port of the unit, in declaration order).
+    pub fn count(&mut self, ports: &[Bits]) {
+        if self.prev.is_empty() {
+            self.prev = ports.to_vec();
+        } else {
+            self.transitions += 1;
+            for ((a, prev), now) in self.ports.iter_mut().zip(&mut self.prev).zip(ports) {
+                a.toggles += prev
+                    .words()
+                    .iter()
+                    .zip(now.words())
+                    .map(|(x, y)| (x ^ y).count_ones() as u64)
+                    .sum::<u64>();
+                prev.clone_from(now);
+            }
+        }
+        self.cycles += 1;
+    }
+
+    /// (bits, flips) of the ports of one kind; `rst_n` is left out of the inputs (it is
+    /// held high after the first cycle and is not a data net).
+    pub fn totals(&self, kind: &str) -> (u64, u64) {
+        self.ports
+            .iter()
+            .filter(|p| p.kind == kind && p.name != "rst_n")
+            .fold((0, 0), |(b, t), p| (b + p.width as u64, t + p.toggles))
+    }
+
+    /// Mean flips per bit per cycle of the ports of one kind (0 without such bits or with
+    /// no transition counted).
+    pub fn rate(&self, kind: &str) -> f64 {
+        let (bits, flips) = self.totals(kind);
+        let transitions = self.transitions;
+        if bits == 0 || transitions == 0 {
+            0.0
+        } else {
+            flips as f64 / (bits * transitions) as f64
+        }
+    }
+
+    /// Mean flips per bit per cycle over every counted bit (inputs, outputs, state).
+    pub fn mean_rate(&self) -> f64 {
+        let (bits, flips) = ["input", "output", "state"]
+            .iter()
+            .map(|k| self.totals(k))
+            .fold((0, 0), |(b, t), (b2, t2)| (b + b2, t + t2));
+        let transitions = self.transitions;
+        if bits == 0 || transitions == 0 {
+            0.0
+        } else {
+            flips as f64 / (bits * transitions) as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod activity_tests {
+    use super::*;
+    use warpforge_model::units::slp_perm::SLP_DESC;
+
+    /// Transitions are counted per bit between consecutive cycles, per kind of port, and a
+    /// restarted run does not count the jump from the previous run's last cycle.
+    #[test]
+    fn activity_counts_bit_flips_between_cycles() {
+        let params = SLP_DESC.params::<&str>(&[]).unwrap();
+        let mut a = Activity::new(&SLP_DESC, &params);
+        let mut ports = SLP_DESC.zero_ports(&params);
+        let vec_in = SLP_DESC.port_index("vec_in").unwrap();
+        let input_bits = a.totals("input").0;
+        a.count(&ports);
+        assert_eq!((a.cycles, a.transitions), (1, 0));
+        assert_eq!(a.rate("input"), 0.0);
+        ports[vec_in].set_u64(0b1011);
+        a.count(&ports);
+        ports[vec_in].set_u64(0b0011);
+        a.count(&ports);
+        assert_eq!(a.totals("input"), (input_bits, 4));
+        assert_eq!(a.transitions, 2);
+        assert!((a.rate("input") - 4.0 / (2.0 * input_bits as f64)).abs() < 1e-12);
+        assert_eq!(a.totals("state"), (0, 0));
+        a.restart();
+        ports[vec_in].set_u64(u64::MAX);
+        a.count(&ports);
+        assert_eq!(a.totals("input").1, 4, "no transition across runs");
+        assert_eq!((a.cycles, a.transitions), (4, 2));
+    }
 }

@@ -113,17 +113,17 @@ pub fn read_liberty(text: &str) -> HashMap<String, LibCell> {
 }
 
 /// One cell instance of a netlist as Yosys' `write_verilog -noattr -noexpr` prints it.
-struct Instance {
-    cell: String,
-    name: String,
+pub(crate) struct Instance {
+    pub(crate) cell: String,
+    pub(crate) name: String,
     /// (pin, net) in order.
-    pins: Vec<(String, String)>,
+    pub(crate) pins: Vec<(String, String)>,
 }
 
 /// The netlist split into the text before the first instance, the instances, and the text
 /// after the last (`endmodule`). Yosys prints an instance as `  CELL NAME (` then one
 /// `    .PIN(NET),` line per pin and `  );`.
-fn split_netlist(text: &str) -> Result<(String, Vec<Instance>, String), String> {
+pub(crate) fn split_netlist(text: &str) -> Result<(String, Vec<Instance>, String), String> {
     let lines: Vec<&str> = text.lines().collect();
     let is_start = |l: &str| {
         l.starts_with("  ")

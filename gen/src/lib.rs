@@ -21,6 +21,7 @@ pub mod asic;
 pub mod baseline;
 pub mod lint;
 pub mod pnr;
+pub mod power;
 pub mod shell;
 pub mod synth;
 pub mod templates;

@@ -1,0 +1,318 @@
+//! `warpforge power`: dynamic and leakage power of a unit in OSU 0.18 µm from the switching
+//! activity of its RTL under co-simulation (random stimulus, an idle stimulus, or a trace
+//! recorded from a workload), with the model and its ±2x accuracy printed beside the
+//! figures. See `warpforge_gen::power` for the model.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use warpforge_cosim::kits::random_stimulus;
+use warpforge_cosim::stimulus::{FnStimulus, TraceStimulus};
+use warpforge_cosim::{Activity, BuildOptions, Cosim};
+use warpforge_gen::asic;
+use warpforge_gen::power::{self, NetActivity, PowerFigures, POWER_ASSUMPTIONS, POWER_MODEL};
+use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::trace::Trace;
+
+#[derive(Args)]
+pub struct PowerArgs {
+    /// The unit (RTL module), e.g. slp_perm.
+    #[arg(long, required_unless_present = "trace")]
+    unit: Option<String>,
+    /// Override a parameter (repeatable), e.g. --param S=8.
+    #[arg(long = "param", value_name = "NAME=VALUE", conflicts_with = "trace")]
+    params: Vec<String>,
+    /// Activity from a unit trace recorded with `warpforge run --record-unit U --trace
+    /// FILE` (every instance in it, one after the other) instead of random stimulus.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Cycles of random (or idle) stimulus.
+    #[arg(long, default_value_t = 20_000)]
+    cycles: u64,
+    /// Seed of the random stimulus.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Idle stimulus instead of random: reset released, every other input held at 0 (the
+    /// floor: clock and leakage).
+    #[arg(long, conflicts_with = "trace")]
+    idle: bool,
+    /// Clock frequency (default: the osu018 target period of constraints/targets.toml,
+    /// 4 ns = 250 MHz).
+    #[arg(long, value_name = "MHZ")]
+    clock_mhz: Option<f64>,
+    /// Where the osu018 synthesis files go (default:
+    /// warpforge-synth/<unit>/<parameters>/).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The report: figures, with the model and assumptions beside them.
+#[derive(Debug, Serialize)]
+pub struct PowerReport {
+    pub unit: String,
+    pub params: String,
+    pub technology: String,
+    /// What drove the RTL: `random (seed S, N cycles)`, `idle (N cycles)` or `trace FILE`.
+    pub stimulus: String,
+    pub cycles: u64,
+    /// Mean transitions per bit per cycle, measured: inputs, outputs, registers (state).
+    pub measured: MeasuredActivity,
+    #[serde(flatten)]
+    pub figures: PowerFigures,
+    pub area_um2: f64,
+    /// OpenSTA's `report_power` on the same netlist with the same activities.
+    pub opensta: power::StaPower,
+    /// Our total over OpenSTA's.
+    pub opensta_ratio: f64,
+    pub model: String,
+    pub accuracy: String,
+    pub assumptions: Vec<String>,
+    /// Per port of the RTL: bits and transitions over the run.
+    pub ports: Vec<warpforge_cosim::lockstep::PortActivity>,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MeasuredActivity {
+    pub input: f64,
+    pub output: f64,
+    pub state: f64,
+    pub state_bits: u64,
+    pub mean: f64,
+}
+
+pub fn power(a: &PowerArgs) -> Result<u8> {
+    let (desc, params, trace) = match &a.trace {
+        Some(path) => {
+            let trace = Trace::read(path).map_err(anyhow::Error::msg)?;
+            if let Some(u) = &a.unit {
+                if u != trace.desc.name {
+                    bail!(
+                        "{} is a trace of {}, not {u}",
+                        path.display(),
+                        trace.desc.name
+                    );
+                }
+            }
+            (trace.desc, trace.params.clone(), Some(trace))
+        }
+        None => {
+            let desc = warpforge_gen::find_unit(a.unit.as_deref().expect("clap: --unit"))?;
+            let params = warpforge_gen::parse_params(desc, &a.params)?;
+            (desc, params, None)
+        }
+    };
+    let target = asic::target("osu018").map_err(anyhow::Error::msg)?;
+    let clock_mhz = a.clock_mhz.unwrap_or(1000.0 / target.period_ns);
+    if !(clock_mhz.is_finite() && clock_mhz > 0.0) {
+        bail!("--clock-mhz must be a positive number, not {clock_mhz}");
+    }
+    // Tools first, so a missing one is named before any long step.
+    warpforge_cosim::build::toolchain(&BuildOptions::default()).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}\npower needs Verilator 5 and g++ for the activity: on Debian/Ubuntu run \
+             `sudo apt-get install -y verilator g++` (or ./scripts/install-tools.sh)"
+        )
+    })?;
+    warpforge_gen::tools::locate(warpforge_gen::tools::YOSYS)?;
+    warpforge_gen::tools::locate(asic::OPENSTA)?;
+    if !Path::new(asic::OSU018_LIB).exists() {
+        bail!(
+            "{} does not exist: power needs the OSU 0.18 um liberty; run `sudo {}`",
+            asic::OSU018_LIB,
+            asic::OPENSTA.install
+        );
+    }
+
+    eprintln!(
+        "power: co-simulating {} ({params}) for its activity",
+        desc.name
+    );
+    let (activity, stimulus) = measure_activity(a, desc, &params, trace.as_ref())?;
+
+    eprintln!("power: synthesising {} in osu018", desc.name);
+    let unit = warpforge_gen::generate(desc, &params)?;
+    let dir = a.out.clone().unwrap_or_else(|| {
+        Path::new("warpforge-synth").join(warpforge_gen::params_dir(desc, &params))
+    });
+    let asic = asic::osu018_in(&unit, &dir)?;
+    let lib_text = std::fs::read_to_string(asic::OSU018_LIB)
+        .with_context(|| format!("cannot read {}", asic::OSU018_LIB))?;
+    let lib = power::read_power_liberty(&lib_text);
+    let netlist_path = dir.join("osu018_netlist.v");
+    let netlist = std::fs::read_to_string(&netlist_path)
+        .with_context(|| format!("cannot read {}", netlist_path.display()))?;
+
+    let (state_bits, _) = activity.totals("state");
+    let mean = activity.mean_rate();
+    let mut assumptions: Vec<String> = POWER_ASSUMPTIONS.iter().map(|s| s.to_string()).collect();
+    let flop_rate = if state_bits > 0 {
+        activity.rate("state")
+    } else {
+        if asic.flops > 0 {
+            assumptions
+                .push("the RTL exposes no register state: flip-flops at the mean rate".to_string());
+        }
+        mean
+    };
+    let act = NetActivity {
+        flop: flop_rate,
+        comb: mean,
+        input: activity.rate("input"),
+    };
+    let figures = power::estimate(&netlist, &lib, act, clock_mhz, "clk")
+        .map_err(|e| anyhow::anyhow!("{}: {e}", netlist_path.display()))?;
+    let figures_total = figures.total_uw;
+    eprintln!("power: OpenSTA's report_power on the same netlist (cross-check)");
+    let sta = power::opensta_power(&dir, &unit.manifest.top, act, clock_mhz)?;
+    let report = PowerReport {
+        unit: desc.name.to_string(),
+        params: params.to_string(),
+        technology: "osu018".into(),
+        stimulus,
+        cycles: activity.cycles,
+        measured: MeasuredActivity {
+            input: activity.rate("input"),
+            output: activity.rate("output"),
+            state: activity.rate("state"),
+            state_bits,
+            mean,
+        },
+        figures,
+        area_um2: asic.area_um2,
+        opensta: sta,
+        opensta_ratio: figures_total / sta.total_uw,
+        model: POWER_MODEL.into(),
+        accuracy: "about +/-2x".into(),
+        assumptions,
+        ports: activity.ports.clone(),
+        dir,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report));
+    }
+    Ok(0)
+}
+
+/// Run the stimulus through the co-simulation (RTL against the model, every cycle),
+/// counting the RTL's transitions.
+fn measure_activity(
+    a: &PowerArgs,
+    desc: &'static UnitDesc,
+    params: &Params,
+    trace: Option<&Trace>,
+) -> Result<(Activity, String)> {
+    let cosim = Cosim::generated(desc, params.clone(), &BuildOptions::default())?
+        .with_failure_dir(Some(PathBuf::from("cosim-failures")));
+    let mut act = Activity::new(desc, params);
+    let stimulus = if let (Some(trace), Some(path)) = (trace, &a.trace) {
+        for (i, inst) in trace.header.instances.iter().enumerate() {
+            let mut stim = TraceStimulus::new(trace, i).map_err(anyhow::Error::msg)?;
+            cosim.run_activity(&inst.name, &mut stim, &mut act)?;
+            if let Some(e) = stim.error() {
+                bail!("{}: instance {}: {e}", path.display(), inst.name);
+            }
+        }
+        format!(
+            "trace {} ({} instances)",
+            path.display(),
+            trace.header.instances.len()
+        )
+    } else if a.idle {
+        let rst = desc.port_index("rst_n");
+        let cycles = a.cycles;
+        let mut stim = FnStimulus(move |cycle: u64, ports: &mut [Bits]| {
+            for (i, p) in desc.ports.iter().enumerate() {
+                if p.role.is_input() {
+                    ports[i].clear();
+                    if Some(i) == rst {
+                        ports[i].set_u64(1);
+                    }
+                }
+            }
+            cycle < cycles
+        });
+        cosim.run_activity("u0", &mut stim, &mut act)?;
+        format!("idle ({} cycles: reset released, other inputs 0)", a.cycles)
+    } else {
+        let mut stim = random_stimulus(desc, params, a.seed, a.cycles);
+        cosim.run_activity("u0", &mut stim, &mut act)?;
+        format!("random (seed {}, {} cycles)", a.seed, a.cycles)
+    };
+    if act.transitions == 0 {
+        bail!("the stimulus ran fewer than two cycles: no activity to measure");
+    }
+    Ok((act, stimulus))
+}
+
+fn text(r: &PowerReport) -> String {
+    let f = &r.figures;
+    let m = &r.measured;
+    let est = "estimate, +/-2x";
+    let mut s = String::new();
+    s += &format!("{} ({}) in {}\n", r.unit, r.params, r.technology);
+    s += &format!(
+        "  at {:.1} MHz, {:.2} V (liberty nominal); {} cells, {} flip-flops, {:.0} um^2\n",
+        f.clock_mhz, f.voltage, f.cells, f.flops, r.area_um2
+    );
+    s += &format!(
+        "  stimulus: {}, {} cycles co-simulated\n",
+        r.stimulus, r.cycles
+    );
+    s += &format!(
+        "  measured activity (transitions/bit/cycle): inputs {:.3}, outputs {:.3}, registers {:.3} ({} bits), mean {:.3}\n",
+        m.input, m.output, m.state, m.state_bits, m.mean
+    );
+    s += &format!(
+        "  activity used: flip-flops {:.3}, combinational cells {:.3}, unit inputs {:.3}\n",
+        f.activity.flop, f.activity.comb, f.activity.input
+    );
+    let row = |name: &str, uw: f64, how: &str| {
+        format!("  {name:<10} {:>12} uW  ({est}; {how})\n", fmt_uw(uw))
+    };
+    s += &row(
+        "switching",
+        f.switching_uw,
+        "0.5*alpha*C*V^2*f on pin loads",
+    );
+    s += &row(
+        "internal",
+        f.internal_uw,
+        "liberty internal energies per toggle, clock pins",
+    );
+    s += &row("clock net", f.clock_uw, "C_clk*V^2*f, ideal clock");
+    s += &row("dynamic", f.dynamic_uw, "switching + internal + clock net");
+    s += &row("leakage", f.leakage_uw, "liberty cell_leakage_power sum");
+    s += &row("total", f.total_uw, "dynamic + leakage");
+    s += &format!(
+        "  cross-check: OpenSTA report_power, same netlist and activities: {} uW total ({} internal, {} switching incl. clock, {} leakage); ours / OpenSTA = {:.2}\n",
+        fmt_uw(r.opensta.total_uw),
+        fmt_uw(r.opensta.internal_uw),
+        fmt_uw(r.opensta.switching_uw),
+        fmt_uw(r.opensta.leakage_uw),
+        r.opensta_ratio
+    );
+    s += &format!("  model: {}\n", r.model);
+    s += "  assumptions:\n";
+    for a in &r.assumptions {
+        s += &format!("    - {a}\n");
+    }
+    s += &format!("  files: {}\n", r.dir.display());
+    s
+}
+
+fn fmt_uw(uw: f64) -> String {
+    if uw >= 100.0 {
+        format!("{uw:.0}")
+    } else if uw >= 1.0 {
+        format!("{uw:.2}")
+    } else {
+        format!("{uw:.4}")
+    }
+}
