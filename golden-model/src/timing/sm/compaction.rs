@@ -21,7 +21,8 @@
 //! - TBC synchronises at every branch, unconditional ones included; TBC+ not at
 //!   unconditional branches nor `.uni` ones (A22). CAPRI (§2.3): a warp that did not
 //!   diverge bypasses with no CAPT access; a divergent one asks the CAPT (one lookup per
-//!   cycle, answered the next cycle) and stalls or bypasses as it says.
+//!   cycle, answered the next cycle) and stalls or bypasses as it says; the first answer
+//!   at a branch is latched for the CTA's other divergent warps (A11).
 //! - A bypassed warp keeps its own structure (its threads are excluded from compaction but
 //!   seen by the adequacy evaluator, §2.4) and runs ahead into its first path (A10): it may
 //!   issue non-control instructions there, and waits before the block's end (a control
@@ -198,6 +199,11 @@ struct CtaStack {
     slot: [Slot; MAX_NW],
     /// Per thread (home warp, lane), the CTA slot it last ran in.
     last_slot: [[u8; 32]; MAX_NW],
+    /// CAPRI's decision for the TOS block's branch (PC, stall), latched from the first
+    /// divergent warp's CAPT answer (A11 with LATCH_DECISION = 1): every divergent warp of
+    /// the CTA gets the same decision even if another CTA updates the entry in between; the
+    /// later warps' lookups still happen (for LRU).
+    latch: Option<(u32, bool)>,
     next_id: u32,
 }
 
@@ -499,6 +505,7 @@ impl Compaction {
             done: [0; MAX_NW],
             slot: [Slot::default(); MAX_NW],
             last_slot: [[0; 32]; MAX_NW],
+            latch: None,
             next_id: 0,
         };
         let mut mask = [0u32; MAX_NW];
@@ -773,6 +780,7 @@ impl Compaction {
     fn complete_branch(&mut self, c: usize) {
         let st = self.ctas[c].as_mut().expect("live CTA");
         let p = st.pending.take().expect("a pending branch");
+        st.latch = None;
         let [mut taken, not_taken] = p.paths;
         // Groups in run order, taken first (A5); an empty path is discarded.
         let mut groups: Vec<Entry> = Vec::with_capacity(2);
@@ -1055,6 +1063,13 @@ impl Compaction {
         }
         s.state = SlotState::Running;
         let (pc, tk) = (s.pc, s.taken);
+        let stall = match st.latch {
+            Some((at, latched)) if at == pc => latched,
+            _ => {
+                st.latch = Some((pc, stall));
+                stall
+            }
+        };
         let Some((target, rpc)) = self.branch_of(pc) else {
             return self.fail(format!("no branch at PC {pc}"));
         };
