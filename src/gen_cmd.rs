@@ -67,9 +67,9 @@ pub struct SynthArgs {
     /// pins or it has no state of its own.
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     shell: String,
-    /// With `--target osu018` or --pnr: keep the rendered scripts, constraints, netlists,
-    /// reports and logs in this folder (default: warpforge-synth/<unit>/<parameters>/; with
-    /// --all, DIR/<unit>/<parameters>/).
+    /// With a `--target`: keep the rendered scripts, constraints (for xilinx the XDC and a
+    /// Vivado out-of-context script), netlists, reports and logs in this folder (default:
+    /// warpforge-synth/<unit>/<parameters>/; with --all, DIR/<unit>/<parameters>/).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Synthesise the Verilog in this folder instead of generating it: the files listed in
@@ -268,6 +268,13 @@ pub fn synth(a: &SynthArgs) -> Result<u8> {
     match r {
         Ok(r) => {
             print_report(&r, a.json)?;
+            if !a.json && target == Target::Fpga(synth::Family::Xilinx) {
+                println!(
+                    "  files: {} (with {m}.xdc and xc7_vivado.tcl: `vivado -mode batch -source xc7_vivado.tcl` implements it out of context)",
+                    dir.display(),
+                    m = g.manifest.top
+                );
+            }
             Ok(0)
         }
         Err(e) => {

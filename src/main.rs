@@ -2,8 +2,10 @@
 
 mod bench;
 mod cc_cmd;
+mod charts;
 mod compaction_cmd;
 mod cosim_cmd;
+mod estimates_cmd;
 mod gen_cmd;
 mod input_file;
 mod launch_file;
@@ -62,6 +64,10 @@ enum Cmd {
     /// The thread-block compaction study (TBC, TBC+, CAPRI, CAPT sizes, lane permutations)
     /// on every workload, printed next to the seed's figures (specs/tbc-capri-slp.md §5).
     Compaction(compaction_cmd::CompactionArgs),
+    /// Reports: `estimates` (area, timing, FPGA resources and power of every generated
+    /// unit, their scaling and the seeds' figures: Markdown + SVG charts).
+    #[command(subcommand)]
+    Report(estimates_cmd::ReportCmd),
 }
 
 #[derive(Args, Clone)]
@@ -151,6 +157,7 @@ fn main() -> ExitCode {
         Cmd::Cosim(a) => cosim_cmd::cosim(&a),
         Cmd::Cc(a) => cc_cmd::cc(&a),
         Cmd::Compaction(a) => compaction_cmd::compaction(&a),
+        Cmd::Report(c) => estimates_cmd::report(&c),
     };
     match r {
         Ok(code) => ExitCode::from(code),

@@ -85,6 +85,16 @@ pub struct MeasuredActivity {
     pub mean: f64,
 }
 
+/// What drives the RTL while its activity is counted.
+pub enum Stimulus<'a> {
+    /// The unit's seeded random stimulus.
+    Random { seed: u64, cycles: u64 },
+    /// Reset released, every other input 0: the floor (clock and leakage).
+    Idle { cycles: u64 },
+    /// Every instance of a recorded trace, one after the other.
+    Trace { trace: &'a Trace, path: &'a Path },
+}
+
 pub fn power(a: &PowerArgs) -> Result<u8> {
     let (desc, params, trace) = match &a.trace {
         Some(path) => {
@@ -106,12 +116,33 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
             (desc, params, None)
         }
     };
-    let target = asic::target("osu018").map_err(anyhow::Error::msg)?;
-    let clock_mhz = a.clock_mhz.unwrap_or(1000.0 / target.period_ns);
-    if !(clock_mhz.is_finite() && clock_mhz > 0.0) {
-        bail!("--clock-mhz must be a positive number, not {clock_mhz}");
+    let stimulus = match (&trace, &a.trace) {
+        (Some(trace), Some(path)) => Stimulus::Trace { trace, path },
+        _ if a.idle => Stimulus::Idle { cycles: a.cycles },
+        _ => Stimulus::Random {
+            seed: a.seed,
+            cycles: a.cycles,
+        },
+    };
+    let dir = a.out.clone().unwrap_or_else(|| default_dir(desc, &params));
+    let report = estimate(desc, &params, &stimulus, a.clock_mhz, &dir)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report));
     }
-    // Tools first, so a missing one is named before any long step.
+    Ok(0)
+}
+
+/// Where the osu018 files of a unit's power estimate go by default (the folder `synth
+/// --target osu018` uses, so either reuses the other's mapping).
+pub fn default_dir(desc: &'static UnitDesc, params: &Params) -> PathBuf {
+    Path::new("warpforge-synth").join(warpforge_gen::params_dir(desc, params))
+}
+
+/// Check that every tool the estimate needs is installed, naming the install command of
+/// the first one missing.
+pub fn check_tools() -> Result<()> {
     warpforge_cosim::build::toolchain(&BuildOptions::default()).map_err(|e| {
         anyhow::anyhow!(
             "{e}\npower needs Verilator 5 and g++ for the activity: on Debian/Ubuntu run \
@@ -127,18 +158,35 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
             asic::OPENSTA.install
         );
     }
+    Ok(())
+}
+
+/// The power estimate of `desc` at `params` under `stimulus`, at `clock_mhz` (default:
+/// the osu018 target period), with the osu018 files in `dir`.
+pub fn estimate(
+    desc: &'static UnitDesc,
+    params: &Params,
+    stimulus: &Stimulus,
+    clock_mhz: Option<f64>,
+    dir: &Path,
+) -> Result<PowerReport> {
+    let target = asic::target("osu018").map_err(anyhow::Error::msg)?;
+    let clock_mhz = clock_mhz.unwrap_or(1000.0 / target.period_ns);
+    if !(clock_mhz.is_finite() && clock_mhz > 0.0) {
+        bail!("--clock-mhz must be a positive number, not {clock_mhz}");
+    }
+    // Tools first, so a missing one is named before any long step.
+    check_tools()?;
 
     eprintln!(
         "power: co-simulating {} ({params}) for its activity",
         desc.name
     );
-    let (activity, stimulus) = measure_activity(a, desc, &params, trace.as_ref())?;
+    let (activity, stimulus) = measure_activity(desc, params, stimulus)?;
 
     eprintln!("power: synthesising {} in osu018", desc.name);
-    let unit = warpforge_gen::generate(desc, &params)?;
-    let dir = a.out.clone().unwrap_or_else(|| {
-        Path::new("warpforge-synth").join(warpforge_gen::params_dir(desc, &params))
-    });
+    let unit = warpforge_gen::generate(desc, params)?;
+    let dir = dir.to_path_buf();
     let asic = asic::osu018_in(&unit, &dir)?;
     let lib_text = std::fs::read_to_string(asic::OSU018_LIB)
         .with_context(|| format!("cannot read {}", asic::OSU018_LIB))?;
@@ -169,7 +217,7 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
     let figures_total = figures.total_uw;
     eprintln!("power: OpenSTA's report_power on the same netlist (cross-check)");
     let sta = power::opensta_power(&dir, &unit.manifest.top, act, clock_mhz)?;
-    let report = PowerReport {
+    Ok(PowerReport {
         unit: desc.name.to_string(),
         params: params.to_string(),
         technology: "osu018".into(),
@@ -191,59 +239,55 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
         assumptions,
         ports: activity.ports.clone(),
         dir,
-    };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", text(&report));
-    }
-    Ok(0)
+    })
 }
 
 /// Run the stimulus through the co-simulation (RTL against the model, every cycle),
 /// counting the RTL's transitions.
 fn measure_activity(
-    a: &PowerArgs,
     desc: &'static UnitDesc,
     params: &Params,
-    trace: Option<&Trace>,
+    stimulus: &Stimulus,
 ) -> Result<(Activity, String)> {
     let cosim = Cosim::generated(desc, params.clone(), &BuildOptions::default())?
         .with_failure_dir(Some(PathBuf::from("cosim-failures")));
     let mut act = Activity::new(desc, params);
-    let stimulus = if let (Some(trace), Some(path)) = (trace, &a.trace) {
-        for (i, inst) in trace.header.instances.iter().enumerate() {
-            let mut stim = TraceStimulus::new(trace, i).map_err(anyhow::Error::msg)?;
-            cosim.run_activity(&inst.name, &mut stim, &mut act)?;
-            if let Some(e) = stim.error() {
-                bail!("{}: instance {}: {e}", path.display(), inst.name);
-            }
-        }
-        format!(
-            "trace {} ({} instances)",
-            path.display(),
-            trace.header.instances.len()
-        )
-    } else if a.idle {
-        let rst = desc.port_index("rst_n");
-        let cycles = a.cycles;
-        let mut stim = FnStimulus(move |cycle: u64, ports: &mut [Bits]| {
-            for (i, p) in desc.ports.iter().enumerate() {
-                if p.role.is_input() {
-                    ports[i].clear();
-                    if Some(i) == rst {
-                        ports[i].set_u64(1);
-                    }
+    let stimulus = match *stimulus {
+        Stimulus::Trace { trace, path } => {
+            for (i, inst) in trace.header.instances.iter().enumerate() {
+                let mut stim = TraceStimulus::new(trace, i).map_err(anyhow::Error::msg)?;
+                cosim.run_activity(&inst.name, &mut stim, &mut act)?;
+                if let Some(e) = stim.error() {
+                    bail!("{}: instance {}: {e}", path.display(), inst.name);
                 }
             }
-            cycle < cycles
-        });
-        cosim.run_activity("u0", &mut stim, &mut act)?;
-        format!("idle ({} cycles: reset released, other inputs 0)", a.cycles)
-    } else {
-        let mut stim = random_stimulus(desc, params, a.seed, a.cycles);
-        cosim.run_activity("u0", &mut stim, &mut act)?;
-        format!("random (seed {}, {} cycles)", a.seed, a.cycles)
+            format!(
+                "trace {} ({} instances)",
+                path.display(),
+                trace.header.instances.len()
+            )
+        }
+        Stimulus::Idle { cycles } => {
+            let rst = desc.port_index("rst_n");
+            let mut stim = FnStimulus(move |cycle: u64, ports: &mut [Bits]| {
+                for (i, p) in desc.ports.iter().enumerate() {
+                    if p.role.is_input() {
+                        ports[i].clear();
+                        if Some(i) == rst {
+                            ports[i].set_u64(1);
+                        }
+                    }
+                }
+                cycle < cycles
+            });
+            cosim.run_activity("u0", &mut stim, &mut act)?;
+            format!("idle ({cycles} cycles: reset released, other inputs 0)")
+        }
+        Stimulus::Random { seed, cycles } => {
+            let mut stim = random_stimulus(desc, params, seed, cycles);
+            cosim.run_activity("u0", &mut stim, &mut act)?;
+            format!("random (seed {seed}, {cycles} cycles)")
+        }
     };
     if act.transitions == 0 {
         bail!("the stimulus ran fewer than two cycles: no activity to measure");

@@ -48,6 +48,8 @@ static RAM_DESC: UnitDesc = UnitDesc {
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
     coverage: &[],
+    scaling: &[],
+    seed_costs: &[],
 };
 
 const TOY_V: &str = r#"`default_nettype none

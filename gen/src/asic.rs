@@ -47,6 +47,8 @@ pub struct Target {
     pub period_ns: f64,
     pub driver_cell: Option<String>,
     pub max_fanout: Option<usize>,
+    /// The device of a flow that names one (Xilinx: the Vivado script's part).
+    pub part: Option<String>,
 }
 
 /// The target of technology `name` (`osu018`, `ecp5`).
@@ -310,8 +312,80 @@ impl fmt::Display for AsicReport {
     }
 }
 
+/// The file in an osu018 run's folder that lets a later run with the same inputs reuse it.
+const CACHE_FILE: &str = "osu018_report.json";
+
+/// Part of the cache key: bump it when the flow's Rust side (the fan-out buffering, the
+/// netlist and report parsing) changes what a run produces.
+const FLOW_REVISION: &str = "osu018 flow revision 1";
+
+/// What an osu018 run's result depends on: the unit's RTL, the flow's scripts and
+/// constraints as shipped, and the period (the tool versions are in the report itself).
+fn cache_key(unit: &GeneratedUnit, t: &Target) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [
+        unit.manifest.content_hash.as_str(),
+        FLOW_REVISION,
+        SYNTH_SCRIPT,
+        ABC_SCRIPT,
+        UNIT_SDC,
+        STA_SCRIPT,
+        OSU018_LIB,
+        &format!("{:?}", t),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    format!("{:x}", h.finalize())
+}
+
+#[derive(Serialize, Deserialize)]
+struct Cached {
+    key: String,
+    report: AsicReport,
+}
+
 /// Synthesise, buffer and time `unit` in OSU 0.18 µm, leaving every file in `dir`.
+///
+/// A run is kept in `dir` (`osu018_report.json`, keyed by the RTL's hash, the flow's
+/// scripts and the target): a later call with the same inputs returns it without running
+/// the tools again (the 48-warp scoreboard's mapping takes about 20 minutes), as long as
+/// the netlist it describes is still there. Remove the file to force a new run.
 pub fn osu018_in(unit: &GeneratedUnit, dir: &Path) -> Result<AsicReport, ToolError> {
+    let t = target("osu018").map_err(|why| ToolError::Failed {
+        exe: "osu018 flow".into(),
+        code: None,
+        output: why,
+    })?;
+    let key = cache_key(unit, &t);
+    let cache = dir.join(CACHE_FILE);
+    if dir.join("osu018_netlist.v").exists() {
+        if let Some(c) = std::fs::read_to_string(&cache)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Cached>(&text).ok())
+            .filter(|c| c.key == key)
+        {
+            return Ok(AsicReport {
+                dir: dir.to_path_buf(),
+                ..c.report
+            });
+        }
+    }
+    let report = osu018_run(unit, dir)?;
+    let text = serde_json::to_string_pretty(&Cached {
+        key,
+        report: report.clone(),
+    })
+    .expect("a report serializes");
+    std::fs::write(&cache, text).map_err(|source| ToolError::Io {
+        path: cache.clone(),
+        source,
+    })?;
+    Ok(report)
+}
+
+fn osu018_run(unit: &GeneratedUnit, dir: &Path) -> Result<AsicReport, ToolError> {
     let failed = |why: String| ToolError::Failed {
         exe: "osu018 flow".into(),
         code: None,

@@ -75,8 +75,8 @@ pub enum Measured {
     Pnr(Box<PnrReport>),
 }
 
-/// Measure `g` for `target`; `dir` keeps the files of the flows that leave them (osu018,
-/// place and route).
+/// Measure `g` for `target`; `dir` keeps the flow's files (scripts, netlists, logs; for
+/// Xilinx the XDC and Vivado script too).
 pub fn measure(
     g: &GeneratedUnit,
     target: Target,
@@ -95,7 +95,7 @@ pub fn measure(
         }
         Target::Fpga(f) => {
             progress(&format!("yosys synth_{f}"));
-            Measured::Fpga(synth::fpga(g, f)?)
+            Measured::Fpga(synth::fpga_in(g, f, dir)?)
         }
         Target::Pnr(f) => Measured::Pnr(Box::new(pnr::pnr_in(g, f, shell, dir, progress)?)),
     })

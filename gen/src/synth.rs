@@ -17,7 +17,7 @@ use crate::GeneratedUnit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The cells `abc` may map to (plus `$_NOT_`, which it always uses).
 pub const GATES: &str = "AND,NAND,OR,NOR,XOR,XNOR,MUX";
@@ -286,12 +286,54 @@ pub fn fpga(unit: &GeneratedUnit, family: Family) -> Result<FpgaReport, ToolErro
     r
 }
 
-/// Map `unit` to `family`, writing its files, the script and the log into `dir`.
+/// Map `unit` to `family`, writing its files, the script and the log into `dir` (for
+/// Xilinx also the rendered XDC and Vivado script, see [`write_vivado_files`]).
 pub fn fpga_in(unit: &GeneratedUnit, family: Family, dir: &Path) -> Result<FpgaReport, ToolError> {
     let top = unit.manifest.top.clone();
     let steps = fpga_flow(&top, family);
     let (v, yosys) = run_yosys(unit, dir, &steps, "fpga")?;
+    if family == Family::Xilinx {
+        write_vivado_files(unit, dir)?;
+    }
     fpga_report(unit, family, &v, yosys, steps)
+}
+
+/// The XDC of constraints/xc7.xdc at the xilinx target period.
+pub const XC7_XDC: &str = include_str!("../../constraints/xc7.xdc");
+/// The Vivado out-of-context script of constraints/xc7_vivado.tcl.
+pub const XC7_VIVADO_TCL: &str = include_str!("../../constraints/xc7_vivado.tcl");
+
+/// Render `<top>.xdc`, `xc7_vivado.tcl` and the file list `<top>.f` into `dir` (where the
+/// unit's Verilog is), for a Vivado user to implement the unit out of context; returns the
+/// paths written.
+pub fn write_vivado_files(unit: &GeneratedUnit, dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
+    let t = crate::asic::target("xilinx").map_err(|why| ToolError::Failed {
+        exe: "xilinx constraints".into(),
+        code: None,
+        output: why,
+    })?;
+    let top = &unit.manifest.top;
+    let part = t.part.as_deref().unwrap_or("xc7a35tcpg236-1");
+    let render = |s: &str| {
+        s.replace("@PERIOD_NS@", &format!("{}", t.period_ns))
+            .replace("@TOP@", top)
+            .replace("@PART@", part)
+    };
+    let files = [
+        (format!("{top}.xdc"), render(XC7_XDC)),
+        ("xc7_vivado.tcl".to_string(), render(XC7_VIVADO_TCL)),
+        (format!("{top}.f"), unit.manifest.files.join("\n") + "\n"),
+    ];
+    let mut out = vec![];
+    for (name, text) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|source| ToolError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// The figures of a vendor flow's `stat -json` output `v`.

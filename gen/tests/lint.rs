@@ -428,6 +428,8 @@ static NO_TEMPLATE: warpforge_model::units::contract::UnitDesc =
         gpu: |_| warpforge_model::units::contract::GpuUse::Standalone,
         localparams: |_| vec![],
         coverage: &[],
+        scaling: &[],
+        seed_costs: &[],
     };
 
 #[test]

@@ -70,6 +70,8 @@ pub static COUNTER_DESC: UnitDesc = UnitDesc {
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
     coverage: &[],
+    scaling: &[],
+    seed_costs: &[],
 };
 
 pub const COUNTER_V: &str = r#"
@@ -203,6 +205,8 @@ pub static PTRS_DESC: UnitDesc = UnitDesc {
     gpu: |_| GpuUse::Standalone,
     localparams: |_| vec![],
     coverage: &[],
+    scaling: &[],
+    seed_costs: &[],
 };
 
 pub const PTRS_V: &str = r#"// Queue pointers for the mutant tests.

@@ -89,7 +89,7 @@
 //!
 //! The typed fast path is allocation-free: the table is fixed arrays of `MAX_ENTRIES`.
 
-use super::contract::{low_mask, Bits, GpuUse, LocalParam, Params};
+use super::contract::{low_mask, Bits, CostFigure, GpuUse, LocalParam, Params, Scaling, SeedCost};
 use super::coverage::Cover;
 use super::declare::{Unit, UnitParams};
 
@@ -215,6 +215,33 @@ static CAPT_COVERAGE: [Cover; 9] = [
     Cover::ResetWhile("dbg_valid"),
 ];
 
+/// The seed's gate counts of the CAPT (Table 4.3, L1567-L1571: Verilog synthesised with
+/// Synopsys Design Compiler in a 45 nm library, NAND2 equivalents) at 1b-Latest history.
+const CAPT_SEED_COSTS: [SeedCost; 5] = {
+    const fn at(label: &'static str, set: &'static [(&'static str, u64)], gates: f64) -> SeedCost {
+        SeedCost {
+            label,
+            params: set,
+            relative_to: None,
+            figure: CostFigure::Nand2Eq,
+            seed: gates,
+            seed_basis:
+                "NAND2-equivalent gates, Synopsys DC, 45 nm; seed 001 Table 4.3, L1567-L1571",
+        }
+    }
+    [
+        at("CAPT, 2 entries", &[("ENTRIES", 2), ("HIST", 0)], 733.56),
+        at("CAPT, 4 entries", &[("ENTRIES", 4), ("HIST", 0)], 1432.63),
+        at("CAPT, 8 entries", &[("ENTRIES", 8), ("HIST", 0)], 2840.43),
+        at("CAPT, 16 entries", &[("ENTRIES", 16), ("HIST", 0)], 6005.44),
+        at(
+            "CAPT, 32 entries",
+            &[("ENTRIES", 32), ("HIST", 0)],
+            12338.07,
+        ),
+    ]
+};
+
 crate::declare_unit! {
     /// The single description of `capri_capt`.
     pub static CAPT_DESC: CapriCapt = unit "capri_capt" {
@@ -252,6 +279,11 @@ crate::declare_unit! {
         },
         localparams: capt_localparams,
         coverage: &CAPT_COVERAGE,
+        scaling: &[
+            Scaling { param: "ENTRIES", values: &[2, 4, 8, 16, 32], base: &[("HIST", 0)] },
+            Scaling { param: "PCW", values: &[8, 16, 32], base: &[] },
+        ],
+        seed_costs: &CAPT_SEED_COSTS,
         ports: capt_port,
     }
     /// Parameters of `capri_capt` (spec §7.2; same names as the Verilog parameters).

@@ -494,6 +494,58 @@ pub struct UnitDesc {
     /// The unit's functional coverage bins (see [`super::coverage`]), sampled by every
     /// co-simulation run.
     pub coverage: &'static [super::coverage::Cover],
+    /// How its cost scales: the parameters `warpforge report estimates` sweeps.
+    pub scaling: &'static [Scaling],
+    /// The cost figures its seed document gives, for the estimates report to compare with.
+    pub seed_costs: &'static [SeedCost],
+}
+
+/// One parameter sweep of the estimates report: `param` at each of `values`, every other
+/// parameter at its default but for `base`.
+#[derive(Debug, Clone, Copy)]
+pub struct Scaling {
+    pub param: &'static str,
+    pub values: &'static [u64],
+    /// Overrides of the defaults the sweep runs around (a smaller base keeps a unit whose
+    /// default set takes minutes in synthesis cheap to sweep).
+    pub base: &'static [(&'static str, u64)],
+}
+
+/// Which figure of a unit's synthesis a seed cost figure compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CostFigure {
+    /// Flip-flops (storage bits).
+    Flops,
+    /// Yosys' estimated transistor count (`stat -tech cmos`).
+    Transistors,
+    /// NAND2-equivalent gates: the transistor estimate over 4 (a static-CMOS NAND2).
+    Nand2Eq,
+}
+
+impl CostFigure {
+    pub fn name(self) -> &'static str {
+        match self {
+            CostFigure::Flops => "flip-flops",
+            CostFigure::Transistors => "transistors (est.)",
+            CostFigure::Nand2Eq => "NAND2-eq (est.)",
+        }
+    }
+}
+
+/// A cost figure the seed document gives for the unit, as the estimates report compares
+/// it: ours is `figure` of the unit at `params` (over the same figure at `relative_to`,
+/// when the seed gives a ratio).
+#[derive(Debug, Clone, Copy)]
+pub struct SeedCost {
+    /// What is compared, e.g. "CAPT, 8 entries".
+    pub label: &'static str,
+    pub params: &'static [(&'static str, u64)],
+    pub relative_to: Option<&'static [(&'static str, u64)]>,
+    pub figure: CostFigure,
+    /// The seed's figure (a ratio when `relative_to` is set).
+    pub seed: f64,
+    /// What the seed's figure is and how it was obtained, with the citation.
+    pub seed_basis: &'static str,
 }
 
 /// A constant shared by a unit's model and its RTL: computed in Rust from the parameters and

@@ -443,6 +443,8 @@ macro_rules! declare_unit {
             gpu: $gpu:expr,
             $(localparams: $lps:expr,)?
             coverage: $cov:expr,
+            $(scaling: $scaling:expr,)?
+            $(seed_costs: $seed_costs:expr,)?
             ports: $portmod:ident $(,)?
         }
         $(#[$pmeta:meta])*
@@ -478,6 +480,8 @@ macro_rules! declare_unit {
             gpu: $gpu,
             localparams: $crate::declare_unit!(@localparams $($lps)?),
             coverage: $cov,
+            scaling: $crate::declare_unit!(@or_empty $($scaling)?),
+            seed_costs: $crate::declare_unit!(@or_empty $($seed_costs)?),
         };
 
         /// Positions of the unit's ports in its port list (generated from the declaration).
@@ -587,6 +591,8 @@ macro_rules! declare_unit {
     (@name _) => { "" };
     (@name $n:ident) => { stringify!($n) };
 
+    (@or_empty) => { &[] };
+    (@or_empty $e:expr) => { $e };
     (@localparams) => { |_| ::std::vec::Vec::new() };
     (@localparams $lps:expr) => { $lps };
 

@@ -55,7 +55,7 @@
 //!
 //! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
 
-use super::contract::{Bits, GpuUse};
+use super::contract::{Bits, CostFigure, GpuUse, Scaling, SeedCost};
 use super::coverage::Cover;
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
@@ -508,6 +508,22 @@ crate::declare_unit! {
             }
         },
         coverage: &SCOREBOARD_COVERAGE,
+        // The default set (48 x 64) is 150,000 generic cells: sweep around 8 warps x 16
+        // registers, where every point takes seconds, since the cost is linear in both.
+        scaling: &[
+            Scaling { param: "NUM_WARPS", values: &[4, 8, 16, 32, 48], base: &[("NUM_REGS", 16)] },
+            Scaling { param: "NUM_REGS", values: &[8, 16, 32, 64], base: &[("NUM_WARPS", 8)] },
+        ],
+        seed_costs: &[
+            SeedCost {
+                label: "dual-path (L/R + shadow) over single-path scoreboard, 8 warps x 64 registers",
+                params: &[("NUM_WARPS", 8)],
+                relative_to: Some(&[("NUM_WARPS", 8), ("DUAL", 0)]),
+                figure: CostFigure::Transistors,
+                seed: 2.0,
+                seed_basis: "ratio: \"roughly x2\" in area and power (qualitative); seed 001 L800",
+            },
+        ],
         ports: sb_port,
     }
     /// Parameters of `dpe_scoreboard` (spec §9.5; same names as the Verilog parameters).

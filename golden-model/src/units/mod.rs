@@ -37,3 +37,35 @@ pub fn find(name: &str) -> Result<&'static UnitDesc, String> {
         format!("unknown unit `{name}` (units: {})", names.join(", "))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    /// Every sweep point and seed-cost set of the estimates report is a valid parameter
+    /// set, and every sweep has at least two points.
+    #[test]
+    fn scaling_and_seed_cost_sets_are_valid() {
+        for u in ALL {
+            assert!(
+                !u.scaling.is_empty(),
+                "{}: no scaling sweep declared",
+                u.name
+            );
+            for s in u.scaling {
+                assert!(s.values.len() >= 2, "{}: {} sweep", u.name, s.param);
+                for &v in s.values {
+                    let mut set = s.base.to_vec();
+                    set.push((s.param, v));
+                    u.params(&set).unwrap_or_else(|e| panic!("{}: {e}", u.name));
+                }
+            }
+            for c in u.seed_costs {
+                u.params(c.params).unwrap();
+                if let Some(r) = c.relative_to {
+                    u.params(r).unwrap();
+                }
+            }
+        }
+    }
+}

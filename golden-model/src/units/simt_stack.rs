@@ -56,7 +56,7 @@
 //!   in the next cycle without an update, one entry per cycle.
 //! - A launch clears the whole stack, the done mask and the error flags (a new warp).
 
-use super::contract::{Bits, GpuUse, LocalParam, Params};
+use super::contract::{Bits, CostFigure, GpuUse, LocalParam, Params, Scaling, SeedCost};
 use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
@@ -600,6 +600,19 @@ crate::declare_unit! {
         gpu: |cfg| stack_gpu_use(cfg, crate::config::Reconvergence::Spe, &["sm.reconvergence=spe"]),
         localparams: spe_localparams,
         coverage: &STACK_COVERAGE,
+        scaling: &[
+            Scaling { param: "DEPTH", values: &[2, 4, 8, 16, 32, 64], base: &[] },
+            Scaling { param: "WARP_SIZE", values: &[8, 16, 32, 64], base: &[] },
+        ],
+        // The seed's maximum observed SPE depth is 11 (L798): 11 entries of 96 bits.
+        seed_costs: &[SeedCost {
+            label: "stack storage per warp at the seed's maximum observed depth (11)",
+            params: &[("DEPTH", 11)],
+            relative_to: None,
+            figure: CostFigure::Flops,
+            seed: 1056.0,
+            seed_basis: "bits: 11 entries x 96 (32-bit PC + 32-bit mask + 32-bit RPC); seed 001 L798",
+        }],
         ports: spe_port,
     }
     /// Parameters of `simt_stack_spe` (spec §9.1; same names as the Verilog parameters).

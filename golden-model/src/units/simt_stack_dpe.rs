@@ -78,7 +78,7 @@
 //! - PCs are `PC_W` bits: the typed path truncates every PC input to `PC_W` exactly as the
 //!   ports do, so both paths behave the same on any value.
 
-use super::contract::{clog2, low_mask, Bits, LocalParam, Params};
+use super::contract::{clog2, low_mask, Bits, CostFigure, LocalParam, Params, Scaling, SeedCost};
 use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
@@ -696,6 +696,19 @@ crate::declare_unit! {
         },
         localparams: dpe_localparams,
         coverage: &DPE_COVERAGE,
+        scaling: &[
+            Scaling { param: "DEPTH", values: &[2, 4, 8, 16, 32], base: &[] },
+            Scaling { param: "WARP_SIZE", values: &[8, 16, 32, 64], base: &[] },
+        ],
+        // The seed's maximum observed DPE depth is 7 (L798): 7 entries of 160 bits.
+        seed_costs: &[SeedCost {
+            label: "stack storage per warp at the seed's maximum observed depth (7)",
+            params: &[("DEPTH", 7)],
+            relative_to: None,
+            figure: CostFigure::Flops,
+            seed: 1120.0,
+            seed_basis: "bits: 7 entries x 160 (2 x (32-bit PC + 32-bit mask) + 32-bit RPC); seed 001 L798",
+        }],
         ports: dpe_port,
     }
     /// Parameters of `simt_stack_dpe` (spec §9.1; same names as the Verilog parameters).

@@ -43,7 +43,7 @@
 //!   implemented: the closed form needs `log2 S - 1` XOR gates and no table, and Yosys
 //!   removes the logic of the other modes when `mode` is tied to a constant.
 
-use super::contract::{low_mask, GpuUse};
+use super::contract::{low_mask, GpuUse, Scaling};
 use super::coverage::Cover;
 use super::declare::Unit;
 
@@ -234,6 +234,7 @@ crate::declare_unit! {
             }
         },
         coverage: &SLP_COVERAGE,
+        scaling: &[Scaling { param: "S", values: &[4, 8, 16, 32, 64], base: &[] }],
         ports: slp_port,
     }
     /// Parameters of `slp_perm` (spec §7.3; same names as the Verilog parameters).

@@ -62,7 +62,7 @@
 //! Seed vs spec: the spec's §1.5 and §2.5 agree with the seed (L951, L1078); the timing
 //! (A1), encoder order (A2) and slots (A3) are the spec's PROPOSALs, the seed gives none.
 
-use super::contract::{Bits, GpuUse};
+use super::contract::{Bits, GpuUse, Scaling};
 use super::coverage::{Cond, Cover};
 use super::declare::Unit;
 
@@ -392,6 +392,10 @@ crate::declare_unit! {
             }
         },
         coverage: &WCU_COVERAGE,
+        scaling: &[
+            Scaling { param: "S", values: &[4, 8, 16, 32], base: &[] },
+            Scaling { param: "NW", values: &[4, 8, 16, 32], base: &[] },
+        ],
         ports: wcu_port,
     }
     /// Parameters of `wcu` (spec §7 common parameters, §7.1).
