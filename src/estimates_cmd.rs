@@ -126,7 +126,7 @@ impl SetRow {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 struct GenericFigures {
     flops: u64,
     cells: u64,
@@ -198,17 +198,28 @@ struct Report {
 }
 
 /// Generic figures by (unit, parameters), measured at most once per run: sweeps and seed
-/// comparisons share points, and a generic baseline entry of the same RTL is reused.
+/// comparisons share points, and a generic baseline entry of the same RTL is reused, as is
+/// an earlier report's measurement kept in `synth_dir/<unit>/<parameters>/generic.json`
+/// (keyed by the RTL's hash and the flow), so a second report costs seconds.
 struct GenericMemo<'a> {
     baseline: Option<&'a Baseline>,
+    synth_dir: &'a Path,
     done: HashMap<(String, String), GenericFigures>,
 }
 
+/// An earlier generic measurement of the same RTL with the same flow.
+#[derive(Serialize, serde::Deserialize)]
+struct GenericCache {
+    rtl_hash: String,
+    flow: Vec<String>,
+    figures: GenericFigures,
+}
+
 impl GenericMemo<'_> {
-    fn get(&mut self, desc: &'static UnitDesc, p: &Params) -> Result<(GenericFigures, bool)> {
+    fn get(&mut self, desc: &'static UnitDesc, p: &Params) -> Result<GenericFigures> {
         let key = (desc.name.to_string(), p.to_string());
         if let Some(f) = self.done.get(&key) {
-            return Ok((*f, false));
+            return Ok(*f);
         }
         let g = warpforge_gen::generate(desc, p)?;
         let from_baseline = self
@@ -223,23 +234,41 @@ impl GenericMemo<'_> {
                     transistors: n("transistors")?,
                 })
             });
-        let (f, measured) = match from_baseline {
-            Some(f) => (f, false),
+        let cache_path = self
+            .synth_dir
+            .join(warpforge_gen::params_dir(desc, p))
+            .join("generic.json");
+        let flow = synth::flow(&g.manifest.top);
+        let cached = || {
+            let c: GenericCache =
+                serde_json::from_str(&std::fs::read_to_string(&cache_path).ok()?).ok()?;
+            (c.rtl_hash == g.manifest.content_hash && c.flow == flow).then_some(c.figures)
+        };
+        let f = match from_baseline.or_else(cached) {
+            Some(f) => f,
             None => {
                 eprintln!("estimates: yosys generic synthesis of {} ({p})", desc.name);
                 let r = synth::synth(&g).with_context(|| format!("{} ({p})", desc.name))?;
-                (
-                    GenericFigures {
-                        flops: r.flops,
-                        cells: r.total_cells,
-                        transistors: r.transistors,
-                    },
-                    true,
-                )
+                let f = GenericFigures {
+                    flops: r.flops,
+                    cells: r.total_cells,
+                    transistors: r.transistors,
+                };
+                let c = GenericCache {
+                    rtl_hash: g.manifest.content_hash.clone(),
+                    flow,
+                    figures: f,
+                };
+                // A cache that cannot be written costs a re-run next time, nothing more.
+                if let Some(d) = cache_path.parent() {
+                    let _ = std::fs::create_dir_all(d);
+                }
+                let _ = std::fs::write(&cache_path, serde_json::to_string_pretty(&c)?);
+                f
             }
         };
         self.done.insert(key, f);
-        Ok((f, measured))
+        Ok(f)
     }
 }
 
@@ -266,12 +295,13 @@ fn estimates(a: &EstimatesArgs) -> Result<u8> {
     let sets = standard_sets(a, &units, &baselines)?;
     let mut memo = GenericMemo {
         baseline: baselines.get("generic"),
+        synth_dir: &a.synth_dir,
         done: HashMap::new(),
     };
     let sweeps = if a.no_sweeps {
         vec![]
     } else {
-        sweeps(a, &units, &mut memo)?
+        sweeps(&units, &mut memo)?
     };
     let seed_comparison = seed_rows(&units, &mut memo)?;
     let (power, power_errors) = if a.no_power {
@@ -390,11 +420,7 @@ fn figures_of(
     }
 }
 
-fn sweeps(
-    _a: &EstimatesArgs,
-    units: &[&'static UnitDesc],
-    memo: &mut GenericMemo,
-) -> Result<Vec<Sweep>> {
+fn sweeps(units: &[&'static UnitDesc], memo: &mut GenericMemo) -> Result<Vec<Sweep>> {
     let mut out = vec![];
     for &desc in units {
         for s in desc.scaling {
@@ -403,7 +429,7 @@ fn sweeps(
                 let mut set = s.base.to_vec();
                 set.push((s.param, v));
                 let p = desc.params(&set).map_err(anyhow::Error::msg)?;
-                let (f, _) = memo.get(desc, &p)?;
+                let f = memo.get(desc, &p)?;
                 points.push((v, f));
             }
             let base = desc.params(s.base).map_err(anyhow::Error::msg)?;
@@ -457,7 +483,7 @@ fn seed_rows(units: &[&'static UnitDesc], memo: &mut GenericMemo) -> Result<Vec<
     for &desc in units {
         for c in desc.seed_costs {
             let p = desc.params(c.params).map_err(anyhow::Error::msg)?;
-            let (f, _) = memo.get(desc, &p)?;
+            let f = memo.get(desc, &p)?;
             let (ours, ours_basis) = match c.relative_to {
                 None => (
                     f.get(c.figure),
@@ -465,7 +491,7 @@ fn seed_rows(units: &[&'static UnitDesc], memo: &mut GenericMemo) -> Result<Vec<
                 ),
                 Some(r) => {
                     let q = desc.params(r).map_err(anyhow::Error::msg)?;
-                    let (g, _) = memo.get(desc, &q)?;
+                    let g = memo.get(desc, &q)?;
                     (
                         f.get(c.figure) / g.get(c.figure),
                         format!("{} at {p} over {q}, Yosys generic flow", c.figure.name()),
