@@ -5,6 +5,7 @@
 //! parameter) and its labels print the value back.
 
 use anyhow::{anyhow, Result};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
@@ -169,17 +170,21 @@ pub fn bars(
         root.draw(&Text::new(c.clone(), (px, py + 6), label_style.clone()))
             .map_err(&e)?;
     }
-    if series.len() > 1 {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(&e)?;
-    }
+    legend(&mut chart).map_err(&e)?;
     root.present().map_err(&e)?;
     Ok(())
+}
+
+type Chart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The series' legend, upper left, on a light background.
+fn legend<'a>(chart: &mut Chart<'a>) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
 }
 
 /// One line of a scaling chart: its name and `(parameter value, figure)` points.
@@ -281,13 +286,7 @@ pub fn scaling(path: &Path, title: &str, param: &str, lines: &[LineData]) -> Res
             .draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))
             .map_err(&e)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(&e)?;
+    legend(&mut chart).map_err(&e)?;
     root.present().map_err(&e)?;
     Ok(())
 }

@@ -612,64 +612,44 @@ fn draw_charts(out: &Path, r: &mut Report) -> Result<Vec<String>> {
             )
         })?;
     }
-    let fmax = [
-        ("OSU 0.18 um, OpenSTA", col(Target::Osu018, "fmax_mhz")),
-        (
-            "ECP5 after nextpnr",
-            col(Target::Pnr(Family::Ecp5), "fmax_mhz"),
-        ),
+    let series = |cols: &[(&str, Target, &str)]| -> Vec<BarSeries> {
+        cols.iter()
+            .map(|&(name, t, k)| BarSeries {
+                name: name.into(),
+                values: col(t, k),
+            })
+            .collect()
+    };
+    let has = |s: &[BarSeries]| s.iter().any(|x| any(&x.values));
+    let fmax = series(&[
+        ("OSU 0.18 um, OpenSTA", Target::Osu018, "fmax_mhz"),
+        ("ECP5 after nextpnr", Target::Pnr(Family::Ecp5), "fmax_mhz"),
         (
             "iCE40 after nextpnr",
-            col(Target::Pnr(Family::Ice40), "fmax_mhz"),
+            Target::Pnr(Family::Ice40),
+            "fmax_mhz",
         ),
-    ];
-    if fmax.iter().any(|(_, v)| any(v)) {
+    ]);
+    if has(&fmax) {
+        let targets = [
+            ("250 MHz (OSU 0.18 um target)".to_string(), 250.0),
+            ("100 MHz (ECP5 target)".to_string(), 100.0),
+        ];
+        let title = "Fmax at default parameters (estimates)";
         chart("fmax.svg", &|p| {
-            charts::bars(
-                p,
-                "Fmax at default parameters (estimates)",
-                "MHz",
-                &names,
-                &fmax
-                    .iter()
-                    .filter(|(_, v)| any(v))
-                    .map(|(n, v)| BarSeries {
-                        name: n.to_string(),
-                        values: v.clone(),
-                    })
-                    .collect::<Vec<_>>(),
-                false,
-                &[
-                    ("250 MHz (OSU 0.18 um target)".into(), 250.0),
-                    ("100 MHz (ECP5 target)".into(), 100.0),
-                ],
-            )
+            charts::bars(p, title, "MHz", &names, &fmax, false, &targets)
         })?;
     }
-    let fpga = [
-        ("ECP5 LUT4", col(Target::Fpga(Family::Ecp5), "luts")),
-        ("ECP5 FF", col(Target::Fpga(Family::Ecp5), "ffs")),
-        ("iCE40 LUT4", col(Target::Fpga(Family::Ice40), "luts")),
-        ("Xilinx LUT", col(Target::Fpga(Family::Xilinx), "luts")),
-    ];
-    if fpga.iter().any(|(_, v)| any(v)) {
+    let fpga = series(&[
+        ("ECP5 LUT4", Target::Fpga(Family::Ecp5), "luts"),
+        ("ECP5 FF", Target::Fpga(Family::Ecp5), "ffs"),
+        ("iCE40 LUT4", Target::Fpga(Family::Ice40), "luts"),
+        ("Xilinx LUT", Target::Fpga(Family::Xilinx), "luts"),
+    ]);
+    if has(&fpga) {
+        let title = "FPGA resources at default parameters (Yosys vendor flows)";
         chart("fpga.svg", &|p| {
-            charts::bars(
-                p,
-                "FPGA resources at default parameters (Yosys vendor flows)",
-                "cells (log scale)",
-                &names,
-                &fpga
-                    .iter()
-                    .filter(|(_, v)| any(v))
-                    .map(|(n, v)| BarSeries {
-                        name: n.to_string(),
-                        values: v.clone(),
-                    })
-                    .collect::<Vec<_>>(),
-                true,
-                &[],
-            )
+            charts::bars(p, title, "cells (log scale)", &names, &fpga, true, &[])
         })?;
     }
     if !r.power.is_empty() {
@@ -817,6 +797,8 @@ fn columns(t: Target) -> &'static [(&'static str, &'static str, usize)] {
             ("ffs", "FFs", 0),
             ("lut_ram", "LUT-RAM", 0),
             ("block_ram", "block RAM", 0),
+            ("carry", "carry", 0),
+            ("dsp", "DSP", 0),
         ],
         Target::Pnr(_) => &[
             ("logic_used", "logic cells used", 0),

@@ -129,6 +129,8 @@ impl Measured {
                 ("ffs", json!(r.ffs)),
                 ("lut_ram", json!(r.lut_ram)),
                 ("block_ram", json!(r.block_ram)),
+                ("carry", json!(r.carry)),
+                ("dsp", json!(r.dsp)),
             ],
             Measured::Pnr(r) => {
                 let mut v = vec![

@@ -173,8 +173,8 @@ impl Family {
         Family::ALL.into_iter().find(|f| f.name() == s)
     }
 
-    /// What a cell of this family is: LUT, flip-flop, LUT RAM, block RAM or other (carry
-    /// chains, wide-mux primitives, I/O buffers).
+    /// What a cell of this family is: LUT, flip-flop, LUT RAM, block RAM, carry-chain
+    /// element, DSP block or other (wide-mux primitives, I/O buffers).
     pub fn kind(self, cell: &str) -> CellKind {
         let lut_ram = [
             "RAM16X1D",
@@ -197,13 +197,19 @@ impl Family {
             Family::Xilinx if cell.starts_with("FD") => CellKind::Ff,
             Family::Xilinx if lut_ram.contains(&cell) => CellKind::LutRam,
             Family::Xilinx if cell.starts_with("RAMB") => CellKind::BlockRam,
+            Family::Xilinx if cell.starts_with("CARRY") => CellKind::Carry,
+            Family::Xilinx if cell.starts_with("DSP48") => CellKind::Dsp,
             Family::Ecp5 if cell == "LUT4" => CellKind::Lut,
             Family::Ecp5 if cell == "TRELLIS_FF" => CellKind::Ff,
             Family::Ecp5 if cell == "TRELLIS_DPR16X4" => CellKind::LutRam,
             Family::Ecp5 if cell == "DP16KD" || cell == "PDPW16KD" => CellKind::BlockRam,
+            Family::Ecp5 if cell == "CCU2C" => CellKind::Carry,
+            Family::Ecp5 if cell.starts_with("MULT18X18") || cell == "ALU54B" => CellKind::Dsp,
             Family::Ice40 if cell == "SB_LUT4" => CellKind::Lut,
             Family::Ice40 if cell.starts_with("SB_DFF") => CellKind::Ff,
             Family::Ice40 if cell.starts_with("SB_RAM") => CellKind::BlockRam,
+            Family::Ice40 if cell == "SB_CARRY" => CellKind::Carry,
+            Family::Ice40 if cell == "SB_MAC16" => CellKind::Dsp,
             _ => CellKind::Other,
         }
     }
@@ -222,6 +228,10 @@ pub enum CellKind {
     Ff,
     LutRam,
     BlockRam,
+    /// A carry-chain element (Xilinx CARRY4, ECP5 CCU2C: two bits; iCE40 SB_CARRY: one).
+    Carry,
+    /// A multiplier / DSP block.
+    Dsp,
     Other,
 }
 
@@ -241,6 +251,12 @@ pub struct FpgaReport {
     pub lut_ram: u64,
     /// Block RAM cells (Xilinx RAMB18/36, ECP5 DP16KD, iCE40 SB_RAM40_4K).
     pub block_ram: u64,
+    /// Carry-chain cells (Xilinx CARRY4, ECP5 CCU2C, iCE40 SB_CARRY).
+    #[serde(default)]
+    pub carry: u64,
+    /// DSP blocks (Xilinx DSP48, ECP5 MULT18X18D/ALU54B, iCE40 SB_MAC16).
+    #[serde(default)]
+    pub dsp: u64,
     pub yosys: String,
     /// The Yosys commands run after `read_verilog`.
     pub flow: Vec<String>,
@@ -258,8 +274,16 @@ impl fmt::Display for FpgaReport {
         let params = param_line(&self.params);
         writeln!(
             f,
-            "{} ({}) on {}: {} LUTs, {} flip-flops, {} LUT-RAM cells, {} block RAMs",
-            self.module, params, self.family, self.luts, self.ffs, self.lut_ram, self.block_ram
+            "{} ({}) on {}: {} LUTs, {} flip-flops, {} LUT-RAM cells, {} block RAMs, {} carry cells, {} DSP blocks",
+            self.module,
+            params,
+            self.family,
+            self.luts,
+            self.ffs,
+            self.lut_ram,
+            self.block_ram,
+            self.carry,
+            self.dsp
         )?;
         for (k, v) in &self.cells_by_type {
             writeln!(f, "  {k:<18} {v:>7}")?;
@@ -372,6 +396,8 @@ pub(crate) fn fpga_report(
         ffs: 0,
         lut_ram: 0,
         block_ram: 0,
+        carry: 0,
+        dsp: 0,
         yosys,
         flow: steps,
     };
@@ -381,6 +407,8 @@ pub(crate) fn fpga_report(
             CellKind::Ff => r.ffs += n,
             CellKind::LutRam => r.lut_ram += n,
             CellKind::BlockRam => r.block_ram += n,
+            CellKind::Carry => r.carry += n,
+            CellKind::Dsp => r.dsp += n,
             CellKind::Other => {}
         }
     }

@@ -63,7 +63,10 @@ fn check_baseline(target: Target, cheap: fn(&Entry) -> bool, min_measured: usize
     }
     let _ = std::fs::remove_dir_all(&scratch);
     if let Some(why) = &tools_missing {
-        eprintln!("{why}: only the RTL hashes of {} are compared", path.display());
+        eprintln!(
+            "{why}: only the RTL hashes of {} are compared",
+            path.display()
+        );
     }
     let diffs = baseline::compare(&b, &entries);
     let tool_note = versions
@@ -95,7 +98,10 @@ fn check_baseline(target: Target, cheap: fn(&Entry) -> bool, min_measured: usize
 }
 
 fn figure(e: &Entry, k: &str) -> u64 {
-    e.figures.get(k).and_then(|v| v.as_u64()).unwrap_or(u64::MAX)
+    e.figures
+        .get(k)
+        .and_then(|v| v.as_u64())
+        .unwrap_or(u64::MAX)
 }
 
 #[test]
@@ -112,10 +118,18 @@ fn the_osu018_baseline_holds() {
 
 #[test]
 fn the_ecp5_baseline_holds() {
-    check_baseline(Target::Fpga(Family::Ecp5), |e| figure(e, "luts") <= 1_500, 8);
+    check_baseline(
+        Target::Fpga(Family::Ecp5),
+        |e| figure(e, "luts") <= 1_500,
+        8,
+    );
 }
 
 #[test]
 fn the_ice40_baseline_holds() {
-    check_baseline(Target::Fpga(Family::Ice40), |e| figure(e, "luts") <= 1_000, 8);
+    check_baseline(
+        Target::Fpga(Family::Ice40),
+        |e| figure(e, "luts") <= 1_000,
+        8,
+    );
 }
