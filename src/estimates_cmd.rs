@@ -63,6 +63,10 @@ pub struct EstimatesArgs {
     /// Cycles of random (and idle) stimulus of each power estimate.
     #[arg(long, default_value_t = 20_000)]
     power_cycles: u64,
+    /// Cycles of each power estimate's gate-level simulation (per-net activity, and the
+    /// netlist checked against the model); 0: one mean rate per kind of net.
+    #[arg(long, default_value_t = 2_000)]
+    gate_cycles: u64,
     /// Where the osu018 and place-and-route files go (`<unit>/<parameters>/`).
     #[arg(long, default_value = "warpforge-synth")]
     synth_dir: PathBuf,
@@ -538,6 +542,7 @@ fn power_rows(a: &EstimatesArgs, units: &[&'static UnitDesc]) -> (Vec<PowerRow>,
                     cycles: a.power_cycles,
                 },
                 None,
+                a.gate_cycles,
                 &dir,
             )?;
             let idle = power_cmd::estimate(
@@ -547,6 +552,7 @@ fn power_rows(a: &EstimatesArgs, units: &[&'static UnitDesc]) -> (Vec<PowerRow>,
                     cycles: a.power_cycles,
                 },
                 None,
+                a.gate_cycles,
                 &dir,
             )?;
             Ok(PowerRow {

@@ -7,9 +7,11 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use warpforge_cosim::gatesim;
 use warpforge_cosim::kits::random_stimulus;
+use warpforge_cosim::replay::InputLog;
 use warpforge_cosim::stimulus::{FnStimulus, TraceStimulus};
-use warpforge_cosim::{Activity, BuildOptions, Cosim};
+use warpforge_cosim::{Activity, BuildOptions, Cosim, Stimulus as LockstepStimulus};
 use warpforge_gen::asic;
 use warpforge_gen::power::{self, NetActivity, PowerFigures, POWER_ASSUMPTIONS, POWER_MODEL};
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
@@ -45,6 +47,12 @@ pub struct PowerArgs {
     /// warpforge-synth/<unit>/<parameters>/).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Cycles of the gate-level simulation (the first ones of the stimulus; of a trace, its
+    /// first instance's) that give every net of the mapped netlist its own activity, and
+    /// check the netlist's outputs against the model. 0: no gate-level run (one mean rate
+    /// per kind of net, from the RTL).
+    #[arg(long, default_value_t = 2_000)]
+    gate_cycles: u64,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -61,18 +69,38 @@ pub struct PowerReport {
     pub cycles: u64,
     /// Mean transitions per bit per cycle, measured: inputs, outputs, registers (state).
     pub measured: MeasuredActivity,
+    /// The estimate: per net from the gate-level simulation when it ran, else one mean
+    /// rate per kind of net.
     #[serde(flatten)]
     pub figures: PowerFigures,
+    /// The gate-level simulation that gave the per-net activities (`None`: not run).
+    pub gate_level: Option<GateLevel>,
+    /// The estimate with one mean rate per kind of net (what OpenSTA is given), beside the
+    /// per-net one when the gate-level simulation ran.
+    pub mean_rate: Option<PowerFigures>,
     pub area_um2: f64,
-    /// OpenSTA's `report_power` on the same netlist with the same activities.
+    /// OpenSTA's `report_power` on the same netlist with the mean-rate activities.
     pub opensta: power::StaPower,
-    /// Our total over OpenSTA's.
+    /// Our mean-rate total over OpenSTA's.
     pub opensta_ratio: f64,
     pub model: String,
     pub accuracy: String,
     pub assumptions: Vec<String>,
     /// Per port of the RTL: bits and transitions over the run.
     pub ports: Vec<warpforge_cosim::lockstep::PortActivity>,
+    pub dir: PathBuf,
+}
+
+/// The gate-level run behind a per-net estimate.
+#[derive(Debug, Serialize)]
+pub struct GateLevel {
+    /// Cycles simulated (its reset cycle included).
+    pub cycles: u64,
+    /// Nets of the netlist with a count of their own, and without (mean rate of their kind).
+    pub nets_measured: usize,
+    pub nets_unmeasured: usize,
+    /// The testbench's check of the netlist's outputs against the model.
+    pub verdict: String,
     pub dir: PathBuf,
 }
 
@@ -125,7 +153,7 @@ pub fn power(a: &PowerArgs) -> Result<u8> {
         },
     };
     let dir = a.out.clone().unwrap_or_else(|| default_dir(desc, &params));
-    let report = estimate(desc, &params, &stimulus, a.clock_mhz, &dir)?;
+    let report = estimate(desc, &params, &stimulus, a.clock_mhz, a.gate_cycles, &dir)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -162,12 +190,14 @@ pub fn check_tools() -> Result<()> {
 }
 
 /// The power estimate of `desc` at `params` under `stimulus`, at `clock_mhz` (default:
-/// the osu018 target period), with the osu018 files in `dir`.
+/// the osu018 target period), with the osu018 files in `dir`; per net from a gate-level
+/// simulation of the first `gate_cycles` cycles (0: one mean rate per kind of net).
 pub fn estimate(
     desc: &'static UnitDesc,
     params: &Params,
     stimulus: &Stimulus,
     clock_mhz: Option<f64>,
+    gate_cycles: u64,
     dir: &Path,
 ) -> Result<PowerReport> {
     let target = asic::target("osu018").map_err(anyhow::Error::msg)?;
@@ -182,7 +212,7 @@ pub fn estimate(
         "power: co-simulating {} ({params}) for its activity",
         desc.name
     );
-    let (activity, stimulus) = measure_activity(desc, params, stimulus)?;
+    let (activity, stimulus, first_inputs) = measure_activity(desc, params, stimulus, gate_cycles)?;
 
     eprintln!("power: synthesising {} in osu018", desc.name);
     let unit = warpforge_gen::generate(desc, params)?;
@@ -212,9 +242,46 @@ pub fn estimate(
         comb: mean,
         input: activity.rate("input"),
     };
-    let figures = power::estimate(&netlist, &lib, act, clock_mhz, "clk")
+    let mean_rate = power::estimate(&netlist, &lib, act, clock_mhz, "clk")
         .map_err(|e| anyhow::anyhow!("{}: {e}", netlist_path.display()))?;
-    let figures_total = figures.total_uw;
+    let mean_total = mean_rate.total_uw;
+    let (figures, gate_level, mean_rate) = if gate_cycles > 0 && first_inputs.cycles() > 0 {
+        eprintln!(
+            "power: gate-level simulation of the netlist, {} cycles (Icarus)",
+            first_inputs.cycles()
+        );
+        let gates = gatesim::gate_level_activity(
+            desc,
+            params,
+            &first_inputs,
+            &netlist,
+            &dir.join("gates"),
+        )?;
+        let per_net = |n: &str| gates.rate(n);
+        let figures = power::estimate_per_net(&netlist, &lib, act, &per_net, clock_mhz, "clk")
+            .map_err(|e| anyhow::anyhow!("{}: {e}", netlist_path.display()))?;
+        let nets = power::netlist_nets(&netlist)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", netlist_path.display()))?;
+        let measured = nets.iter().filter(|n| gates.rate(n).is_some()).count();
+        // The mean-rate assumptions describe the cross-check now, not the estimate.
+        assumptions.retain(|a| !a.contains("toggle at the") && !a.contains("at the mean rate"));
+        assumptions.push(format!(
+            "activity per net: every net's own 0-1 transitions in a zero-delay gate-level \
+             simulation (Icarus, the library's cell models) of the first {} cycles; nets \
+             outside it at the mean rate of their kind",
+            gates.cycles
+        ));
+        let gl = GateLevel {
+            cycles: gates.cycles,
+            nets_measured: measured,
+            nets_unmeasured: nets.len() - measured,
+            verdict: gates.verdict.clone(),
+            dir: gates.dir.clone(),
+        };
+        (figures, Some(gl), Some(mean_rate))
+    } else {
+        (mean_rate, None, None)
+    };
     eprintln!("power: OpenSTA's report_power on the same netlist (cross-check)");
     let sta = power::opensta_power(&dir, &unit.manifest.top, act, clock_mhz)?;
     Ok(PowerReport {
@@ -231,9 +298,11 @@ pub fn estimate(
             mean,
         },
         figures,
+        gate_level,
+        mean_rate,
         area_um2: asic.area_um2,
         opensta: sta,
-        opensta_ratio: figures_total / sta.total_uw,
+        opensta_ratio: mean_total / sta.total_uw,
         model: POWER_MODEL.into(),
         accuracy: "about +/-2x".into(),
         assumptions,
@@ -248,15 +317,22 @@ fn measure_activity(
     desc: &'static UnitDesc,
     params: &Params,
     stimulus: &Stimulus,
-) -> Result<(Activity, String)> {
+    keep: u64,
+) -> Result<(Activity, String, InputLog)> {
     let cosim = Cosim::generated(desc, params.clone(), &BuildOptions::default())?
         .with_failure_dir(Some(PathBuf::from("cosim-failures")));
     let mut act = Activity::new(desc, params);
+    let mut first = InputLog::new(desc, params);
     let stimulus = match *stimulus {
         Stimulus::Trace { trace, path } => {
             for (i, inst) in trace.header.instances.iter().enumerate() {
                 let mut stim = TraceStimulus::new(trace, i).map_err(anyhow::Error::msg)?;
-                cosim.run_activity(&inst.name, &mut stim, &mut act)?;
+                let keep = if i == 0 { keep } else { 0 };
+                cosim.run_activity(
+                    &inst.name,
+                    &mut Logged::new(&mut stim, &mut first, keep),
+                    &mut act,
+                )?;
                 if let Some(e) = stim.error() {
                     bail!("{}: instance {}: {e}", path.display(), inst.name);
                 }
@@ -280,11 +356,13 @@ fn measure_activity(
                 }
                 cycle < cycles
             });
+            let mut stim = Logged::new(&mut stim, &mut first, keep);
             cosim.run_activity("u0", &mut stim, &mut act)?;
             format!("idle ({cycles} cycles: reset released, other inputs 0)")
         }
         Stimulus::Random { seed, cycles } => {
             let mut stim = random_stimulus(desc, params, seed, cycles);
+            let mut stim = Logged::new(&mut *stim, &mut first, keep);
             cosim.run_activity("u0", &mut stim, &mut act)?;
             format!("random (seed {seed}, {cycles} cycles)")
         }
@@ -292,7 +370,37 @@ fn measure_activity(
     if act.transitions == 0 {
         bail!("the stimulus ran fewer than two cycles: no activity to measure");
     }
-    Ok((act, stimulus))
+    Ok((act, stimulus, first))
+}
+
+/// A stimulus that also keeps the inputs of its first `keep` cycles (for the gate-level
+/// simulation to replay).
+struct Logged<'a, S: LockstepStimulus + ?Sized> {
+    inner: &'a mut S,
+    log: &'a mut InputLog,
+    keep: u64,
+}
+
+impl<'a, S: LockstepStimulus + ?Sized> Logged<'a, S> {
+    fn new(inner: &'a mut S, log: &'a mut InputLog, keep: u64) -> Self {
+        Logged { inner, log, keep }
+    }
+}
+
+impl<S: LockstepStimulus + ?Sized> LockstepStimulus for Logged<'_, S> {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        let more = self.inner.drive(cycle, ports);
+        if more && self.log.cycles() < self.keep {
+            self.log.push(ports);
+        }
+        more
+    }
+    fn reads_outputs(&self) -> bool {
+        self.inner.reads_outputs()
+    }
+    fn steer(&mut self, coverage: &warpforge_model::units::coverage::Coverage) {
+        self.inner.steer(coverage)
+    }
 }
 
 fn text(r: &PowerReport) -> String {
@@ -313,10 +421,21 @@ fn text(r: &PowerReport) -> String {
         "  measured activity (transitions/bit/cycle): inputs {:.3}, outputs {:.3}, registers {:.3} ({} bits), mean {:.3}\n",
         m.input, m.output, m.state, m.state_bits, m.mean
     );
-    s += &format!(
-        "  activity used: flip-flops {:.3}, combinational cells {:.3}, unit inputs {:.3}\n",
-        f.activity.flop, f.activity.comb, f.activity.input
-    );
+    match &r.gate_level {
+        Some(g) => {
+            s += &format!(
+                "  activity used: per net, from a gate-level simulation of the netlist ({} cycles; {} nets measured, {} at their kind's mean rate)\n",
+                g.cycles, g.nets_measured, g.nets_unmeasured
+            );
+            s += &format!("  gate-level check against the model: {}\n", g.verdict);
+        }
+        None => {
+            s += &format!(
+                "  activity used: flip-flops {:.3}, combinational cells {:.3}, unit inputs {:.3}\n",
+                f.activity.flop, f.activity.comb, f.activity.input
+            );
+        }
+    }
     let row = |name: &str, uw: f64, how: &str| {
         format!("  {name:<10} {:>12} uW  ({est}; {how})\n", fmt_uw(uw))
     };
@@ -334,8 +453,18 @@ fn text(r: &PowerReport) -> String {
     s += &row("dynamic", f.dynamic_uw, "switching + internal + clock net");
     s += &row("leakage", f.leakage_uw, "liberty cell_leakage_power sum");
     s += &row("total", f.total_uw, "dynamic + leakage");
+    if let Some(m) = &r.mean_rate {
+        s += &format!(
+            "  with one mean rate per kind of net instead (flip-flops {:.3}, combinational cells {:.3}, inputs {:.3}): {} uW total, {} uW dynamic (estimate, +/-2x)\n",
+            m.activity.flop,
+            m.activity.comb,
+            m.activity.input,
+            fmt_uw(m.total_uw),
+            fmt_uw(m.dynamic_uw)
+        );
+    }
     s += &format!(
-        "  cross-check: OpenSTA report_power, same netlist and activities: {} uW total ({} internal, {} switching incl. clock, {} leakage); ours / OpenSTA = {:.2}\n",
+        "  cross-check: OpenSTA report_power, same netlist, mean-rate activities: {} uW total ({} internal, {} switching incl. clock, {} leakage); ours (mean-rate) / OpenSTA = {:.2}\n",
         fmt_uw(r.opensta.total_uw),
         fmt_uw(r.opensta.internal_uw),
         fmt_uw(r.opensta.switching_uw),

@@ -42,6 +42,18 @@ pub fn testbench(
     params: &Params,
     rtl: &RtlSource,
 ) -> Result<Testbench, CosimError> {
+    testbench_with(replay, desc, params, rtl, true)
+}
+
+/// [`testbench`], with the unit's parameters passed to its instance or not (`false`: a
+/// gate-level netlist, whose module has no parameters left).
+pub fn testbench_with(
+    replay: &Replay,
+    desc: &UnitDesc,
+    params: &Params,
+    rtl: &RtlSource,
+    pass_params: bool,
+) -> Result<Testbench, CosimError> {
     let h = &replay.header;
     let widths = desc.widths(params);
     let inputs: Vec<usize> = (0..desc.ports.len())
@@ -150,11 +162,15 @@ pub fn testbench(
             .chain(&outputs)
             .map(|&i| format!(".{0}({0})", name(i))),
     );
+    let overrides = if pass_params {
+        format!("#({}) ", ps.join(", "))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         t,
-        "  {} #({}) dut (\n    {}\n  );",
+        "  {} {overrides}dut (\n    {}\n  );",
         desc.name,
-        ps.join(", "),
         conns.join(",\n    ")
     );
     let _ = writeln!(t);

@@ -13,9 +13,12 @@
 //! - **clock**: the clock net, `C_clk * V^2 * f` (ideal clock, no tree);
 //! - **leakage**: the sum of the cells' `cell_leakage_power`.
 //!
-//! Activity: flip-flop outputs toggle at the rate the RTL's registers did (the debug-state
-//! bits, every cycle of the run), every combinational cell output at the mean rate of all
-//! the bits observed (inputs, outputs, registers), the unit's inputs at their measured rate.
+//! Activity, per net ([`estimate_per_net`]): each net's own transitions per cycle in a
+//! zero-delay gate-level simulation of this netlist over the stimulus
+//! (`warpforge_cosim::gatesim`). Without one ([`estimate`], and OpenSTA's cross-check):
+//! flip-flop outputs toggle at the rate the RTL's registers did (the debug-state bits,
+//! every cycle of the run), every combinational cell output at the mean rate of all the
+//! bits observed (inputs, outputs, registers), the unit's inputs at their measured rate.
 //! No glitches, no per-net correlation.
 
 use crate::asic::split_netlist;
@@ -312,6 +315,21 @@ pub fn estimate(
     clock_mhz: f64,
     clock: &str,
 ) -> Result<PowerFigures, String> {
+    estimate_per_net(netlist, lib, act, &|_| None, clock_mhz, clock)
+}
+
+/// [`estimate`] with each net's own transitions per cycle where `per_net` knows them (by
+/// the net's name in the netlist, unescaped: `_12_`, `br_pc[3]`), from a gate-level
+/// simulation; a net it does not know takes the mean rate of its kind from `act`.
+pub fn estimate_per_net(
+    netlist: &str,
+    lib: &PowerLib,
+    act: NetActivity,
+    per_net: &dyn Fn(&str) -> Option<f64>,
+    clock_mhz: f64,
+    clock: &str,
+) -> Result<PowerFigures, String> {
+    let alpha_of = |n: &str, mean: f64| per_net(n.trim_start_matches('\\').trim()).unwrap_or(mean);
     let (head, insts, _) = split_netlist(netlist)?;
     let v = lib.nom_voltage;
     let f = clock_mhz; // pJ * MHz = µW
@@ -358,7 +376,7 @@ pub fn estimate(
         total_cap += c;
         let alpha = match driven.get(n) {
             Some(_) => continue, // counted with its driver below
-            None => act.input,
+            None => alpha_of(n, act.input),
         };
         switching += 0.5 * alpha * c * v * v * f;
     }
@@ -376,7 +394,13 @@ pub fn estimate(
                 let on_clock = inst.pins.iter().any(|(q, n)| q == pin && net(n) == clock);
                 // The clock pin: a rise and a fall every cycle; a data pin: per toggle.
                 let e = p.rise.at(0.0, SLEW_NS) + p.fall.at(0.0, SLEW_NS);
-                internal += if on_clock { e * f } else { 0.5 * alpha * e * f };
+                internal += if on_clock {
+                    e * f
+                } else {
+                    let data = inst.pins.iter().find(|(q, _)| q == pin);
+                    let a = data.map_or(alpha, |(_, n)| alpha_of(&net(n), alpha));
+                    0.5 * a * e * f
+                };
             }
         }
         for (pin, n) in &inst.pins {
@@ -384,6 +408,7 @@ pub fn estimate(
                 continue;
             };
             let cl = load.get(&net(n)).copied().unwrap_or(0.0);
+            let alpha = alpha_of(&net(n), alpha);
             switching += 0.5 * alpha * cl * v * v * f;
             if !groups.is_empty() {
                 let e =
@@ -410,6 +435,25 @@ pub fn estimate(
         leakage_uw: leakage,
         total_uw: dynamic + leakage,
     })
+}
+
+/// Every net a cell of `netlist` connects to, but constants and the clock `clk`, by its
+/// unescaped name (`_12_`, `br_pc[3]`): the nets a per-net activity should cover.
+pub fn netlist_nets(netlist: &str) -> Result<Vec<String>, String> {
+    let (_, insts, _) = split_netlist(netlist)?;
+    let mut nets: Vec<String> = insts
+        .iter()
+        .flat_map(|i| {
+            i.pins
+                .iter()
+                .map(|(_, n)| n.trim().trim_start_matches('\\').trim())
+        })
+        .filter(|n| !n.starts_with(|c: char| c.is_ascii_digit()) && *n != "clk")
+        .map(str::to_string)
+        .collect();
+    nets.sort_unstable();
+    nets.dedup();
+    Ok(nets)
 }
 
 /// The OpenSTA script of the cross-check (`constraints/osu018_power.tcl`).
