@@ -182,7 +182,12 @@ struct PowerRow {
     random_total_mw: f64,
     idle_total_mw: f64,
     leakage_uw: f64,
+    /// The estimate with one mean rate per kind of net (what OpenSTA is given).
+    mean_rate_total_mw: f64,
+    /// Our mean-rate total over OpenSTA's.
     opensta_ratio: f64,
+    /// The gate-level run's check of the netlist against the model (`PASS`, or why none).
+    gate_check: String,
     activity_state: f64,
     stimulus: String,
 }
@@ -216,6 +221,7 @@ struct GenericMemo<'a> {
 struct GenericCache {
     rtl_hash: String,
     flow: Vec<String>,
+    yosys: String,
     figures: GenericFigures,
 }
 
@@ -226,8 +232,11 @@ impl GenericMemo<'_> {
             return Ok(*f);
         }
         let g = warpforge_gen::generate(desc, p)?;
+        let yosys = warpforge_gen::tools::yosys_version()?;
+        // A baseline entry measured by another Yosys is not this run's figure.
         let from_baseline = self
             .baseline
+            .filter(|b| b.tools.contains(&yosys))
             .and_then(|b| b.find(desc.name, &key.1))
             .filter(|e| e.rtl_hash == g.manifest.content_hash)
             .and_then(|e| {
@@ -246,7 +255,8 @@ impl GenericMemo<'_> {
         let cached = || {
             let c: GenericCache =
                 serde_json::from_str(&std::fs::read_to_string(&cache_path).ok()?).ok()?;
-            (c.rtl_hash == g.manifest.content_hash && c.flow == flow).then_some(c.figures)
+            (c.rtl_hash == g.manifest.content_hash && c.flow == flow && c.yosys == yosys)
+                .then_some(c.figures)
         };
         let f = match from_baseline.or_else(cached) {
             Some(f) => f,
@@ -261,6 +271,7 @@ impl GenericMemo<'_> {
                 let c = GenericCache {
                     rtl_hash: g.manifest.content_hash.clone(),
                     flow,
+                    yosys: yosys.clone(),
                     figures: f,
                 };
                 // A cache that cannot be written costs a re-run next time, nothing more.
@@ -496,8 +507,13 @@ fn seed_rows(units: &[&'static UnitDesc], memo: &mut GenericMemo) -> Result<Vec<
                 Some(r) => {
                     let q = desc.params(r).map_err(anyhow::Error::msg)?;
                     let g = memo.get(desc, &q)?;
+                    let den = g.get(c.figure);
                     (
-                        f.get(c.figure) / g.get(c.figure),
+                        if den != 0.0 {
+                            f.get(c.figure) / den
+                        } else {
+                            f64::NAN
+                        },
                         format!("{} at {p} over {q}, Yosys generic flow", c.figure.name()),
                     )
                 }
@@ -512,7 +528,12 @@ fn seed_rows(units: &[&'static UnitDesc], memo: &mut GenericMemo) -> Result<Vec<
                 },
                 ours,
                 seed: c.seed,
-                ratio: ours / c.seed,
+                // NaN (shown as "–") when either side is 0.
+                ratio: if c.seed != 0.0 {
+                    ours / c.seed
+                } else {
+                    f64::NAN
+                },
                 seed_basis: c.seed_basis.into(),
                 ours_basis,
             });
@@ -563,7 +584,20 @@ fn power_rows(a: &EstimatesArgs, units: &[&'static UnitDesc]) -> (Vec<PowerRow>,
                 random_total_mw: random.figures.total_uw / 1000.0,
                 idle_total_mw: idle.figures.total_uw / 1000.0,
                 leakage_uw: random.figures.leakage_uw,
+                mean_rate_total_mw: random
+                    .mean_rate
+                    .as_ref()
+                    .unwrap_or(&random.figures)
+                    .total_uw
+                    / 1000.0,
                 opensta_ratio: random.opensta_ratio,
+                gate_check: match &random.gate_level {
+                    Some(g) if g.verdict.starts_with("PASS") => {
+                        format!("matches ({} cycles)", g.cycles - 1)
+                    }
+                    Some(g) => g.verdict.clone(),
+                    None => "not simulated".into(),
+                },
                 activity_state: random.measured.state,
                 stimulus: random.stimulus,
             })
@@ -587,9 +621,13 @@ fn draw_charts(out: &Path, r: &mut Report) -> Result<Vec<String>> {
     let names: Vec<String> = defs.iter().map(|s| s.unit.clone()).collect();
     let col =
         |t: Target, k: &str| -> Vec<Option<f64>> { defs.iter().map(|s| s.num(t, k)).collect() };
+    // A chart that cannot be drawn (no values it can show, a write error) is left out
+    // with a warning: the report's tables still come.
     let mut chart = |file: &str, draw: &dyn Fn(&Path) -> Result<()>| -> Result<()> {
-        draw(&out.join(file))?;
-        made.push(file.to_string());
+        match draw(&out.join(file)) {
+            Ok(()) => made.push(file.to_string()),
+            Err(e) => eprintln!("estimates: chart {file} left out: {e:#}"),
+        }
         Ok(())
     };
     let any = |v: &[Option<f64>]| v.iter().any(Option::is_some);
@@ -722,7 +760,7 @@ fn draw_charts(out: &Path, r: &mut Report) -> Result<Vec<String>> {
             continue;
         }
         let file = format!("seed-{unit}.svg");
-        charts::bars(
+        let drawn = charts::bars(
             &out.join(&file),
             &format!("{unit}: ours against the seed's figures"),
             &rows[0].figure,
@@ -739,15 +777,34 @@ fn draw_charts(out: &Path, r: &mut Report) -> Result<Vec<String>> {
             ],
             false,
             &[],
-        )?;
-        made.push(file);
+        );
+        match drawn {
+            Ok(()) => made.push(file),
+            Err(e) => eprintln!("estimates: chart {file} left out: {e:#}"),
+        }
     }
     Ok(made)
+}
+
+/// A power in mW with three significant digits (`0.00321` for 3.2 µW).
+fn mw(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let digits = if v >= 100.0 {
+        0
+    } else if v > 0.0 {
+        (2 - v.log10().floor() as i32).clamp(0, 9) as usize
+    } else {
+        0
+    };
+    format!("{v:.digits$}")
 }
 
 fn fmt_num(v: Option<f64>, digits: usize) -> String {
     match v {
         None => "–".into(),
+        Some(v) if !v.is_finite() => "–".into(),
         Some(v) if digits == 0 => group(v.round() as i64),
         Some(v) => format!("{v:.digits$}"),
     }
@@ -794,7 +851,7 @@ fn columns(t: Target) -> &'static [(&'static str, &'static str, usize)] {
             ("area_um2", "area (um^2)", 0),
             ("cells", "cells", 0),
             ("leakage_nw", "leakage (nW)", 0),
-            ("worst_slack_ns", "slack at 4 ns", 2),
+            ("worst_slack_ns", "worst slack at the target (ns)", 2),
             ("fmax_mhz", "Fmax (MHz)", 0),
             ("levels", "levels", 0),
         ],
@@ -824,7 +881,9 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
          designs and parameter sets, not for sign-off. Figures of the standard sets come \
          from the checked-in baselines (`{}/synth-<target>.json`, each measured by the tool \
          versions listed at the end) wherever the unit's RTL still hashes as recorded; the \
-         sweeps, the seed comparisons and the power estimates were run now.\n",
+         sweeps and seed comparisons reuse a generic baseline entry or an earlier report's \
+         measurement of the same RTL and Yosys, or run Yosys now; the power estimates run \
+         now.\n",
         r.warpforge,
         r.generator,
         a.baselines.display()
@@ -860,7 +919,7 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
                 fpga(Family::Ecp5),
                 fmt_num(d.num(Target::Pnr(Family::Ecp5), "fmax_mhz"), 1),
                 fpga(Family::Ice40),
-                pw.map(|p| format!("{:.1} / {:.1}", p.random_total_mw, p.idle_total_mw))
+                pw.map(|p| format!("{} / {}", mw(p.random_total_mw), mw(p.idle_total_mw)))
                     .unwrap_or_else(|| "–".into()),
             ]
         })
@@ -872,9 +931,12 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
             "flip-flops",
             "transistors (est.)",
             "OSU 0.18 um area (um^2)",
-            "OSU 0.18 um Fmax (MHz; target 250)",
+            &format!("OSU 0.18 um Fmax (MHz; target {:.0})", target_mhz("osu018")),
             "ECP5 LUT / FF / LUT-RAM / BRAM",
-            "ECP5 post-route Fmax (MHz; target 100)",
+            &format!(
+                "ECP5 post-route Fmax (MHz; target {:.0})",
+                target_mhz("ecp5")
+            ),
             "iCE40 LUT / FF / LUT-RAM / BRAM",
             "power random / idle (mW, +/-2x)",
         ],
@@ -904,7 +966,7 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
                     x.figure.clone(),
                     fmt_num(Some(x.ours), digits),
                     fmt_num(Some(x.seed), digits),
-                    format!("{:.2}", x.ratio),
+                    fmt_num(Some(x.ratio), 2),
                     x.seed_basis.clone(),
                 ]
             })
@@ -987,11 +1049,13 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
                     p.params.clone(),
                     format!("{:.0}", p.clock_mhz),
                     format!("{:.3}", p.activity_state),
-                    format!("{:.2}", p.random_dynamic_mw),
+                    mw(p.random_dynamic_mw),
                     format!("{:.2}", p.leakage_uw),
-                    format!("{:.2}", p.random_total_mw),
-                    format!("{:.2}", p.idle_total_mw),
+                    mw(p.random_total_mw),
+                    mw(p.idle_total_mw),
+                    mw(p.mean_rate_total_mw),
                     format!("{:.2}", p.opensta_ratio),
+                    p.gate_check.clone(),
                 ]
             })
             .collect();
@@ -1000,22 +1064,28 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
                 "unit",
                 "parameters",
                 "MHz",
-                "register activity (random)",
+                "register activity (RTL, random)",
                 "dynamic, random (mW)",
                 "leakage (uW)",
                 "total, random (mW)",
                 "total, idle (mW)",
-                "ours / OpenSTA",
+                "mean-rate total, random (mW)",
+                "mean-rate / OpenSTA",
+                "netlist against the model",
             ],
             &rows,
         );
         let _ = writeln!(
             s,
-            "\nModel: `warpforge power` (OSU 0.18 um liberty energies and pin capacitances, \
-             switching activity from the unit's co-simulation under its seeded random \
-             stimulus, {} cycles, then idle: reset released, inputs 0). Estimate, about \
-             +/-2x; OpenSTA's `report_power` on the same netlist and activities beside it.\n",
-            a.power_cycles
+            "\nModel: `warpforge power` on the OSU 0.18 um netlist (liberty energies and pin \
+             capacitances). The unit's seeded random stimulus runs {} cycles in \
+             co-simulation (then the idle one: reset released, inputs 0); the inputs of its \
+             first {} cycles drive a gate-level simulation of the netlist, which gives every \
+             net its own activity and checks the netlist's outputs against the model (last \
+             column). The mean-rate total uses one rate per kind of net from the RTL instead; \
+             OpenSTA's `report_power` is given those mean rates, and the ratio compares the \
+             two on the same inputs. Estimates, about +/-2x.\n",
+            a.power_cycles, a.gate_cycles
         );
         for e in &r.power_errors {
             let _ = writeln!(s, "- not estimated: {e}");
@@ -1033,7 +1103,7 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
             .iter()
             .filter(|x| x.targets.get(&name).is_some_and(|c| c.usable()))
             .collect();
-        if !r.baselines.contains_key(&name) {
+        if !r.baselines.contains_key(&name) && shown.is_empty() {
             missing.push(format!(
                 "{name}: no baseline file (`synth-{name}.json`) in {}",
                 a.baselines.display()
@@ -1105,27 +1175,41 @@ fn markdown(r: &Report, a: &EstimatesArgs) -> String {
     s
 }
 
+/// The target clock of technology `name` in constraints/targets.toml (MHz).
+fn target_mhz(name: &str) -> f64 {
+    warpforge_gen::asic::target(name)
+        .map(|t| 1000.0 / t.period_ns)
+        .unwrap_or(f64::NAN)
+}
+
 /// Which units meet the issue's timing targets at their default sets, from the figures.
 fn targets_met(s: &mut String, r: &Report) {
+    let (osu_target, ecp5_target) = (target_mhz("osu018"), target_mhz("ecp5"));
     let mut lines = vec![];
     for d in defaults(r) {
         let osu = d.num(Target::Osu018, "fmax_mhz");
-        let ecp5 = d.num(Target::Pnr(Family::Ecp5), "fmax_mhz");
+        let pnr = d.cell(Target::Pnr(Family::Ecp5));
         let say = |v: Option<f64>, target: f64| match v {
             None => "not measured".to_string(),
             Some(v) if v >= target => format!("meets {target:.0} MHz ({v:.0} MHz)"),
             Some(v) => format!("misses {target:.0} MHz ({v:.0} MHz)"),
         };
+        let ecp5 = match pnr {
+            Some(c) if c.figures.get("fits") == Some(&Value::Bool(false)) => {
+                "does not fit the largest device".to_string()
+            }
+            _ => say(d.num(Target::Pnr(Family::Ecp5), "fmax_mhz"), ecp5_target),
+        };
         lines.push(format!(
-            "- `{}`: OSU 0.18 um {}; ECP5 after place and route {}.",
+            "- `{}`: OSU 0.18 um {}; ECP5 after place and route {ecp5}.",
             d.unit,
-            say(osu, 250.0),
-            say(ecp5, 100.0)
+            say(osu, osu_target),
         ));
     }
-    s.push_str(
-        "Timing targets (250 MHz in OSU 0.18 um STA, 100 MHz on ECP5 after place and route):\n\n",
-    );
+    s.push_str(&format!(
+        "Timing targets ({osu_target:.0} MHz in OSU 0.18 um STA, {ecp5_target:.0} MHz on ECP5 \
+         after place and route; constraints/targets.toml):\n\n"
+    ));
     for l in lines {
         s.push_str(&l);
         s.push('\n');

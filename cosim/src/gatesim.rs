@@ -18,6 +18,7 @@
 
 use crate::build::RtlSource;
 use crate::replay::{model_outputs, InputLog, Replay, ReplayHeader};
+use crate::testbench::{CYCLE, SETTLE};
 use crate::CosimError;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -27,6 +28,9 @@ use warpforge_model::units::contract::{Params, Role, UnitDesc};
 
 /// The cells' Verilog models shipped with Debian's qflow-tech-osu018.
 pub const OSU018_CELLS_V: &str = "/usr/share/qflow/tech/osu018/osu018_stdcells.v";
+
+/// The time unit of the testbench's delays (and the cells' own).
+const TIMESCALE: &str = "`timescale 1ns/10ps";
 
 const VVP: ToolSpec = ToolSpec {
     exe: "vvp",
@@ -116,11 +120,12 @@ pub fn gate_level_activity(
     let mut files = vec![OSU018_CELLS_V.to_string()];
     for (name, text) in &tb.rtl_files {
         let p = dir.join(name);
-        std::fs::write(&p, text).map_err(io(&p))?;
+        std::fs::write(&p, format!("{TIMESCALE}\n{text}")).map_err(io(&p))?;
         files.push(name.clone());
     }
     let tb_file = format!("{}.v", tb.module);
-    std::fs::write(dir.join(&tb_file), &tb.text).map_err(io(&dir.join(&tb_file)))?;
+    std::fs::write(dir.join(&tb_file), format!("{TIMESCALE}\n{}", tb.text))
+        .map_err(io(&dir.join(&tb_file)))?;
     files.push(tb_file);
     let mut args: Vec<String> = ["-g2005", "-DWF_TB_VCD", "-o", "gates_tb.vvp"]
         .iter()
@@ -264,25 +269,48 @@ fn wrapper(
     Ok(s)
 }
 
-/// 0↔1 transitions of every net bit in the scope `path` (relative to the dump's top scope)
-/// of a VCD, by net name (vector nets as `name[i]`).
+/// Transitions of every net bit in the scope `path` (relative to the dump's top scope) of
+/// the testbench's VCD, by net name (vector nets as `name[i]`): the settled value of each
+/// bit is sampled once per cycle, when the testbench compares the outputs (`SETTLE` after
+/// the cycle starts), and a 0↔1 change between two samples is one transition. Counting
+/// per sample rather than per value change makes the count that of a zero-delay circuit
+/// whose inputs and registers change together at the clock edge (the testbench applies
+/// inputs half a cycle after the edge, which would otherwise count a net fed by both
+/// twice), and leaves X↔value changes out.
 fn count_toggles(vcd: &Path, path: &[&str]) -> Result<HashMap<String, u64>, CosimError> {
-    use vcd::{Command, ScopeItem, Value};
+    use vcd::{Command, ScopeItem, TimescaleUnit, Value};
+    let bad = |e: String| CosimError::Io(format!("{}: {e}", vcd.display()));
     let f = std::fs::File::open(vcd).map_err(io(vcd))?;
     let mut parser = vcd::Parser::new(std::io::BufReader::new(f));
-    let header = parser
-        .parse_header()
-        .map_err(|e| CosimError::Io(format!("{}: {e}", vcd.display())))?;
-    // The scope: the testbench, then `path`.
-    let mut items: &[ScopeItem] = &header.items;
-    let mut top = None;
-    for it in items {
-        if let ScopeItem::Scope(s) = it {
-            top = Some(s);
-            break;
-        }
+    let header = parser.parse_header().map_err(|e| bad(e.to_string()))?;
+    // Dump ticks per testbench time unit (1 ns, see `TIMESCALE`).
+    let (n, unit) = header
+        .timescale
+        .ok_or_else(|| bad("no $timescale".into()))?;
+    let fs_per_tick = n as u64
+        * match unit {
+            TimescaleUnit::S => 1_000_000_000_000_000,
+            TimescaleUnit::MS => 1_000_000_000_000,
+            TimescaleUnit::US => 1_000_000_000,
+            TimescaleUnit::NS => 1_000_000,
+            TimescaleUnit::PS => 1_000,
+            TimescaleUnit::FS => 1,
+        };
+    if fs_per_tick == 0 || 1_000_000 % fs_per_tick != 0 {
+        return Err(bad(format!("unexpected $timescale {n} {unit:?}")));
     }
-    let mut scope = top.ok_or_else(|| CosimError::Io(format!("{}: no scope", vcd.display())))?;
+    let ticks_per_ns = 1_000_000 / fs_per_tick;
+    let cycle = CYCLE * ticks_per_ns;
+    let settle = SETTLE * ticks_per_ns;
+
+    let mut scope = header
+        .items
+        .iter()
+        .find_map(|it| match it {
+            ScopeItem::Scope(s) => Some(s),
+            _ => None,
+        })
+        .ok_or_else(|| bad("no scope".into()))?;
     for name in path {
         scope = scope
             .items
@@ -291,60 +319,79 @@ fn count_toggles(vcd: &Path, path: &[&str]) -> Result<HashMap<String, u64>, Cosi
                 ScopeItem::Scope(s) if s.identifier == *name => Some(s),
                 _ => None,
             })
-            .ok_or_else(|| {
-                CosimError::Io(format!("{}: no scope {name} in the dump", vcd.display()))
-            })?;
+            .ok_or_else(|| bad(format!("no scope {name} in the dump")))?;
     }
-    items = &scope.items;
-    // Per id code: its bits' last values and transitions; per variable (several may share
-    // a code: a port and the wire it is), the net names of its bits, LSB first.
+    // Per id code: its bits' current and last sampled values and transitions; per variable
+    // (several may share a code: a port and the wire it is), its bits' net names, LSB first.
     struct Signal {
-        last: Vec<Value>,
+        now: Vec<Value>,
+        sampled: Vec<Value>,
         toggles: Vec<u64>,
+        dirty: bool,
     }
     let mut signals: HashMap<vcd::IdCode, Signal> = HashMap::new();
     let mut names: Vec<(vcd::IdCode, Vec<String>)> = vec![];
-    for it in items {
+    for it in &scope.items {
         let ScopeItem::Var(v) = it else { continue };
         let name = v.reference.trim_start_matches('\\').to_string();
         let w = v.size.max(1) as usize;
-        let bits: Vec<String> = match (&v.index, w) {
-            (Some(vcd::ReferenceIndex::BitSelect(b)), 1) => vec![format!("{name}[{b}]")],
-            (_, 1) => vec![name],
-            (Some(vcd::ReferenceIndex::Range(msb, lsb)), _) => {
-                let lsb = (*lsb).min(*msb) as usize;
-                (0..w).map(|b| format!("{name}[{}]", lsb + b)).collect()
-            }
-            _ => (0..w).map(|b| format!("{name}[{b}]")).collect(),
+        // Bit `pos` (from the right of the dumped value) of a `[left:right]` variable is
+        // index `right + pos` when it descends, `right - pos` when it ascends.
+        let bits: Vec<String> = match v.index {
+            Some(vcd::ReferenceIndex::BitSelect(b)) => vec![format!("{name}[{b}]")],
+            Some(vcd::ReferenceIndex::Range(left, right)) => (0..w as i64)
+                .map(|pos| {
+                    let (l, r) = (left as i64, right as i64);
+                    format!("{name}[{}]", if l >= r { r + pos } else { r - pos })
+                })
+                .collect(),
+            None if w == 1 => vec![name],
+            None => (0..w).map(|b| format!("{name}[{b}]")).collect(),
         };
         let s = signals.entry(v.code).or_insert(Signal {
-            last: vec![Value::X; w],
-            toggles: vec![0; w],
+            now: vec![],
+            sampled: vec![],
+            toggles: vec![],
+            dirty: false,
         });
-        if s.last.len() < w {
-            s.last.resize(w, Value::X);
+        if s.now.len() < w {
+            s.now.resize(w, Value::X);
+            s.sampled.resize(w, Value::X);
             s.toggles.resize(w, 0);
         }
         names.push((v.code, bits));
     }
-    let bump = |s: &mut Signal, bit: usize, v: Value| {
-        if bit >= s.last.len() {
-            return;
+    let mut dirty: Vec<vcd::IdCode> = vec![];
+    let sample = |signals: &mut HashMap<vcd::IdCode, Signal>, dirty: &mut Vec<vcd::IdCode>| {
+        for id in dirty.drain(..) {
+            let s = signals.get_mut(&id).expect("a dirty signal exists");
+            s.dirty = false;
+            for b in 0..s.now.len() {
+                if matches!(
+                    (s.sampled[b], s.now[b]),
+                    (Value::V0, Value::V1) | (Value::V1, Value::V0)
+                ) {
+                    s.toggles[b] += 1;
+                }
+                s.sampled[b] = s.now[b];
+            }
         }
-        if matches!(
-            (s.last[bit], v),
-            (Value::V0, Value::V1) | (Value::V1, Value::V0)
-        ) {
-            s.toggles[bit] += 1;
-        }
-        s.last[bit] = v;
     };
+    let mut next_sample = settle;
     for cmd in parser {
-        let cmd = cmd.map_err(|e| CosimError::Io(format!("{}: {e}", vcd.display())))?;
-        match cmd {
+        match cmd.map_err(|e| bad(e.to_string()))? {
+            // Every sample point before `t` saw the values as they are now.
+            Command::Timestamp(t) if t > next_sample => {
+                sample(&mut signals, &mut dirty);
+                next_sample += (t - next_sample).div_ceil(cycle) * cycle;
+            }
             Command::ChangeScalar(id, v) => {
                 if let Some(s) = signals.get_mut(&id) {
-                    bump(s, 0, v);
+                    s.now[0] = v;
+                    if !s.dirty {
+                        s.dirty = true;
+                        dirty.push(id);
+                    }
                 }
             }
             Command::ChangeVector(id, bits) => {
@@ -357,19 +404,23 @@ fn count_toggles(vcd: &Path, path: &[&str]) -> Result<HashMap<String, u64>, Cosi
                         Some(Value::Z) => Value::Z,
                         _ => Value::V0,
                     };
-                    for b in 0..s.last.len() {
-                        let v = if b < vals.len() {
+                    for b in 0..s.now.len() {
+                        s.now[b] = if b < vals.len() {
                             vals[vals.len() - 1 - b]
                         } else {
                             fill
                         };
-                        bump(s, b, v);
+                    }
+                    if !s.dirty {
+                        s.dirty = true;
+                        dirty.push(id);
                     }
                 }
             }
             _ => {}
         }
     }
+    sample(&mut signals, &mut dirty);
     let mut out = HashMap::new();
     for (code, bits) in names {
         let s = &signals[&code];

@@ -20,6 +20,13 @@ use crate::CosimError;
 use std::fmt::Write as _;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
 
+/// The testbench's clock period, in its time unit: cycle `k` (the reset cycle is 0) starts
+/// at `k * CYCLE` with the clock low and its inputs applied, and rises at `k * CYCLE +
+/// CYCLE / 2`.
+pub const CYCLE: u64 = 10;
+/// When, after a cycle starts, its logic has settled and the outputs are compared.
+pub const SETTLE: u64 = 1;
+
 /// A generated testbench and the RTL files it needs.
 #[derive(Debug, Clone)]
 pub struct Testbench {
@@ -210,13 +217,17 @@ pub fn testbench_with(
         "    // The implicit reset cycle: rst_n = 0, every input 0."
     );
     let _ = writeln!(t, "    {} = {in_w}'d0;", concat(&inputs, ""));
-    let _ = writeln!(t, "    #5 clk = 1'b1;");
-    let _ = writeln!(t, "    #5 clk = 1'b0;");
+    let half = CYCLE / 2;
+    let _ = writeln!(t, "    #{half} clk = 1'b1;");
+    let _ = writeln!(t, "    #{half} clk = 1'b0;");
     let _ = writeln!(t, "    for (tb_i = 0; tb_i < {n}; tb_i = tb_i + 1) begin");
     let _ = writeln!(t, "      tb_cycle = 64'd{first} + tb_i;");
     let _ = writeln!(t, "      {} = tb_in[tb_i];", concat(&inputs, ""));
     let _ = writeln!(t, "      {} = tb_exp[tb_i];", concat(&outputs, "exp_"));
-    let _ = writeln!(t, "      #1;  // settle with the clock low, then compare");
+    let _ = writeln!(
+        t,
+        "      #{SETTLE};  // settle with the clock low, then compare"
+    );
     for &i in &outputs {
         let p = name(i);
         let w = widths[i];
@@ -244,8 +255,8 @@ pub fn testbench_with(
     );
     let _ = writeln!(t, "`endif");
     let _ = writeln!(t, "      end");
-    let _ = writeln!(t, "      #4 clk = 1'b1;");
-    let _ = writeln!(t, "      #5 clk = 1'b0;");
+    let _ = writeln!(t, "      #{} clk = 1'b1;", half - SETTLE);
+    let _ = writeln!(t, "      #{half} clk = 1'b0;");
     let _ = writeln!(t, "    end");
     let _ = writeln!(
         t,

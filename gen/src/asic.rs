@@ -18,6 +18,7 @@ use crate::synth::{param_line, run_yosys};
 use crate::tools::{self, ToolError, ToolSpec};
 use crate::GeneratedUnit;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -320,9 +321,8 @@ const CACHE_FILE: &str = "osu018_report.json";
 const FLOW_REVISION: &str = "osu018 flow revision 1";
 
 /// What an osu018 run's result depends on: the unit's RTL, the flow's scripts and
-/// constraints as shipped, and the period (the tool versions are in the report itself).
-fn cache_key(unit: &GeneratedUnit, t: &Target) -> String {
-    use sha2::{Digest, Sha256};
+/// constraints as shipped, the target, the liberty's contents and the Yosys version.
+fn cache_key(unit: &GeneratedUnit, t: &Target, lib_text: &str, yosys: &str) -> String {
     let mut h = Sha256::new();
     for part in [
         unit.manifest.content_hash.as_str(),
@@ -331,7 +331,8 @@ fn cache_key(unit: &GeneratedUnit, t: &Target) -> String {
         ABC_SCRIPT,
         UNIT_SDC,
         STA_SCRIPT,
-        OSU018_LIB,
+        lib_text,
+        yosys,
         &format!("{:?}", t),
     ] {
         h.update(part.as_bytes());
@@ -340,9 +341,16 @@ fn cache_key(unit: &GeneratedUnit, t: &Target) -> String {
     format!("{:x}", h.finalize())
 }
 
+fn sha256(text: &str) -> String {
+    format!("{:x}", Sha256::digest(text.as_bytes()))
+}
+
 #[derive(Serialize, Deserialize)]
 struct Cached {
     key: String,
+    /// SHA-256 of the `osu018_netlist.v` the report describes (a later failed run may have
+    /// replaced it).
+    netlist_sha256: String,
     report: AsicReport,
 }
 
@@ -353,28 +361,46 @@ struct Cached {
 /// the tools again (the 48-warp scoreboard's mapping takes about 20 minutes), as long as
 /// the netlist it describes is still there. Remove the file to force a new run.
 pub fn osu018_in(unit: &GeneratedUnit, dir: &Path) -> Result<AsicReport, ToolError> {
+    if !Path::new(OSU018_LIB).exists() {
+        return Err(ToolError::Missing {
+            exe: "qflow-tech-osu018",
+            install: OPENSTA.install,
+            extra: format!(" ({OSU018_LIB} does not exist)"),
+        });
+    }
     let t = target("osu018").map_err(|why| ToolError::Failed {
         exe: "osu018 flow".into(),
         code: None,
         output: why,
     })?;
-    let key = cache_key(unit, &t);
+    let lib_text = std::fs::read_to_string(OSU018_LIB).map_err(|source| ToolError::Io {
+        path: OSU018_LIB.into(),
+        source,
+    })?;
+    let key = cache_key(unit, &t, &lib_text, &tools::yosys_version()?);
     let cache = dir.join(CACHE_FILE);
-    if dir.join("osu018_netlist.v").exists() {
-        if let Some(c) = std::fs::read_to_string(&cache)
+    let netlist_path = dir.join("osu018_netlist.v");
+    let netlist_hash = || {
+        std::fs::read_to_string(&netlist_path)
             .ok()
-            .and_then(|text| serde_json::from_str::<Cached>(&text).ok())
-            .filter(|c| c.key == key)
-        {
-            return Ok(AsicReport {
-                dir: dir.to_path_buf(),
-                ..c.report
-            });
-        }
+            .map(|t| sha256(&t))
+    };
+    if let Some(c) = std::fs::read_to_string(&cache)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Cached>(&text).ok())
+        .filter(|c| c.key == key && Some(&c.netlist_sha256) == netlist_hash().as_ref())
+    {
+        return Ok(AsicReport {
+            dir: dir.to_path_buf(),
+            ..c.report
+        });
     }
+    // A run that fails half-way must not leave an earlier run's report to be reused.
+    let _ = std::fs::remove_file(&cache);
     let report = osu018_run(unit, dir)?;
     let text = serde_json::to_string_pretty(&Cached {
         key,
+        netlist_sha256: netlist_hash().unwrap_or_default(),
         report: report.clone(),
     })
     .expect("a report serializes");

@@ -329,7 +329,7 @@ pub fn estimate_per_net(
     clock_mhz: f64,
     clock: &str,
 ) -> Result<PowerFigures, String> {
-    let alpha_of = |n: &str, mean: f64| per_net(n.trim_start_matches('\\').trim()).unwrap_or(mean);
+    let alpha_of = |n: &str, mean: f64| per_net(&net_name(n)).unwrap_or(mean);
     let (head, insts, _) = split_netlist(netlist)?;
     let v = lib.nom_voltage;
     let f = clock_mhz; // pJ * MHz = µW
@@ -437,19 +437,21 @@ pub fn estimate_per_net(
     })
 }
 
-/// Every net a cell of `netlist` connects to, but constants and the clock `clk`, by its
-/// unescaped name (`_12_`, `br_pc[3]`): the nets a per-net activity should cover.
+/// A net of a Yosys netlist by the name a simulator's dump gives it: unescaped, with a bit
+/// select joined to its name (`\\br_pc[3] ` and `\\g_ent[2].rank_q [1]` are `br_pc[3]`
+/// and `g_ent[2].rank_q[1]`).
+pub fn net_name(n: &str) -> String {
+    n.trim().trim_start_matches('\\').trim().replace(" [", "[")
+}
+
+/// Every net a cell of `netlist` connects to, but constants and the clock `clk`, by
+/// [`net_name`]: the nets a per-net activity should cover.
 pub fn netlist_nets(netlist: &str) -> Result<Vec<String>, String> {
     let (_, insts, _) = split_netlist(netlist)?;
     let mut nets: Vec<String> = insts
         .iter()
-        .flat_map(|i| {
-            i.pins
-                .iter()
-                .map(|(_, n)| n.trim().trim_start_matches('\\').trim())
-        })
-        .filter(|n| !n.starts_with(|c: char| c.is_ascii_digit()) && *n != "clk")
-        .map(str::to_string)
+        .flat_map(|i| i.pins.iter().map(|(_, n)| net_name(n)))
+        .filter(|n| !n.starts_with(|c: char| c.is_ascii_digit()) && n != "clk")
         .collect();
     nets.sort_unstable();
     nets.dedup();

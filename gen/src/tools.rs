@@ -140,6 +140,23 @@ pub fn locate(tool: ToolSpec) -> Result<PathBuf, ToolError> {
     })
 }
 
+/// `yosys -V` (e.g. `Yosys 0.23 (git sha1 7ce5011c24b)`), asked once per process: part of
+/// the keys under which measurements are reused, so a Yosys upgrade re-measures.
+pub fn yosys_version() -> Result<String, ToolError> {
+    static VERSION: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let v = VERSION.get_or_init(|| {
+        let exe = locate(YOSYS).map_err(|e| e.to_string())?;
+        let dir = std::env::temp_dir();
+        let ran = run(&exe, &["-V".into()], &dir).map_err(|e| e.to_string())?;
+        Ok(ran.text.trim().to_string())
+    });
+    v.clone().map_err(|output| ToolError::Failed {
+        exe: "yosys -V".into(),
+        code: None,
+        output,
+    })
+}
+
 /// The output of one tool run.
 pub struct Ran {
     pub code: Option<i32>,
