@@ -133,3 +133,8 @@ fn the_ice40_baseline_holds() {
         8,
     );
 }
+
+#[test]
+fn the_xilinx_baseline_holds() {
+    check_baseline(Target::Fpga(Family::Xilinx), |e| figure(e, "luts") <= 700, 8);
+}
