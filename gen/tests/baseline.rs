@@ -136,5 +136,5 @@ fn the_ice40_baseline_holds() {
 
 #[test]
 fn the_xilinx_baseline_holds() {
-    check_baseline(Target::Fpga(Family::Xilinx), |e| figure(e, "luts") <= 700, 8);
+    check_baseline(Target::Fpga(Family::Xilinx), |e| figure(e, "luts") <= 250, 7);
 }
