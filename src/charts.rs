@@ -40,8 +40,12 @@ pub fn short(v: f64) -> String {
         trim(format!("{:.1}", v / 1e3)) + "K"
     } else if a >= 10.0 {
         format!("{v:.0}")
-    } else {
+    } else if a >= 0.01 || a == 0.0 {
         trim(format!("{v:.2}"))
+    } else {
+        // Small values (µW in a mW axis): significant digits, not "0".
+        let digits = (-a.log10().floor()) as usize + 1;
+        trim(format!("{v:.digits$}"))
     }
 }
 
@@ -80,13 +84,14 @@ pub fn bars(
     }
     let max = all.iter().map(|&v| tr(v)).fold(f64::MIN, f64::max);
     let min = all.iter().map(|&v| tr(v)).fold(f64::MAX, f64::min);
+    // Headroom above the tallest bar for the legend (upper left).
     let (y0, y1) = if log {
         (
             min.floor().min(max.floor() - 1.0),
-            max.ceil().max(min + 1.0),
+            (max + 0.7).ceil().max(min + 1.0),
         )
     } else {
-        (0.0, max * 1.15)
+        (0.0, max * 1.3)
     };
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(&e)?;

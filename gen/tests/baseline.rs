@@ -136,5 +136,9 @@ fn the_ice40_baseline_holds() {
 
 #[test]
 fn the_xilinx_baseline_holds() {
-    check_baseline(Target::Fpga(Family::Xilinx), |e| figure(e, "luts") <= 250, 7);
+    check_baseline(
+        Target::Fpga(Family::Xilinx),
+        |e| figure(e, "luts") <= 250,
+        7,
+    );
 }
