@@ -43,7 +43,7 @@ pub fn short(v: f64) -> String {
     } else if a >= 0.01 || a == 0.0 {
         trim(format!("{v:.2}"))
     } else {
-        // Small values (µW in a mW axis): significant digits, not "0".
+        // Small values (µW in a mW axis): two significant digits, not "0".
         let digits = (-a.log10().floor()) as usize + 1;
         trim(format!("{v:.digits$}"))
     }
@@ -294,4 +294,20 @@ pub fn scaling(path: &Path, title: &str, param: &str, lines: &[LineData]) -> Res
     legend(&mut chart).map_err(&e)?;
     root.present().map_err(&e)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short;
+
+    #[test]
+    fn axis_labels_keep_their_digits() {
+        assert_eq!(short(12_345.6), "12.3K");
+        assert_eq!(short(1_234_567.0), "1.23M");
+        assert_eq!(short(250.0), "250");
+        assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(0.0), "0");
+        assert_eq!(short(0.001), "0.001");
+        assert_eq!(short(0.00051), "0.00051");
+    }
 }
