@@ -47,6 +47,10 @@ pub struct SynthArgs {
     /// scoreboard), which take hours in the slow flows.
     #[arg(long, requires = "all")]
     skip_heavy: bool,
+    /// With --skip-heavy: the state bits above which a set is left out (e.g. 12000 also
+    /// leaves out the 48-warp scoreboard, whose ECP5 place and route takes most of an hour).
+    #[arg(long, value_name = "BITS", default_value_t = baseline::HEAVY_STATE_BITS, requires = "skip_heavy")]
+    heavy_bits: u64,
     /// Override a parameter (repeatable), e.g. --param DEPTH=8.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
@@ -296,7 +300,7 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
         for p in desc.standard_params() {
             let g = gen::generate(desc, &p)?;
             let bits = baseline::state_bits(&g);
-            if a.skip_heavy && bits > baseline::HEAVY_STATE_BITS {
+            if a.skip_heavy && bits > a.heavy_bits {
                 skipped.push(format!("{} ({}): {bits} state bits", desc.name, p));
                 continue;
             }
