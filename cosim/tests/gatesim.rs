@@ -8,6 +8,7 @@ use warpforge_cosim::kits::random_stimulus;
 use warpforge_cosim::replay::InputLog;
 use warpforge_cosim::{CosimError, Stimulus};
 use warpforge_gen::{asic, generate_by_name};
+use warpforge_model::units::contract::{Params, UnitDesc};
 
 /// The small CAPT's mapped netlist, or `None` when the osu018 tools are missing.
 fn netlist(dir: &Path) -> Option<String> {
@@ -25,13 +26,19 @@ fn netlist(dir: &Path) -> Option<String> {
     }
 }
 
-/// `cycles` of the unit's random stimulus, driven against its model as the lockstep run
-/// drives it (the stimulus reads the model's registered outputs).
-fn random_log(cycles: u64) -> InputLog {
+/// The CAPT of these tests: 4 entries, 8-bit PCs, 2-bit counters (~500 cells).
+fn small_capt() -> (&'static UnitDesc, Params) {
     let desc = warpforge_model::units::find("capri_capt").unwrap();
     let params = desc
         .params(&[("ENTRIES", 4), ("PCW", 8), ("HIST", 2)])
         .unwrap();
+    (desc, params)
+}
+
+/// `cycles` of the unit's random stimulus, driven against its model as the lockstep run
+/// drives it (the stimulus reads the model's registered outputs).
+fn random_log(cycles: u64) -> InputLog {
+    let (desc, params) = small_capt();
     let mut stim = random_stimulus(desc, &params, 3, cycles);
     let mut model = (desc.build)(&params);
     let mut ports = desc.zero_ports(&params);
@@ -55,10 +62,7 @@ fn the_netlist_matches_the_model_and_every_net_is_counted() {
     let Some(netlist) = netlist(dir.path()) else {
         return;
     };
-    let desc = warpforge_model::units::find("capri_capt").unwrap();
-    let params = desc
-        .params(&[("ENTRIES", 4), ("PCW", 8), ("HIST", 2)])
-        .unwrap();
+    let (desc, params) = small_capt();
     let log = random_log(600);
     let g = match gate_level_activity(desc, &params, &log, &netlist, &dir.path().join("gates")) {
         Ok(g) => g,
@@ -106,10 +110,7 @@ fn a_netlist_with_broken_gates_is_caught() {
     let Some(netlist) = netlist(dir.path()) else {
         return;
     };
-    let desc = warpforge_model::units::find("capri_capt").unwrap();
-    let params = desc
-        .params(&[("ENTRIES", 4), ("PCW", 8), ("HIST", 2)])
-        .unwrap();
+    let (desc, params) = small_capt();
     // Every NAND2 becomes a NOR2 (same pins): a mapping bug.
     assert!(netlist.contains("NAND2X1"));
     let broken = netlist.replace("NAND2X1", "NOR2X1");
