@@ -171,16 +171,7 @@ pub fn cosim(a: &CosimArgs) -> Result<u8> {
             rows.extend(workload_runs(a, desc, "all")?);
         }
     } else if let Some(path) = &a.trace {
-        let trace = Trace::read(path).map_err(anyhow::Error::msg)?;
-        if let Some(u) = &a.unit {
-            if u != trace.desc.name {
-                bail!(
-                    "{} is a trace of {}, not {u}",
-                    path.display(),
-                    trace.desc.name
-                );
-            }
-        }
+        let trace = Trace::read_of(path, a.unit.as_deref()).map_err(anyhow::Error::msg)?;
         rows.push(trace_run(a, &trace, &format!("trace {}", path.display()))?);
     } else {
         let unit = a.unit.as_deref().expect("clap requires --unit here");

@@ -299,6 +299,13 @@ fn estimates(a: &EstimatesArgs) -> Result<u8> {
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
 
+    // A mistyped folder would give a report of nothing but "no baseline file".
+    if !a.baselines.is_dir() {
+        anyhow::bail!(
+            "--baselines {}: no such folder (the checked-in ones are `baselines/` of the repository)",
+            a.baselines.display()
+        );
+    }
     let mut baselines: BTreeMap<String, Baseline> = BTreeMap::new();
     for (t, _) in TARGETS {
         let path = a.baselines.join(format!("synth-{}.json", t.name()));

@@ -126,16 +126,7 @@ pub enum Stimulus<'a> {
 pub fn power(a: &PowerArgs) -> Result<u8> {
     let (desc, params, trace) = match &a.trace {
         Some(path) => {
-            let trace = Trace::read(path).map_err(anyhow::Error::msg)?;
-            if let Some(u) = &a.unit {
-                if u != trace.desc.name {
-                    bail!(
-                        "{} is a trace of {}, not {u}",
-                        path.display(),
-                        trace.desc.name
-                    );
-                }
-            }
+            let trace = Trace::read_of(path, a.unit.as_deref()).map_err(anyhow::Error::msg)?;
             (trace.desc, trace.params.clone(), Some(trace))
         }
         None => {

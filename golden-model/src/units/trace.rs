@@ -296,6 +296,20 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// [`Trace::read`], refusing a trace of another unit than `unit` when one is named
+    /// (a command given both `--unit U` and `--trace F`).
+    pub fn read_of(path: &Path, unit: Option<&str>) -> Result<Trace, String> {
+        let trace = Trace::read(path)?;
+        match unit {
+            Some(u) if u != trace.desc.name => Err(format!(
+                "{} is a trace of {}, not {u}",
+                path.display(),
+                trace.desc.name
+            )),
+            _ => Ok(trace),
+        }
+    }
+
     pub fn read(path: &Path) -> Result<Trace, String> {
         let ctx = |e: String| format!("trace {}: {e}", path.display());
         let file = std::fs::File::open(path).map_err(|e| ctx(e.to_string()))?;
