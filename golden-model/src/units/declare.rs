@@ -331,6 +331,22 @@ macro_rules! records_its_inputs {
             }
         }
     };
+    // Kept in a wrapper of the inputs with a cheaper raw form (`$W(inputs)`).
+    (as $W:ident) => {
+        type Recorded = $W<<Self as $crate::units::declare::Declared>::Inputs>;
+        #[inline(always)]
+        fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
+            $W(*inp)
+        }
+        fn encode_recorded(
+            rec: &mut $crate::units::trace::TraceRecorder,
+            edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
+        ) {
+            for e in edges {
+                rec.record_inputs(e.instance as usize, e.cycle, &e.value.0)
+            }
+        }
+    };
 }
 
 /// Any [`Unit`] behind the generic by-name interface: converts ports and calls the typed

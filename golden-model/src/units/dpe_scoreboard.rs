@@ -139,38 +139,113 @@ impl ScoreboardInputs {
     }
 }
 
-/// As a trace sink keeps it: a word with the reserve and release counts and whether a copy
-/// follows, one word per staged operation, then `cpy` if not 0. A cycle with one reserve
-/// and one release is 3 words instead of the 232 bytes of the struct.
+/// As a trace sink keeps it: a head word with the reserve and release counts and whether a
+/// copy follows, the operations in [`COMPACT_OP_BITS`] each (three in the head word, four
+/// in each word after it), then `cpy` if not 0. A cycle with two reserves and two releases
+/// is 2 words instead of the 232 bytes of the struct. An operation that does not fit (never
+/// one of the GPU model's) makes the record `WIDE`: one word per operation.
 impl RawRecord for ScoreboardInputs {
     #[inline]
     fn pack(&self, out: &mut Vec<u64>) {
-        out.push(
-            self.rsv.used as u64 | (self.rel.used as u64) << 8 | ((self.cpy != 0) as u64) << 16,
-        );
-        for op in self.rsv.staged().iter().chain(self.rel.staged()) {
-            out.push(op.pack());
+        const WIDE: u64 = 1 << 9;
+        let (rsv, rel) = (self.rsv.staged(), self.rel.staged());
+        let mut word = rsv.len() as u64 | (rel.len() as u64) << 4 | ((self.cpy != 0) as u64) << 8;
+        let mut at = DENSE_HEAD_BITS;
+        let mut dense = [0u64; 2 * MAX_PORTS];
+        let mut n = 0;
+        for op in rsv.iter().chain(rel) {
+            match op.compact() {
+                Some(v) => dense[n] = v,
+                None => {
+                    out.push(word | WIDE);
+                    out.extend(rsv.iter().chain(rel).map(RegRef::pack));
+                    return self.pack_copy(out);
+                }
+            }
+            n += 1;
         }
-        if self.cpy != 0 {
-            out.push(self.cpy);
+        for v in &dense[..n] {
+            if at + COMPACT_OP_BITS > 64 {
+                out.push(word);
+                (word, at) = (0, 0);
+            }
+            word |= v << at;
+            at += COMPACT_OP_BITS;
         }
+        out.push(word);
+        self.pack_copy(out)
     }
     fn unpack(words: &[u64]) -> (ScoreboardInputs, usize) {
-        let (rsv, rel) = ((words[0] & 0xff) as usize, (words[0] >> 8 & 0xff) as usize);
+        let head = words[0];
+        let (rsv, rel) = ((head & 0xf) as usize, (head >> 4 & 0xf) as usize);
         let mut v = ScoreboardInputs::IDLE;
-        let mut at = 1;
+        let (mut at, mut bit) = (0, DENSE_HEAD_BITS);
+        let wide = head >> 9 & 1 != 0;
         for (stage, n) in [(&mut v.rsv, rsv), (&mut v.rel, rel)] {
             for _ in 0..n {
-                stage.ops[stage.used] = RegRef::unpack(words[at]);
+                stage.ops[stage.used] = if wide {
+                    at += 1;
+                    RegRef::unpack(words[at])
+                } else {
+                    if bit + COMPACT_OP_BITS > 64 {
+                        (at, bit) = (at + 1, 0);
+                    }
+                    bit += COMPACT_OP_BITS;
+                    RegRef::from_compact(words[at] >> (bit - COMPACT_OP_BITS))
+                };
                 stage.used += 1;
-                at += 1;
             }
         }
-        if words[0] >> 16 & 1 != 0 {
+        at += 1;
+        if head >> 8 & 1 != 0 {
             v.cpy = words[at];
             at += 1;
         }
         (v, at)
+    }
+    /// Most cycles stage one reserve, one release or one of each and no copy: the counts
+    /// (2 bits each), then each operation in [`COMPACT_OP_BITS`].
+    #[inline(always)]
+    fn compact(&self) -> Option<u64> {
+        let (rsv, rel) = (self.rsv.staged(), self.rel.staged());
+        if self.cpy != 0 || rsv.len() + rel.len() > 2 {
+            return None;
+        }
+        let mut payload = rsv.len() as u64 | (rel.len() as u64) << 2;
+        let mut at = 4;
+        for op in rsv.iter().chain(rel) {
+            payload |= op.compact()? << at;
+            at += COMPACT_OP_BITS;
+        }
+        Some(payload)
+    }
+    fn from_compact(payload: u64) -> ScoreboardInputs {
+        let mut v = ScoreboardInputs::IDLE;
+        let mut at = 4;
+        for (stage, n) in [(&mut v.rsv, payload & 3), (&mut v.rel, payload >> 2 & 3)] {
+            for _ in 0..n {
+                stage.ops[stage.used] = RegRef::from_compact(payload >> at);
+                stage.used += 1;
+                at += COMPACT_OP_BITS;
+            }
+        }
+        v
+    }
+}
+
+/// Bits of an operation in a compact scoreboard record: the register (8), the side (1),
+/// the warp (6): every operation at the largest NUM_REGS (256) and NUM_WARPS (64).
+const COMPACT_OP_BITS: u32 = 15;
+/// Bits of a dense record's head word before its first operation.
+const DENSE_HEAD_BITS: u32 = 10;
+const _: () = assert!(4 + 2 * COMPACT_OP_BITS <= super::trace_sink::COMPACT_PAYLOAD_BITS);
+
+impl ScoreboardInputs {
+    #[inline(always)]
+    fn pack_copy(&self, out: &mut Vec<u64>) {
+        if self.cpy != 0 {
+            out.push(self.cpy);
+        }
     }
 }
 
@@ -186,6 +261,19 @@ impl RegRef {
             reg: w as u32,
             side: (w >> 32) as u8,
             warp: (w >> 40) as u32,
+        }
+    }
+    /// In [`COMPACT_OP_BITS`], if it fits.
+    #[inline(always)]
+    fn compact(&self) -> Option<u64> {
+        (self.reg < 256 && self.side < 2 && self.warp < 64)
+            .then_some(self.reg as u64 | (self.side as u64) << 8 | (self.warp as u64) << 9)
+    }
+    fn from_compact(w: u64) -> RegRef {
+        RegRef {
+            reg: (w & 0xff) as u32,
+            side: (w >> 8 & 1) as u8,
+            warp: (w >> 9 & 0x3f) as u32,
         }
     }
 }
@@ -797,6 +885,54 @@ mod tests {
     use super::*;
     use crate::units::contract::{Role, UnitModel};
     use crate::units::declare::{Adapter, UnitParams};
+
+    /// Any staged cycle (0-8 reserves and releases, a copy or not, operations that fit the
+    /// dense form or not) packs into raw words and back, and one that has a compact form
+    /// comes back from it.
+    #[test]
+    fn staged_inputs_round_trip_through_raw_and_compact_words() {
+        use crate::units::trace_sink::RawRecord;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut compact, mut wide) = (0, 0);
+        let mut words = Vec::new();
+        for _ in 0..5000 {
+            let r = next();
+            let mut v = ScoreboardInputs::IDLE;
+            let big = r & 0xf == 0;
+            for (stage, n) in [(&mut v.rsv, r >> 4 & 7), (&mut v.rel, r >> 8 & 7)] {
+                for _ in 0..(n as usize * (r >> 12 & 3) as usize / 3).min(MAX_PORTS) {
+                    let o = next();
+                    let op = RegRef {
+                        warp: (o & 63) as u32 + if big { 64 } else { 0 },
+                        side: (o >> 6 & 1) as u8,
+                        reg: (o >> 7 & 255) as u32,
+                    };
+                    assert!(stage.push(MAX_PORTS, op));
+                }
+            }
+            if r >> 14 & 3 == 0 {
+                v.cpy = next();
+            }
+            words.clear();
+            v.pack(&mut words);
+            words.push(0xdead);
+            let (back, n) = ScoreboardInputs::unpack(&words);
+            assert_eq!((back, n + 1), (v, words.len()), "{words:x?}");
+            wide += (words[0] >> 9 & 1) as usize;
+            if let Some(payload) = v.compact() {
+                assert!(payload >> crate::units::trace_sink::COMPACT_PAYLOAD_BITS == 0);
+                assert_eq!(ScoreboardInputs::from_compact(payload), v);
+                compact += 1;
+            }
+        }
+        assert!(compact > 500 && wide > 50, "{compact} compact, {wide} wide");
+    }
 
     const L: u8 = 0;
     const R: u8 = 1;

@@ -112,6 +112,24 @@ impl<U: Unit> UnitHost<U> {
         self.trace.as_mut().map(TraceSink::recorder)
     }
 
+    /// The parameters of the trace being recorded, if one is (read without waiting for the
+    /// encoder, unlike [`Self::trace_mut`]).
+    pub fn trace_params(&self) -> Option<&super::contract::Params> {
+        self.trace.as_ref().map(TraceSink::params)
+    }
+
+    /// Changes the trace being recorded (see [`TraceSink::change_recorder`]): `params` are
+    /// its parameters after `change`. Nothing happens when no trace is on.
+    pub fn change_trace(
+        &mut self,
+        params: super::contract::Params,
+        change: impl FnOnce(&mut TraceRecorder) + Send + 'static,
+    ) {
+        if let Some(sink) = self.trace.as_mut() {
+            sink.change_recorder(params, change)
+        }
+    }
+
     /// The recorded traffic (recording stops).
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
         self.trace.take().map(TraceSink::finish)
@@ -171,12 +189,12 @@ impl<U: Unit> UnitHost<U> {
         i: usize,
         cycle: u64,
         active: bool,
-        recorded: impl FnOnce(&U) -> U::Recorded,
+        recorded: impl FnOnce(&U) -> &U::Recorded,
         edge: impl FnOnce(&mut U),
     ) {
         if active {
             if let Some(sink) = self.trace.as_mut() {
-                sink.push(i, cycle, &recorded(&self.instances[i]));
+                sink.push(i, cycle, recorded(&self.instances[i]));
             }
             self.counters_mut(i)[0] += 1;
         }

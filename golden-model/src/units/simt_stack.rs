@@ -60,6 +60,7 @@ use super::contract::{Bits, CostFigure, GpuUse, LocalParam, Params, Scaling, See
 use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
+use super::trace_sink::RawRecord;
 use crate::ptx::ir::END_PC;
 
 /// `upd_kind` encoding (§9.2).
@@ -706,8 +707,60 @@ impl SpeInputs {
     }
 }
 
+/// A stack's inputs as a trace sink keeps them. Most recorded edges are sequential updates
+/// (an ALU or memory instruction issued: `upd_pc` and `upd_next = upd_pc + 1`, nothing
+/// else), which take one word: the PC and, for a dual-path stack, the side. Every other
+/// value takes its port group's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackRecord<I>(pub I);
+
+/// A stack unit's inputs with a sequential-update form (SPE and DPE).
+pub trait SeqUpdate: Copy + PartialEq + RawRecord {
+    /// The sequential update of the instruction at `pc` on `side`.
+    fn seq(pc: u32, side: u8) -> Self;
+    /// `(pc, side)` of a value that may be a sequential update.
+    fn pc_side(&self) -> (u32, u8);
+}
+
+impl SeqUpdate for SpeInputs {
+    #[inline(always)]
+    fn seq(pc: u32, _side: u8) -> SpeInputs {
+        SpeInputs {
+            upd_valid: true,
+            upd_pc: pc,
+            upd_kind: UpdKind::Seq as u8,
+            upd_next: pc.wrapping_add(1),
+            ..Default::default()
+        }
+    }
+    #[inline(always)]
+    fn pc_side(&self) -> (u32, u8) {
+        (self.upd_pc, 0)
+    }
+}
+
+impl<I: SeqUpdate> RawRecord for StackRecord<I> {
+    #[inline(always)]
+    fn pack(&self, out: &mut Vec<u64>) {
+        self.0.pack(out)
+    }
+    fn unpack(words: &[u64]) -> (Self, usize) {
+        let (v, n) = I::unpack(words);
+        (StackRecord(v), n)
+    }
+    /// The PC, and the side above its 32 bits.
+    #[inline(always)]
+    fn compact(&self) -> Option<u64> {
+        let (pc, side) = self.0.pc_side();
+        (side < 2 && self.0 == I::seq(pc, side)).then_some(pc as u64 | (side as u64) << 32)
+    }
+    fn from_compact(payload: u64) -> Self {
+        StackRecord(I::seq(payload as u32, (payload >> 32) as u8))
+    }
+}
+
 impl Unit for SimtStackSpe {
-    crate::records_its_inputs!();
+    crate::records_its_inputs!(as StackRecord);
     fn new(params: SpeParams) -> SimtStackSpe {
         SimtStackSpe::new(params)
     }

@@ -82,7 +82,7 @@ use super::contract::{clog2, low_mask, Bits, CostFigure, LocalParam, Params, Sca
 use super::coverage::Cover;
 use super::declare::Unit;
 use super::ram::DpRam;
-use super::simt_stack::{SpeInputs, UpdKind, STACK_COVERAGE};
+use super::simt_stack::{SeqUpdate, SpeInputs, StackRecord, UpdKind, STACK_COVERAGE};
 use crate::ptx::ir::END_PC;
 
 /// `upd_side` of the left slot (the fall-through side of a divergence, A2).
@@ -799,8 +799,19 @@ impl DpeInputs {
     }
 }
 
+impl SeqUpdate for DpeInputs {
+    #[inline(always)]
+    fn seq(pc: u32, side: u8) -> DpeInputs {
+        DpeInputs::update_from(side, &SpeInputs::seq(pc, 0))
+    }
+    #[inline(always)]
+    fn pc_side(&self) -> (u32, u8) {
+        (self.upd_pc, self.upd_side)
+    }
+}
+
 impl Unit for SimtStackDpe {
-    crate::records_its_inputs!();
+    crate::records_its_inputs!(as StackRecord);
     fn new(params: DpeParams) -> SimtStackDpe {
         SimtStackDpe::new(params)
     }

@@ -11,17 +11,24 @@
 //! were handed over.
 //!
 //! Why variable-length words rather than the values as they are: what recording costs the
-//! simulation is memory traffic, not instructions. Every byte the simulation thread writes
-//! into a chunk is a cache line it must own again when the chunk comes back from the encoder
-//! (on the other core), and a stream of fixed 232-byte scoreboard records evicted the
-//! simulation's own data from its L2. A typical edge is 3-4 words: an SPE stack update with
-//! its PC and fall-through, a scoreboard cycle with one reserve and one release.
+//! simulation is mostly memory traffic and stalls, not instructions. Every byte the
+//! simulation thread writes into a chunk is a cache line it must own again when the chunk
+//! comes back from the encoder (on the other core), and a stream of fixed 232-byte
+//! scoreboard records evicted the simulation's own data from its L2. Most edges are one
+//! word ([`RawRecord::compact`]: a stack's sequential update, a scoreboard cycle with at
+//! most two operations); the rest are a header and the value's words.
+//!
+//! The simulation thread never waits for the encoder while a kernel runs or between
+//! launches: a change of the recorder (the scoreboard's trace widening at a launch with more
+//! registers) is itself a job in the encoder's queue ([`TraceSink::change_recorder`]), and
+//! the parameters the simulation checks are kept on this side ([`TraceSink::params`]).
 //!
 //! Memory stays bounded: at most [`QUEUED_CHUNKS`] chunks wait for the encoder (a
 //! simulation that outruns it waits), and the encoded trace is what recording in place
 //! would hold. Where no thread can be started, or with `WARPFORGE_TRACE_INLINE` set (to
 //! measure the difference), chunks are encoded on the calling thread.
 
+use super::contract::Params;
 use super::declare::Unit;
 use super::trace::TraceRecorder;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,7 +50,21 @@ pub trait RawRecord: Sized + Send + 'static {
     fn pack(&self, out: &mut Vec<u64>);
     /// The value [`RawRecord::pack`] wrote at the front of `words`, and the words it took.
     fn unpack(words: &[u64]) -> (Self, usize);
+    /// The value as a payload below 2^[`COMPACT_PAYLOAD_BITS`], for the common values of a
+    /// unit that has a one-word form (a stack's sequential update, a scoreboard cycle with
+    /// one reserve and one release): the edge is then a single word with its header.
+    #[inline(always)]
+    fn compact(&self) -> Option<u64> {
+        None
+    }
+    /// The value [`RawRecord::compact`] gave `payload` for.
+    fn from_compact(payload: u64) -> Self {
+        unreachable!("a compact record {payload:#x} of a type without a compact form")
+    }
 }
+
+/// Payload bits of a compact edge.
+pub const COMPACT_PAYLOAD_BITS: u32 = 40;
 
 /// One recorded clock edge before encoding.
 #[derive(Clone, Copy)]
@@ -53,36 +74,98 @@ pub struct RecordedEdge<R> {
     pub value: R,
 }
 
-/// The header word of an edge: the cycle above the instance's 16 bits. An instance or cycle
-/// that does not fit takes [`WIDE_HEADER`] and two more words.
+/// How a chunk's words frame its edges. The low two bits of an edge's first word say which
+/// form it takes:
+///
+/// - `0b00` header: the instance in bits 2..18, the cycle above them; the value's
+///   [`RawRecord::pack`] words follow.
+/// - `0b01` compact edge, one word: the instance in bits 2..12, the cycle as a step of
+///   bits 12..24 over the chunk's previous edge, the [`RawRecord::compact`] payload above.
+///   Most edges take this form, and the simulation thread writes one word instead of 3-4.
+/// - `0b11` wide header (an instance or cycle too large): the instance and the cycle in the
+///   next two words, then the value's words.
+const TAG_BITS: u32 = 2;
+const TAG_MASK: u64 = 0b11;
+const TAG_HEADER: u64 = 0b00;
+const TAG_COMPACT: u64 = 0b01;
+const WIDE_HEADER: u64 = 0b11;
 const INSTANCE_BITS: u32 = 16;
-const WIDE_HEADER: u64 = (1 << INSTANCE_BITS) - 1;
+const COMPACT_INSTANCE_BITS: u32 = 10;
+const COMPACT_STEP_BITS: u32 = 12;
+const COMPACT_STEP_AT: u32 = TAG_BITS + COMPACT_INSTANCE_BITS;
+const COMPACT_PAYLOAD_AT: u32 = COMPACT_STEP_AT + COMPACT_STEP_BITS;
+const _: () = assert!(COMPACT_PAYLOAD_AT + COMPACT_PAYLOAD_BITS == 64);
 
+const fn low_bits(n: u32) -> u64 {
+    (1 << n) - 1
+}
+
+/// Appends an edge: `last_cycle` is the chunk's previous edge's cycle (0 at its start).
 #[inline(always)]
-fn push_header(out: &mut Vec<u64>, instance: usize, cycle: u64) {
-    if instance < WIDE_HEADER as usize && cycle >> (64 - INSTANCE_BITS) == 0 {
-        out.push(cycle << INSTANCE_BITS | instance as u64);
+fn push_edge<R: RawRecord>(
+    out: &mut Vec<u64>,
+    last_cycle: &mut u64,
+    instance: usize,
+    cycle: u64,
+    value: &R,
+) {
+    let step = cycle.wrapping_sub(*last_cycle);
+    *last_cycle = cycle;
+    if let Some(payload) = value.compact() {
+        debug_assert!(payload >> COMPACT_PAYLOAD_BITS == 0);
+        if instance >> COMPACT_INSTANCE_BITS == 0 && step >> COMPACT_STEP_BITS == 0 {
+            out.push(
+                payload << COMPACT_PAYLOAD_AT
+                    | step << COMPACT_STEP_AT
+                    | (instance as u64) << TAG_BITS
+                    | TAG_COMPACT,
+            );
+            return;
+        }
+    }
+    if instance >> INSTANCE_BITS == 0 && cycle >> (64 - INSTANCE_BITS - TAG_BITS) == 0 {
+        out.push(cycle << (INSTANCE_BITS + TAG_BITS) | (instance as u64) << TAG_BITS | TAG_HEADER);
     } else {
         out.extend_from_slice(&[WIDE_HEADER, instance as u64, cycle]);
     }
+    value.pack(out);
 }
 
 /// The edges of a chunk of words, decoded.
 fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
     let mut at = 0;
+    let mut last_cycle = 0u64;
     while at < words.len() {
-        let (instance, cycle) = if words[at] == WIDE_HEADER {
-            at += 3;
-            (words[at - 2] as u32, words[at - 1])
-        } else {
-            at += 1;
-            (
-                (words[at - 1] & WIDE_HEADER) as u32,
-                words[at - 1] >> INSTANCE_BITS,
-            )
+        let word = words[at];
+        let (instance, cycle, value) = match word & TAG_MASK {
+            TAG_COMPACT => {
+                at += 1;
+                let instance = (word >> TAG_BITS & low_bits(COMPACT_INSTANCE_BITS)) as u32;
+                let step = word >> COMPACT_STEP_AT & low_bits(COMPACT_STEP_BITS);
+                (
+                    instance,
+                    last_cycle.wrapping_add(step),
+                    R::from_compact(word >> COMPACT_PAYLOAD_AT),
+                )
+            }
+            tag => {
+                let (instance, cycle) = if tag == WIDE_HEADER {
+                    at += 3;
+                    (words[at - 2] as u32, words[at - 1])
+                } else {
+                    debug_assert_eq!(tag, TAG_HEADER);
+                    at += 1;
+                    (
+                        (word >> TAG_BITS & low_bits(INSTANCE_BITS)) as u32,
+                        word >> (INSTANCE_BITS + TAG_BITS),
+                    )
+                };
+                let (value, n) = R::unpack(&words[at..]);
+                at += n;
+                (instance, cycle, value)
+            }
         };
-        let (value, n) = R::unpack(&words[at..]);
-        at += n;
+        last_cycle = cycle;
         edges.push(RecordedEdge {
             instance,
             cycle,
@@ -155,6 +238,11 @@ struct Encoder<U: Unit> {
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
     chunk: Vec<u64>,
+    /// The cycle of the chunk's last edge (0 at its start): compact edges store the step.
+    last_cycle: u64,
+    /// The recorder's parameters, kept here so that reading them needs no wait for the
+    /// encoder (the scoreboard's host checks them at every launch).
+    params: Params,
 
     encoder: Arc<Mutex<Encoder<U>>>,
     /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
@@ -167,8 +255,9 @@ impl<U: Unit> TraceSink<U> {
     pub fn new(recorder: TraceRecorder) -> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
         TraceSink {
+            params: recorder.params().clone(),
             chunk: Vec::with_capacity(CHUNK_WORDS + 64),
-
+            last_cycle: 0,
             encoder: Arc::new(Mutex::new(Encoder {
                 recorder,
                 edges: Vec::new(),
@@ -181,8 +270,13 @@ impl<U: Unit> TraceSink<U> {
     /// instance).
     #[inline(always)]
     pub fn push(&mut self, instance: usize, cycle: u64, value: &U::Recorded) {
-        push_header(&mut self.chunk, instance, cycle);
-        value.pack(&mut self.chunk);
+        push_edge(
+            &mut self.chunk,
+            &mut self.last_cycle,
+            instance,
+            cycle,
+            value,
+        );
         if self.chunk.len() >= CHUNK_WORDS {
             self.hand_over();
         }
@@ -198,6 +292,7 @@ impl<U: Unit> TraceSink<U> {
         let reused = lock(&self.spare).pop();
         let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_WORDS + 64));
         let mut chunk = std::mem::replace(&mut self.chunk, next);
+        self.last_cycle = 0;
         let encoder = Arc::clone(&self.encoder);
         let spare = Arc::clone(&self.spare);
         submit(Box::new(move || {
@@ -228,7 +323,29 @@ impl<U: Unit> TraceSink<U> {
     /// The recorder with every edge so far encoded (e.g. to re-encode it for wider ports).
     pub fn recorder(&mut self) -> MappedRecorder<'_, U> {
         self.sync();
-        MappedRecorder(lock(&self.encoder))
+        MappedRecorder {
+            guard: lock(&self.encoder),
+            params: &mut self.params,
+        }
+    }
+
+    /// Runs `change` on the recorder on the encoder thread, after every edge recorded so far
+    /// and before any recorded later, without waiting for it; `params` are the recorder's
+    /// parameters after it (a re-encoding at wider ports).
+    pub fn change_recorder(
+        &mut self,
+        params: Params,
+        change: impl FnOnce(&mut TraceRecorder) + Send + 'static,
+    ) {
+        self.hand_over();
+        self.params = params;
+        let encoder = Arc::clone(&self.encoder);
+        submit(Box::new(move || change(&mut lock(&encoder).recorder)));
+    }
+
+    /// The parameters of the trace being recorded (no wait for the encoder).
+    pub fn params(&self) -> &Params {
+        &self.params
     }
 
     /// Every recorded edge, encoded.
@@ -240,19 +357,31 @@ impl<U: Unit> TraceSink<U> {
     }
 }
 
-/// The recorder of a sink, locked (see [`TraceSink::recorder`]).
-pub struct MappedRecorder<'a, U: Unit>(MutexGuard<'a, Encoder<U>>);
+/// The recorder of a sink, locked (see [`TraceSink::recorder`]). Dropping it refreshes the
+/// sink's copy of the parameters (a re-encoding changes them).
+pub struct MappedRecorder<'a, U: Unit> {
+    guard: MutexGuard<'a, Encoder<U>>,
+    params: &'a mut Params,
+}
 
 impl<U: Unit> std::ops::Deref for MappedRecorder<'_, U> {
     type Target = TraceRecorder;
     fn deref(&self) -> &TraceRecorder {
-        &self.0.recorder
+        &self.guard.recorder
     }
 }
 
 impl<U: Unit> std::ops::DerefMut for MappedRecorder<'_, U> {
     fn deref_mut(&mut self) -> &mut TraceRecorder {
-        &mut self.0.recorder
+        &mut self.guard.recorder
+    }
+}
+
+impl<U: Unit> Drop for MappedRecorder<'_, U> {
+    fn drop(&mut self) {
+        if self.guard.recorder.params() != self.params {
+            *self.params = self.guard.recorder.params().clone();
+        }
     }
 }
 
@@ -263,7 +392,9 @@ mod tests {
     use crate::units::dpe_scoreboard::{
         DpeScoreboard, ScoreboardParams, ScoreboardPorts, SCOREBOARD_DESC,
     };
-    use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, SPE_DESC};
+    use crate::units::simt_stack::{
+        SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, StackRecord, SPE_DESC,
+    };
 
     fn spe_recorder() -> TraceRecorder {
         let mut rec = TraceRecorder::new(&SPE_DESC, SpeParams::default().to_params().unwrap());
@@ -285,9 +416,16 @@ mod tests {
             let mut cycle = [0u64, 0, (1 << 48) - 3000];
             for k in 0..(3 * CHUNK_WORDS as u64 / 2 + 17) {
                 let i = ((k * 7 + salt) % 3) as usize;
-                cycle[i] += 1 + (k % 5);
-                let inp = SpeInputs::launch((k * 13 + salt) as u32, k ^ salt);
-                sink.push(i, cycle[i], &inp);
+                // Steps past a compact edge's reach now and then.
+                cycle[i] += 1 + (k % 5) + if k % 97 == 0 { 5000 } else { 0 };
+                let pc = (k * 13 + salt) as u32;
+                // Sequential updates (one-word edges) and launches (words of the group).
+                let inp = if k % 3 == 0 {
+                    SpeInputs::launch(pc, k ^ salt)
+                } else {
+                    SpeInputs::seq(pc, 0)
+                };
+                sink.push(i, cycle[i], &StackRecord(inp));
                 direct.record_inputs(i, cycle[i], &inp);
                 if k == CHUNK_WORDS as u64 / 4 + 5 {
                     assert_eq!(sink.recorder().events(), k + 1, "all edges so far encoded");
@@ -351,6 +489,35 @@ mod tests {
             let (c, k) = crate::units::wcu::WcuInputs::unpack(&words[n + m..]);
             assert_eq!((a, b, c), (spe, dpe, wcu));
             assert_eq!(n + m + k, words.len());
+        }
+    }
+
+    /// A stack's sequential update (and only that) is one word, on either side of a DPE.
+    #[test]
+    fn stack_updates_are_compact_exactly_when_sequential() {
+        use crate::timing::reconv::stack_update;
+        use crate::units::simt_stack_dpe::DpeInputs;
+        let seq = stack_update(41, &crate::exec::Flow::Seq);
+        let payload = StackRecord(seq).compact().expect("sequential");
+        assert_eq!(StackRecord::<SpeInputs>::from_compact(payload).0, seq);
+        for side in 0..2 {
+            let dpe = DpeInputs::update_from(side, &seq);
+            let p = StackRecord(dpe).compact().expect("sequential");
+            assert_eq!(StackRecord::<DpeInputs>::from_compact(p).0, dpe);
+        }
+        for other in [
+            SpeInputs::launch(3, 0xff),
+            SpeInputs {
+                upd_taken: 1,
+                ..seq
+            },
+            SpeInputs { upd_next: 7, ..seq },
+            SpeInputs {
+                launch_rpc: 1,
+                ..seq
+            },
+        ] {
+            assert_eq!(StackRecord(other).compact(), None, "{other:?}");
         }
     }
 

@@ -116,22 +116,23 @@ impl RegDeps {
             .expect("scoreboard parameters checked at launch");
         self.words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.words];
-        if let Some(mut rec) = self.sb.trace_mut() {
-            // One trace holds every launch at one parameter set: when this kernel has more
-            // register slots than any recorded before, the events so far are re-encoded with
-            // the wider register fields (a launch with fewer registers behaves identically
-            // in an instance with more: it never names the extra ones).
-            let have = ScoreboardParams::from_params(rec.params());
-            if k.sb.num_regs > have.num_regs {
-                let params = k.sb.to_params().expect("checked at launch");
-                let (old, new) = (ScoreboardPorts::of(&have), ScoreboardPorts::of(&k.sb));
+        // One trace holds every launch at one parameter set: when this kernel has more
+        // register slots than any recorded before, the events so far are re-encoded with
+        // the wider register fields (a launch with fewer registers behaves identically in
+        // an instance with more: it never names the extra ones). The encoder thread does
+        // it, between the last edge of the launches before and the first of this one.
+        let have = self.sb.trace_params().map(ScoreboardParams::from_params);
+        if let Some(have) = have.filter(|have| k.sb.num_regs > have.num_regs) {
+            let params = k.sb.to_params().expect("checked at launch");
+            let (old, new) = (ScoreboardPorts::of(&have), ScoreboardPorts::of(&k.sb));
+            self.sb.change_trace(params.clone(), move |rec| {
                 rec.reencode(params, |from, to| {
                     let mut raw = ScoreboardPortIn::default();
                     new.write(&old.read(&ScoreboardPortIn::read_ports(from)), &mut raw);
                     raw.write_ports(to)
                 })
-                .expect("re-encoding the SM's own trace");
-            }
+                .expect("re-encoding the SM's own trace")
+            });
         }
     }
 
@@ -181,7 +182,7 @@ impl RegDeps {
     pub fn edge(&mut self, cycle: u64) {
         let active = !self.sb.instance(0).staged().is_idle();
         self.sb
-            .edge_with(0, cycle, active, |sb| *sb.staged(), |sb| sb.tick());
+            .edge_with(0, cycle, active, |sb| sb.staged(), |sb| sb.tick());
     }
 
     /// Stage the reserve of `r` for path (w, side); `memory`: the write is a load's.
