@@ -10,7 +10,8 @@
 //! By default the figure is the simulator's own speed. `--record-traces` measures instead
 //! what a default `warpforge run` does: the same simulation while it records every unit
 //! instance's port traffic for co-simulation (which then runs after the timed launches and
-//! is not counted, but its memory is).
+//! is not counted, but its memory is). `--recording-overhead` measures the difference: each
+//! workload without and with recording, alternating.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -41,6 +42,10 @@ pub struct BenchArgs {
     /// of every unit instance for co-simulation (co-simulated afterwards, not timed).
     #[arg(long)]
     record_traces: bool,
+    /// Measure what recording costs: each workload alternately without and with recording
+    /// (`--repeat` runs of each, fastest kept), and the time recording adds.
+    #[arg(long, conflicts_with = "record_traces")]
+    recording_overhead: bool,
 }
 
 /// What one child run reports.
@@ -57,7 +62,7 @@ struct RunFigures {
 }
 
 /// Run one workload in a child process and read back its JSON.
-fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs) -> Result<RunFigures> {
+fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> Result<RunFigures> {
     let json = tmp.join(format!("{name}.json"));
     let _ = std::fs::remove_file(&json);
     let mut cmd = Command::new(exe);
@@ -75,7 +80,7 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs) -> Result<RunFigu
     .arg("--no-compare")
     .arg("--json")
     .arg(&json);
-    if !a.record_traces {
+    if !record {
         cmd.arg("--no-cosim");
     }
     for o in &a.overrides {
@@ -135,12 +140,17 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
     let tmp = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
+    if a.recording_overhead {
+        let r = recording_overhead(&exe, &tmp, &names, a);
+        let _ = std::fs::remove_dir_all(&tmp);
+        return r;
+    }
     let mut rows = Vec::new();
     let mut ms = Vec::new();
     for name in &names {
         let mut best: Option<RunFigures> = None;
         for _ in 0..a.repeat {
-            let run = run_once(&exe, &tmp, name, a)?;
+            let run = run_once(&exe, &tmp, name, a, a.record_traces)?;
             if let Some(b) = &best {
                 if (b.cycles, b.warp_instructions) != (run.cycles, run.warp_instructions) {
                     bail!("workload {name}: repeated runs simulated different results");
@@ -191,15 +201,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
         ms.push(m);
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    let mut cps: Vec<f64> = ms.iter().map(|m| m.cycles_per_second).collect();
-    cps.sort_by(|a, b| a.total_cmp(b));
-    let median = if cps.is_empty() {
-        0.0
-    } else if cps.len() % 2 == 1 {
-        cps[cps.len() / 2]
-    } else {
-        (cps[cps.len() / 2 - 1] + cps[cps.len() / 2]) / 2.0
-    };
+    let median = median(ms.iter().map(|m| m.cycles_per_second).collect());
     let peak = ms.iter().map(|m| m.peak_rss_mib).fold(0.0, f64::max);
     print!(
         "{}",
@@ -233,6 +235,95 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(if ms.iter().all(|m| m.verified) { 0 } else { 1 })
+}
+
+#[derive(Debug, Serialize)]
+struct Overhead {
+    workload: String,
+    cycles: u64,
+    /// Fastest run without recording, and with it (seconds inside the launches, with the
+    /// wait for the last traces' encoding).
+    sim_seconds: f64,
+    recording_seconds: f64,
+    /// `recording_seconds / sim_seconds - 1`, in percent.
+    overhead_percent: f64,
+    verified: bool,
+}
+
+/// `--recording-overhead`: per workload, runs without and with recording alternate (so
+/// that a slow spell of the host falls on both), the fastest of each is kept.
+fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> Result<u8> {
+    let mut rows = Vec::new();
+    let mut all = Vec::new();
+    for name in names {
+        let mut best: [Option<RunFigures>; 2] = [None, None];
+        for _ in 0..a.repeat {
+            for (record, slot) in best.iter_mut().enumerate() {
+                let run = run_once(exe, tmp, name, a, record == 1)?;
+                if slot.as_ref().is_none_or(|b| run.seconds < b.seconds) {
+                    *slot = Some(run);
+                }
+            }
+        }
+        let [Some(plain), Some(rec)] = best else {
+            bail!("--repeat must be at least 1")
+        };
+        if (plain.cycles, plain.warp_instructions) != (rec.cycles, rec.warp_instructions) {
+            bail!("workload {name}: recording changed the simulated results");
+        }
+        let o = Overhead {
+            workload: name.to_string(),
+            cycles: plain.cycles as u64,
+            sim_seconds: plain.seconds,
+            recording_seconds: rec.seconds,
+            overhead_percent: 100.0 * (rec.seconds / plain.seconds.max(1e-9) - 1.0),
+            verified: plain.verified && rec.verified,
+        };
+        eprintln!("{name}: recording {:+.1}%", o.overhead_percent);
+        rows.push(vec![
+            o.workload.clone(),
+            o.cycles.to_string(),
+            format!("{:.3}", o.sim_seconds),
+            format!("{:.3}", o.recording_seconds),
+            format!("{:+.1}%", o.overhead_percent),
+            if o.verified { "yes" } else { "NO" }.into(),
+        ]);
+        all.push(o);
+    }
+    let median = median(all.iter().map(|o| o.overhead_percent).collect());
+    print!(
+        "{}",
+        crate::report::table(
+            &[
+                "workload",
+                "cycles",
+                "sim_s",
+                "recording_s",
+                "overhead",
+                "verified"
+            ],
+            &rows
+        )
+    );
+    println!(
+        "\nmedian recording overhead {median:+.1}% (fastest of {} runs each, alternating)",
+        a.repeat
+    );
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "median_overhead_percent": median, "workloads": all});
+        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(if all.iter().all(|o| o.verified) { 0 } else { 1 })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// What the timed runs include, for the summary line.

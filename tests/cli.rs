@@ -548,6 +548,45 @@ fn bench_reports_what_the_runs_simulated() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `warpforge bench --recording-overhead` times each workload without and with recording:
+/// the same simulated cycles both ways, an overhead that is the ratio of the two times.
+#[test]
+fn bench_measures_the_recording_overhead() {
+    let json = std::env::temp_dir().join(format!("warpforge-overhead-{}.json", std::process::id()));
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--repeat",
+        "1",
+        "--recording-overhead",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("median recording overhead"),
+        "{}",
+        text(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    let m = &v["workloads"][0];
+    assert_eq!(m["workload"], "vecadd");
+    assert!(m["cycles"].as_u64().unwrap() > 0);
+    let (plain, rec, pct) = (
+        m["sim_seconds"].as_f64().unwrap(),
+        m["recording_seconds"].as_f64().unwrap(),
+        m["overhead_percent"].as_f64().unwrap(),
+    );
+    assert!(plain > 0.0 && rec > 0.0, "{m}");
+    assert!((pct - 100.0 * (rec / plain - 1.0)).abs() < 1e-9, "{m}");
+    assert_eq!(v["median_overhead_percent"].as_f64(), Some(pct), "{v}");
+    // It measures both modes: asking for one of them as well is a mistake.
+    let o = bench_tiny(&["--recording-overhead", "--record-traces"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
 /// Bench mistakes are reported once, before any run, naming what is wrong.
 #[test]
 fn bench_mistakes_are_clear_errors() {
