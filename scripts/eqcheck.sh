@@ -12,16 +12,25 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 # The workload table of `warpforge list`: the rows between its rule line and the blank line.
-workloads=$("$new" list 2>/dev/null | awk '/^---/{f=1;next} /^$/{exit} f{print $1}')
+list() { "$1" list 2>/dev/null | awk '/^---/{f=1;next} /^$/{exit} f{print $1}' | sort; }
+# Only the workloads both binaries have (a workload added since OLD has nothing to compare).
+workloads=$(comm -12 <(list "$old") <(list "$new"))
+only_new=$(comm -13 <(list "$old") <(list "$new") | tr '\n' ' ')
+[ -n "$only_new" ] && echo "not in the old binary, not compared: $only_new"
 for w in ${EQCHECK_WORKLOADS:-${workloads:-bfs}}; do
     for r in spe dpe; do
         for b in old new; do
             bin=$old; [ "$b" = new ] && bin=$new
+            rm -f "$tmp/$b.json"   # a failed run must not compare the previous workload's
             "$bin" run --workload "$w" --size small --set "sm.reconvergence=$r" --no-compare \
                 --no-cosim --quiet --json "$tmp/$b.json" "$@" >/dev/null 2>&1
         done
         python3 - "$tmp/old.json" "$tmp/new.json" "$w $r" <<'PY' || fail=1
-import json, sys
+import json, os, sys
+missing = [p for p in sys.argv[1:3] if not os.path.exists(p)]
+if missing:
+    print(sys.argv[3], "DID NOT RUN:", ", ".join(os.path.basename(p)[:-5] for p in missing))
+    sys.exit(1)
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
 diffs = []
 for ro, rn in zip(old["results"], new["results"]):
