@@ -106,14 +106,8 @@ impl<U: Unit> UnitHost<U> {
         self.trace = Some(TraceSink::new(trace));
     }
 
-    /// The trace being recorded, with every edge so far encoded (the encoding runs off the
-    /// simulation thread: this waits for it).
-    pub fn trace_mut(&mut self) -> Option<super::trace_sink::MappedRecorder<'_, U>> {
-        self.trace.as_mut().map(TraceSink::recorder)
-    }
-
     /// The parameters of the trace being recorded, if one is (read without waiting for the
-    /// encoder, unlike [`Self::trace_mut`]).
+    /// encoder thread).
     pub fn trace_params(&self) -> Option<&super::contract::Params> {
         self.trace.as_ref().map(TraceSink::params)
     }

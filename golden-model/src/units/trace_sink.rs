@@ -320,13 +320,11 @@ impl<U: Unit> TraceSink<U> {
         let _ = rx.recv();
     }
 
-    /// The recorder with every edge so far encoded (e.g. to re-encode it for wider ports).
-    pub fn recorder(&mut self) -> MappedRecorder<'_, U> {
+    /// The events encoded so far, once every edge recorded so far is.
+    #[cfg(test)]
+    fn encoded_events(&mut self) -> u64 {
         self.sync();
-        MappedRecorder {
-            guard: lock(&self.encoder),
-            params: &mut self.params,
-        }
+        lock(&self.encoder).recorder.events()
     }
 
     /// Runs `change` on the recorder on the encoder thread, after every edge recorded so far
@@ -357,34 +355,6 @@ impl<U: Unit> TraceSink<U> {
     }
 }
 
-/// The recorder of a sink, locked (see [`TraceSink::recorder`]). Dropping it refreshes the
-/// sink's copy of the parameters (a re-encoding changes them).
-pub struct MappedRecorder<'a, U: Unit> {
-    guard: MutexGuard<'a, Encoder<U>>,
-    params: &'a mut Params,
-}
-
-impl<U: Unit> std::ops::Deref for MappedRecorder<'_, U> {
-    type Target = TraceRecorder;
-    fn deref(&self) -> &TraceRecorder {
-        &self.guard.recorder
-    }
-}
-
-impl<U: Unit> std::ops::DerefMut for MappedRecorder<'_, U> {
-    fn deref_mut(&mut self) -> &mut TraceRecorder {
-        &mut self.guard.recorder
-    }
-}
-
-impl<U: Unit> Drop for MappedRecorder<'_, U> {
-    fn drop(&mut self) {
-        if self.guard.recorder.params() != self.params {
-            *self.params = self.guard.recorder.params().clone();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,7 +375,7 @@ mod tests {
     }
 
     /// Edges of three instances, spanning several chunks, with the recorder read back
-    /// mid-way (as `RegDeps::begin_kernel` does): the bytes are those of encoding in place,
+    /// mid-way (after a wait for the encoder): the bytes are those of encoding in place,
     /// also with other sinks recording from other threads at the same time.
     #[test]
     fn off_thread_encoding_writes_the_bytes_of_encoding_in_place() {
@@ -428,7 +398,7 @@ mod tests {
                 sink.push(i, cycle[i], &StackRecord(inp));
                 direct.record_inputs(i, cycle[i], &inp);
                 if k == CHUNK_WORDS as u64 / 4 + 5 {
-                    assert_eq!(sink.recorder().events(), k + 1, "all edges so far encoded");
+                    assert_eq!(sink.encoded_events(), k + 1, "all edges so far encoded");
                 }
             }
             let a = sink.finish().into_trace("t");
