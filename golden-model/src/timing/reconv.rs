@@ -9,7 +9,7 @@ use crate::exec::Flow;
 use crate::ptx::ir::END_PC;
 use crate::units::declare::UnitParams;
 use crate::units::host::{UnitActivity, UnitHost};
-use crate::units::simt_stack::{SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
+use crate::units::simt_stack::{SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
 use crate::units::simt_stack_dpe::{DpeInputs, DpeParams, SimtStackDpe, DPE_DESC};
 use crate::units::trace::TraceRecorder;
 
@@ -269,14 +269,13 @@ pub fn stack_update(pc: u32, flow: &Flow) -> SpeInputs {
         Flow::Jump { target } => (UpdKind::Jump, 0, target, 0),
         Flow::Exit { exiting } => (UpdKind::Exit, exiting, 0, 0),
     };
+    // Every update is a sequential one with the flow's fields on top: one definition of
+    // "sequential", the one a trace keeps in a word (`StackRecord`).
     SpeInputs {
-        upd_valid: true,
-        upd_pc: pc,
         upd_kind: kind as u8,
         upd_taken: taken as u64,
         upd_target: target,
-        upd_next: pc + 1,
         upd_rpc: rpc,
-        ..Default::default()
+        ..SpeInputs::seq(pc, 0)
     }
 }

@@ -892,13 +892,8 @@ mod tests {
     #[test]
     fn staged_inputs_round_trip_through_raw_and_compact_words() {
         use crate::units::trace_sink::RawRecord;
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::units::random_program::SplitMix64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = || rng.next_u64();
         let (mut compact, mut wide) = (0, 0);
         let mut words = Vec::new();
         for _ in 0..5000 {
