@@ -12,6 +12,12 @@
 //! instance's port traffic for co-simulation (which then runs after the timed launches and
 //! is not counted, but its memory is). `--recording-overhead` measures the difference: each
 //! workload without and with recording, alternating.
+//!
+//! `--against OLD` measures this build side by side with another warpforge executable (the
+//! previous release): each workload's runs alternate between the two, so that a slow spell
+//! of the host falls on both, and the fastest of each is compared. On a shared host whose
+//! speed moves by tens of percent from minute to minute, benchmarks of the two builds taken
+//! one after the other compare the host's moments more than the builds.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -46,6 +52,11 @@ pub struct BenchArgs {
     /// (`--repeat` runs of each, fastest kept), and the time recording adds.
     #[arg(long, conflicts_with = "record_traces")]
     recording_overhead: bool,
+    /// Compare with another warpforge executable (e.g. the previous release's): each
+    /// workload's runs alternate between it and this one (`--repeat` each, fastest kept).
+    /// Workloads it does not have are skipped and named.
+    #[arg(long, value_name = "EXE", conflicts_with = "recording_overhead")]
+    against: Option<PathBuf>,
 }
 
 /// What one child run reports.
@@ -86,11 +97,15 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> 
     for o in &a.overrides {
         cmd.args(["--set", o]);
     }
-    let status = cmd
-        .status()
+    // The child's errors are kept for the report (a build compared with `--against` that
+    // lacks a workload says so here, and the workload is skipped quietly).
+    let out = cmd
+        .stderr(std::process::Stdio::piped())
+        .output()
         .with_context(|| format!("cannot run {}", exe.display()))?;
-    if !status.success() && !json.exists() {
-        bail!("workload {name} failed to run");
+    if !out.status.success() && !json.exists() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!("workload {name} failed to run: {}", err.trim());
     }
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
     let result = &doc["results"][0];
@@ -140,8 +155,11 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
     let tmp = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
-    if a.recording_overhead {
-        let r = recording_overhead(&exe, &tmp, &names, a);
+    if a.recording_overhead || a.against.is_some() {
+        let r = match &a.against {
+            Some(old) => against(old, &exe, &tmp, &names, a),
+            None => recording_overhead(&exe, &tmp, &names, a),
+        };
         let _ = std::fs::remove_dir_all(&tmp);
         return r;
     }
@@ -256,18 +274,7 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
     let mut rows = Vec::new();
     let mut all = Vec::new();
     for name in names {
-        let mut best: [Option<RunFigures>; 2] = [None, None];
-        for _ in 0..a.repeat {
-            for (record, slot) in best.iter_mut().enumerate() {
-                let run = run_once(exe, tmp, name, a, record == 1)?;
-                if slot.as_ref().is_none_or(|b| run.seconds < b.seconds) {
-                    *slot = Some(run);
-                }
-            }
-        }
-        let [Some(plain), Some(rec)] = best else {
-            bail!("--repeat must be at least 1")
-        };
+        let [plain, rec] = alternate(tmp, name, a, [(exe, false), (exe, true)])?;
         if (plain.cycles, plain.warp_instructions) != (rec.cycles, rec.warp_instructions) {
             bail!("workload {name}: recording changed the simulated results");
         }
@@ -315,6 +322,149 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(if all.iter().all(|o| o.verified) { 0 } else { 1 })
+}
+
+/// One way of running a workload: the executable, and whether it records traces.
+type Variant<'a> = (&'a Path, bool);
+
+/// Runs workload `name` `--repeat` times in each of two variants, alternating between them
+/// run by run (so that a slow spell of the host falls on both), and keeps each one's
+/// fastest run.
+fn alternate(
+    tmp: &Path,
+    name: &str,
+    a: &BenchArgs,
+    variants: [Variant; 2],
+) -> Result<[RunFigures; 2]> {
+    let mut best: [Option<RunFigures>; 2] = [None, None];
+    for _ in 0..a.repeat {
+        for ((exe, record), slot) in variants.iter().zip(best.iter_mut()) {
+            let run = run_once(exe, tmp, name, a, *record)?;
+            if slot.as_ref().is_none_or(|b| run.seconds < b.seconds) {
+                *slot = Some(run);
+            }
+        }
+    }
+    let [Some(first), Some(second)] = best else {
+        bail!("--repeat must be at least 1")
+    };
+    Ok([first, second])
+}
+
+#[derive(Debug, Serialize)]
+struct Comparison {
+    workload: String,
+    /// Simulated cycles of each build (they differ only where the model's timing changed).
+    cycles_against: u64,
+    cycles: u64,
+    /// Fastest run of each build, cycles per second.
+    against_cycles_per_second: f64,
+    cycles_per_second: f64,
+    /// `cycles_per_second / against_cycles_per_second - 1`, in percent: above 0, this build
+    /// is faster.
+    change_percent: f64,
+    verified: bool,
+}
+
+/// `--against OLD`: per workload, runs of OLD and of this build alternate; the fastest of
+/// each is compared.
+fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> Result<u8> {
+    if !old.is_file() {
+        bail!("--against {}: no such executable", old.display());
+    }
+    let mut rows = Vec::new();
+    let mut all = Vec::new();
+    let mut skipped = Vec::new();
+    for name in names {
+        // A workload the old build does not have fails there at once: skip it. (The probe
+        // run also warms the host's caches for both builds; it is not counted.)
+        if run_once(old, tmp, name, a, a.record_traces).is_err() {
+            skipped.push(*name);
+            continue;
+        }
+        let [then, now] = alternate(
+            tmp,
+            name,
+            a,
+            [(old, a.record_traces), (exe, a.record_traces)],
+        )?;
+        let rate = |f: &RunFigures| f.cycles / f.seconds.max(1e-9);
+        let c = Comparison {
+            workload: name.to_string(),
+            cycles_against: then.cycles as u64,
+            cycles: now.cycles as u64,
+            against_cycles_per_second: rate(&then),
+            cycles_per_second: rate(&now),
+            change_percent: 100.0 * (rate(&now) / rate(&then) - 1.0),
+            verified: now.verified,
+        };
+        eprintln!("{name}: {:+.1}%", c.change_percent);
+        rows.push(vec![
+            c.workload.clone(),
+            c.cycles_against.to_string(),
+            c.cycles.to_string(),
+            format!("{:.0}", c.against_cycles_per_second),
+            format!("{:.0}", c.cycles_per_second),
+            format!("{:+.1}%", c.change_percent),
+            if c.verified { "yes" } else { "NO" }.into(),
+        ]);
+        all.push(c);
+    }
+    if all.is_empty() {
+        bail!(
+            "--against {}: it ran none of the selected workloads",
+            old.display()
+        );
+    }
+    let median_then = median(all.iter().map(|c| c.against_cycles_per_second).collect());
+    let median_now = median(all.iter().map(|c| c.cycles_per_second).collect());
+    let median_change = median(all.iter().map(|c| c.change_percent).collect());
+    print!(
+        "{}",
+        crate::report::table(
+            &[
+                "workload",
+                "cycles (against)",
+                "cycles",
+                "cycles/s (against)",
+                "cycles/s",
+                "change",
+                "verified"
+            ],
+            &rows
+        )
+    );
+    println!(
+        "\nmedian {median_then:.0} -> {median_now:.0} simulated cycles/s ({:+.1}%); median \
+         per-workload change {median_change:+.1}% ({}, fastest of {} runs each, alternating)",
+        100.0 * (median_now / median_then.max(1e-9) - 1.0),
+        mode_label(a.record_traces),
+        a.repeat
+    );
+    if !skipped.is_empty() {
+        println!("not in {}: {}", old.display(), skipped.join(", "));
+    }
+    let differ: Vec<&str> = all
+        .iter()
+        .filter(|c| c.cycles != c.cycles_against)
+        .map(|c| c.workload.as_str())
+        .collect();
+    if !differ.is_empty() {
+        println!(
+            "simulated cycles differ (a change of the timing model): {}",
+            differ.join(", ")
+        );
+    }
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(),
+            "against": old.display().to_string(), "recording_traces": a.record_traces,
+            "median_against_cycles_per_second": median_then,
+            "median_cycles_per_second": median_now,
+            "median_change_percent": median_change, "skipped": skipped, "workloads": all});
+        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(if all.iter().all(|c| c.verified) { 0 } else { 1 })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -587,6 +587,77 @@ fn bench_measures_the_recording_overhead() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
+/// `warpforge bench --against OLD` times each workload alternately with another build and
+/// this one; a build that lacks a workload has it skipped, one that runs none is an error.
+#[test]
+fn bench_compares_against_another_build() {
+    let dir = std::env::temp_dir().join(format!("warpforge-against-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("against.json");
+    // The "other build" is this one behind a script, so the simulated cycles must agree.
+    let exe = env!("CARGO_BIN_EXE_warpforge");
+    let same = dir.join("same.sh");
+    let none = dir.join("none.sh");
+    std::fs::write(&same, format!("#!/bin/sh\nexec {exe} \"$@\"\n")).unwrap();
+    std::fs::write(&none, "#!/bin/sh\nexit 1\n").unwrap();
+    for f in [&same, &none] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--repeat",
+        "2",
+        "--against",
+        same.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("median per-workload change"),
+        "{}",
+        text(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let m = &v["workloads"][0];
+    assert_eq!(m["workload"], "vecadd");
+    assert!(m["cycles"].as_u64().unwrap() > 0);
+    assert_eq!(m["cycles"], m["cycles_against"], "{m}");
+    let (then, now, pct) = (
+        m["against_cycles_per_second"].as_f64().unwrap(),
+        m["cycles_per_second"].as_f64().unwrap(),
+        m["change_percent"].as_f64().unwrap(),
+    );
+    assert!((pct - 100.0 * (now / then - 1.0)).abs() < 1e-9, "{m}");
+    assert_eq!(v["median_change_percent"].as_f64(), Some(pct), "{v}");
+    // A build that runs none of the workloads, and one that does not exist.
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--repeat",
+        "1",
+        "--against",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("it ran none of the selected workloads"),
+        "{}",
+        text(&o)
+    );
+    let missing = dir.join("no-such-build");
+    let o = bench_tiny(&["--repeat", "1", "--against", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no such executable"), "{}", text(&o));
+    // It compares one mode at a time: not together with the recording overhead.
+    let o = bench_tiny(&["--recording-overhead", "--against", same.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Bench mistakes are reported once, before any run, naming what is wrong.
 #[test]
 fn bench_mistakes_are_clear_errors() {

@@ -410,6 +410,17 @@ impl SimtStackDpe {
         self.top_in_q = false;
     }
 
+    /// The TOS register, to be rewritten in place (a registered-read fill's entry is first
+    /// copied in). Copying the entry out and back for a one-field change, as `set_top`
+    /// would, made a reload of freshly stored fields the costliest step of an update.
+    #[inline]
+    fn top_mut(&mut self) -> &mut DpeEntry {
+        if self.top_in_q {
+            self.set_top(*self.ram.q());
+        }
+        &mut self.top
+    }
+
     /// Pop the TOS; from `sp >= 2` the entry below is filled from RAM word `sp-2`.
     fn pop(&mut self) {
         if self.sp == 0 {
@@ -599,15 +610,11 @@ impl SimtStackDpe {
             Action::ErrSide => self.err_side = true,
             Action::Overflow => self.err_overflow = true,
             Action::Continue { pc, mask, retire } => {
-                let mut t = *self.top();
-                t.slots[side] = DpeSlot::path(pc, mask);
-                self.set_top(t);
+                self.top_mut().slots[side] = DpeSlot::path(pc, mask);
                 self.done |= retire;
             }
             Action::Invalidate { retire } => {
-                let mut t = *self.top();
-                t.slots[side] = DpeSlot::INVALID;
-                self.set_top(t);
+                self.top_mut().slots[side] = DpeSlot::INVALID;
                 self.done |= retire;
             }
             Action::Pop { retire } => {
@@ -624,11 +631,7 @@ impl SimtStackDpe {
                 self.set_top(child);
                 self.sp += 1;
             }
-            Action::InPlace { slots } => {
-                let mut t = *self.top();
-                t.slots = slots;
-                self.set_top(t);
-            }
+            Action::InPlace { slots } => self.top_mut().slots = slots,
         }
         Self::events_of(action)
     }

@@ -33,7 +33,7 @@ impl Sm {
         let pc = view.pc[side];
         let active = view.mask[side];
         self.stats.issued_paths += view.num_paths() as u64;
-        let d = k.decoded[pc as usize];
+        let d = &k.decoded[pc as usize];
         {
             let cta = &mut self.residency.cta_mut(cta_slot).state;
             let mut env = ExecEnv {
