@@ -249,8 +249,7 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     );
     if let Some(p) = &a.json {
         let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "recording_traces": a.record_traces, "median_cycles_per_second": median, "peak_rss_mib": peak, "workloads": ms});
-        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        write_json(p, &doc)?;
     }
     Ok(if ms.iter().all(|m| m.verified) { 0 } else { 1 })
 }
@@ -318,8 +317,7 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
     );
     if let Some(p) = &a.json {
         let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "median_overhead_percent": median, "workloads": all});
-        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|o| o.verified) { 0 } else { 1 })
 }
@@ -461,10 +459,15 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             "median_against_cycles_per_second": median_then,
             "median_cycles_per_second": median_now,
             "median_change_percent": median_change, "skipped": skipped, "workloads": all});
-        std::fs::write(p, serde_json::to_string_pretty(&doc)?)
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|c| c.verified) { 0 } else { 1 })
+}
+
+/// Writes a measurement document to `--json`'s path.
+fn write_json(p: &Path, doc: &serde_json::Value) -> Result<()> {
+    std::fs::write(p, serde_json::to_string_pretty(doc)?)
+        .with_context(|| format!("cannot write {}", p.display()))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
