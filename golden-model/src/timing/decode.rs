@@ -1,6 +1,6 @@
 //! Per-instruction facts the timing model needs every issue, computed once per kernel:
-//! which register slots an instruction reads and writes (for the scoreboard) and which
-//! functional unit it uses.
+//! which register slots an instruction reads and writes (for the scoreboard), which of its
+//! reads go to the register file (for the bank model), and which functional unit it uses.
 
 use crate::ptx::ir::{AddrBase, InstClass, Kernel, Opcode, Operand, RegId};
 use crate::units::dpe_scoreboard::RegMask;
@@ -13,8 +13,13 @@ const MAX_WRITES: usize = 4;
 /// Decoded scoreboard and pipeline facts of one instruction.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodedInst {
+    /// The distinct register slots read: first the register file's (data registers, in
+    /// operand order), then the predicates (slots at or above the kernel's
+    /// `regs_per_thread`, a separate predicate file).
     pub reads: [RegId; MAX_READS],
     pub n_reads: u8,
+    /// How many of `reads` are register-file reads.
+    pub n_rf_reads: u8,
     pub writes: [RegId; MAX_WRITES],
     pub n_writes: u8,
     /// The registers read or written, as the scoreboard's hazard query takes them.
@@ -26,6 +31,11 @@ pub struct DecodedInst {
 impl DecodedInst {
     pub fn reads(&self) -> &[RegId] {
         &self.reads[..self.n_reads as usize]
+    }
+    /// The reads that go to the register file (what its bank model counts), decided once
+    /// here rather than per read at every issue.
+    pub fn rf_reads(&self) -> &[RegId] {
+        &self.reads[..self.n_rf_reads as usize]
     }
     pub fn writes(&self) -> &[RegId] {
         &self.writes[..self.n_writes as usize]
@@ -40,6 +50,7 @@ pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
             let mut d = DecodedInst {
                 reads: [0; MAX_READS],
                 n_reads: 0,
+                n_rf_reads: 0,
                 writes: [0; MAX_WRITES],
                 n_writes: 0,
                 uses: RegMask::default(),
@@ -73,6 +84,17 @@ pub fn decode_kernel(k: &Kernel) -> Vec<DecodedInst> {
                     }
                 }
             }
+            // Register-file reads first (a stable partition: operand order kept).
+            let pred_base = k.regs_per_thread;
+            let reads = d.reads();
+            let mut sorted = [0; MAX_READS];
+            let data = reads.iter().filter(|&&r| (r as u32) < pred_base);
+            let preds = reads.iter().filter(|&&r| (r as u32) >= pred_base);
+            for (slot, &r) in sorted.iter_mut().zip(data.clone().chain(preds)) {
+                *slot = r;
+            }
+            d.n_rf_reads = data.count() as u8;
+            d.reads = sorted;
             d.uses = RegMask::of(d.reads().iter().chain(d.writes()).map(|&r| r as u32));
             d
         })

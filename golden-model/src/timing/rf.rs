@@ -48,8 +48,6 @@ struct Bank {
 pub struct RfBanks {
     mask: u32,
     conflicts: bool,
-    /// Register slots at or above this one are predicates (not in the register file).
-    pred_base: u32,
     banks: [Bank; MAX_RF_BANKS as usize],
     /// Extra operand-collection cycles of conflicting instructions (conflicts on only).
     pub conflict_cycles: u64,
@@ -62,16 +60,13 @@ impl RfBanks {
         RfBanks {
             mask: banks - 1,
             conflicts,
-            pred_base: u32::MAX,
             banks: [Bank::default(); MAX_RF_BANKS as usize],
             conflict_cycles: 0,
         }
     }
 
-    /// A launch starts: every count restarts from 0; `pred_base` is the kernel's first
-    /// predicate slot (its data registers per thread).
-    pub fn begin_kernel(&mut self, pred_base: u32) {
-        self.pred_base = pred_base;
+    /// A launch starts: every count restarts from 0.
+    pub fn begin_kernel(&mut self) {
         self.banks = [Bank::default(); MAX_RF_BANKS as usize];
         self.conflict_cycles = 0;
     }
@@ -104,30 +99,27 @@ impl RfBanks {
 
     /// Book cycle `t` busy for bank `b` (bookings start at nondecreasing cycles, except the
     /// serialised reads of one instruction, which follow on from each other).
-    #[inline]
+    #[inline(always)]
     fn touch(bank: &mut Bank, t: u64) {
         // One cycle is either already booked (`busy_until` past it) or new: no range sums.
-        if bank.busy_until <= t {
-            bank.busy += 1;
-            bank.busy_until = t + 1;
-        }
+        // Without a branch: whether a bank was busy a cycle ago is not predictable.
+        let new = bank.busy_until <= t;
+        bank.busy += new as u64;
+        bank.busy_until = bank.busy_until.max(t + 1);
     }
 
-    /// The source registers `regs` of an instruction of warp slot `w` are read at cycle
-    /// `now`. Returns the extra cycles before it can dispatch (0 unless conflicts are
-    /// modelled).
+    /// The register-file reads `regs` of an instruction of warp slot `w` (its data registers:
+    /// predicates live in a separate file) happen at cycle `now`. Returns the extra cycles
+    /// before it can dispatch (0 unless conflicts are modelled).
     #[inline]
     pub fn read_operands(&mut self, w: usize, regs: &[RegId], now: u64) -> u32 {
         if self.conflicts {
             return self.read_operands_conflicting(w, regs, now);
         }
         for &r in regs {
-            if (r as u32) < self.pred_base {
-                let b = self.bank(w, r);
-                let bank = &mut self.banks[b];
-                bank.reads += 1;
-                Self::touch(bank, now);
-            }
+            let bank = &mut self.banks[self.bank(w, r)];
+            bank.reads += 1;
+            Self::touch(bank, now);
         }
         0
     }
@@ -140,7 +132,7 @@ impl RfBanks {
         let mut n = 0;
         let mut extra = 0u32;
         for &r in regs {
-            if r as u32 >= self.pred_base || n == seen.len() {
+            if n == seen.len() {
                 continue;
             }
             let b = self.bank(w, r);
@@ -157,12 +149,10 @@ impl RfBanks {
         extra
     }
 
-    /// Register `r` of warp slot `w` is written back at cycle `now`.
+    /// Data register `r` of warp slot `w` is written back at cycle `now` (a predicate
+    /// destination is not in the register file: the caller leaves it out).
     #[inline]
     pub fn write(&mut self, w: usize, r: RegId, now: u64) {
-        if r as u32 >= self.pred_base {
-            return;
-        }
         let b = self.bank(w, r);
         let bank = &mut self.banks[b];
         bank.writes += 1;
@@ -191,16 +181,14 @@ mod tests {
     }
 
     #[test]
-    fn banks_offset_by_warp_and_predicates_skipped() {
+    fn banks_offset_by_warp() {
         let mut rf = RfBanks::new(4, false);
-        rf.begin_kernel(10);
+        rf.begin_kernel();
         assert_eq!(rf.bank(0, 5), 1);
         assert_eq!(rf.bank(3, 5), 0);
-        // slot 12 is a predicate: not counted
-        assert_eq!(rf.read_operands(1, &[0, 4, 12], 7), 0);
+        assert_eq!(rf.read_operands(1, &[0, 4], 7), 0);
         assert_eq!(reads(&rf), vec![0, 2, 0, 0]);
         assert_eq!(busy(&rf), vec![0, 1, 0, 0]);
-        rf.write(1, 12, 8);
         rf.write(1, 2, 8);
         assert_eq!(
             (0..4).map(|b| rf.writes(b)).collect::<Vec<_>>(),
@@ -219,7 +207,7 @@ mod tests {
     #[test]
     fn conflicts_serialise_reads_of_one_bank() {
         let mut rf = RfBanks::new(4, true);
-        rf.begin_kernel(64);
+        rf.begin_kernel();
         // 0, 4, 8 all in bank 0 for warp 0; 1 in bank 1
         assert_eq!(rf.read_operands(0, &[0, 4, 8, 1], 10), 2);
         assert_eq!(rf.conflict_cycles, 2);
@@ -231,7 +219,7 @@ mod tests {
         assert_eq!(rf.busy_cycles(0), 4);
         // one bank: every pair of sources conflicts
         let mut one = RfBanks::new(1, true);
-        one.begin_kernel(64);
+        one.begin_kernel();
         assert_eq!(one.read_operands(5, &[1, 2, 3], 0), 2);
     }
 }

@@ -5,11 +5,22 @@
 use crate::config::SchedulerPolicy;
 use std::collections::VecDeque;
 
+/// `repr(C)`, hot fields first: every scan reads `dirty`, `members`, `policy`,
+/// `last_issued` and `order`, which then share one cache line (the SMs are simulated in
+/// turn, so each one's scheduler is cold in the host's cache when its turn comes).
+#[repr(C, align(64))]
 pub struct Scheduler {
+    dirty: bool,
     policy: SchedulerPolicy,
+    /// The warps in `order` (a bit per slot) and each one's index there, rebuilt with it.
+    members: u64,
+    last_issued: Option<usize>,
+    /// The candidate order after the greedy warp (see [`Scheduler::greedy`]), highest
+    /// priority first; rebuilt only when `dirty`.
+    pub order: Vec<usize>,
+    position: [u8; 64],
     /// Warps in launch (age) order, oldest first.
     by_age: Vec<usize>,
-    last_issued: Option<usize>,
     /// Loose round robin: index into `by_age` after the last issued warp.
     rr: usize,
     /// Two-level: the active set (scheduled round robin) and the pending FIFO.
@@ -20,13 +31,6 @@ pub struct Scheduler {
     /// the active set and are not promoted until released: an active set full of waiting
     /// warps would otherwise starve the pending warps the barrier waits for.
     waiting: u64,
-    /// The candidate order after the greedy warp (see [`Scheduler::greedy`]), highest
-    /// priority first; rebuilt only when `dirty`.
-    pub order: Vec<usize>,
-    /// The warps in `order` (a bit per slot) and each one's index there, rebuilt with it.
-    members: u64,
-    position: [u8; 64],
-    dirty: bool,
 }
 
 impl Scheduler {

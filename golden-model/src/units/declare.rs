@@ -256,6 +256,9 @@ pub trait PortGroup: Default {
     fn read_ports(ports: &[Bits]) -> Self;
     /// Write the group's fields into generic port values; other ports are left as they are.
     fn write_ports(&self, ports: &mut [Bits]);
+    /// One counter per field, by value (`[u64; N]`): a unit host keeps each instance's
+    /// next to the instance, which an edge touches anyway.
+    type Counts: Copy + Default + Send + AsRef<[u64]> + AsMut<[u64]> + 'static;
     /// Add each field's set bits to `counts` (one counter per field, in field order).
     fn count_ones(&self, counts: &mut [u64]);
     /// Every field is zero (for inputs: an idle cycle, which traces leave implicit).
@@ -621,6 +624,7 @@ macro_rules! declare_unit {
         impl $crate::units::declare::PortGroup for $Group {
             const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
             const POSITIONS: &'static [usize] = &[$($portmod::$field),*];
+            type Counts = [u64; <[&str]>::len(&[$(stringify!($field)),*])];
             #[inline]
             fn read_ports(_ports: &[$crate::units::contract::Bits]) -> Self {
                 $Group {

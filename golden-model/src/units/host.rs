@@ -17,11 +17,37 @@ use std::collections::BTreeMap;
 /// Every instance of one unit kind in the GPU model.
 pub struct UnitHost<U: Unit> {
     params: U::Params,
-    instances: Vec<U>,
-    /// Per instance, [`Self::STRIDE`] counters: the clock edges with non-idle inputs, then
-    /// the set bits of each event port (one vector: one bounds check per edge).
-    counters: Vec<u64>,
+    instances: Vec<Hosted<U>>,
     trace: Option<TraceSink<U>>,
+}
+
+/// One instance and its activity counters, side by side: an edge touches both, and with
+/// the SMs simulated in turn a separate counter array was one more cold cache line per
+/// edge (measured: ~2% of the host's L1 misses on mandelbrot).
+struct Hosted<U: Unit> {
+    unit: U,
+    /// Clock edges with non-idle inputs.
+    active: u64,
+    /// The set bits of each event port.
+    events: <U::Events as PortGroup>::Counts,
+}
+
+impl<U: Unit> Hosted<U> {
+    fn new(params: U::Params) -> Hosted<U> {
+        Hosted {
+            unit: U::new(params),
+            active: 0,
+            events: Default::default(),
+        }
+    }
+
+    /// Most edges raise no event: only those that do pay for the per-port counts.
+    #[inline(always)]
+    fn count(&mut self, ev: &U::Events) {
+        if !ev.is_idle() {
+            ev.count_ones(self.events.as_mut());
+        }
+    }
 }
 
 /// Activity of one unit kind, summed over its instances (or of one instance).
@@ -53,17 +79,13 @@ impl UnitActivity {
 }
 
 impl<U: Unit> UnitHost<U> {
-    const EVENTS: usize = <U::Events as PortGroup>::NAMES.len();
-    const STRIDE: usize = 1 + Self::EVENTS;
-
     /// `count` instances at `params`, checked against the unit's declared ranges and
     /// cross-parameter rules (the error names the unit and the parameter).
     pub fn new(params: U::Params, count: usize) -> Result<UnitHost<U>, String> {
         params.to_params()?;
         Ok(UnitHost {
             params,
-            instances: (0..count).map(|_| U::new(params)).collect(),
-            counters: vec![0; count * Self::STRIDE],
+            instances: (0..count).map(|_| Hosted::new(params)).collect(),
             trace: None,
         })
     }
@@ -73,7 +95,9 @@ impl<U: Unit> UnitHost<U> {
     pub fn reconfigure(&mut self, params: U::Params) -> Result<(), String> {
         params.to_params()?;
         self.params = params;
-        self.instances.iter_mut().for_each(|u| *u = U::new(params));
+        self.instances
+            .iter_mut()
+            .for_each(|h| h.unit = U::new(params));
         Ok(())
     }
 
@@ -91,13 +115,13 @@ impl<U: Unit> UnitHost<U> {
 
     #[inline(always)]
     pub fn instance(&self, i: usize) -> &U {
-        &self.instances[i]
+        &self.instances[i].unit
     }
 
     /// For units whose inputs are staged during a cycle (see [`UnitHost::edge_with`]).
     #[inline(always)]
     pub fn instance_mut(&mut self, i: usize) -> &mut U {
-        &mut self.instances[i]
+        &mut self.instances[i].unit
     }
 
     /// Start recording every instance's port traffic into `trace` (which must be of this
@@ -138,15 +162,13 @@ impl<U: Unit> UnitHost<U> {
             !inp.is_idle(),
             "UnitHost::tick with idle inputs: use idle_tick"
         );
+        let h = &mut self.instances[i];
         if let Some(sink) = self.trace.as_mut() {
-            sink.push(i, cycle, &self.instances[i].recorded(inp));
+            sink.push(i, cycle, &h.unit.recorded(inp));
         }
-        let ev = self.instances[i].tick(inp);
-        let counts = self.counters_mut(i);
-        counts[0] += 1;
-        if !ev.is_idle() {
-            ev.count_ones(&mut counts[1..]);
-        }
+        let ev = h.unit.tick(inp);
+        h.active += 1;
+        h.count(&ev);
         ev
     }
 
@@ -155,23 +177,10 @@ impl<U: Unit> UnitHost<U> {
     /// (an auto-pop) are counted.
     #[inline]
     pub fn idle_tick(&mut self, i: usize) -> U::Events {
-        let ev = self.instances[i].tick(&U::Inputs::default());
-        self.count_events(i, &ev);
+        let h = &mut self.instances[i];
+        let ev = h.unit.tick(&U::Inputs::default());
+        h.count(&ev);
         ev
-    }
-
-    /// Most edges raise no event: only those that do pay for the per-port counts.
-    #[inline(always)]
-    fn count_events(&mut self, i: usize, ev: &U::Events) {
-        if !ev.is_idle() {
-            ev.count_ones(&mut self.counters_mut(i)[1..]);
-        }
-    }
-
-    /// Instance `i`'s counters: active edges, then one per event port.
-    #[inline(always)]
-    fn counters_mut(&mut self, i: usize) -> &mut [u64] {
-        &mut self.counters[i * Self::STRIDE..(i + 1) * Self::STRIDE]
     }
 
     /// A clock edge of instance `i` at `cycle` whose inputs were staged on the instance:
@@ -186,44 +195,43 @@ impl<U: Unit> UnitHost<U> {
         recorded: impl FnOnce(&U) -> &U::Recorded,
         edge: impl FnOnce(&mut U),
     ) {
+        let h = &mut self.instances[i];
         if active {
             if let Some(sink) = self.trace.as_mut() {
-                sink.push(i, cycle, recorded(&self.instances[i]));
+                sink.push(i, cycle, recorded(&h.unit));
             }
-            self.counters_mut(i)[0] += 1;
+            h.active += 1;
         }
-        edge(&mut self.instances[i]);
+        edge(&mut h.unit);
     }
 
     /// The activity of instance `i`.
     pub fn instance_activity(&self, i: usize) -> UnitActivity {
-        let n = Self::STRIDE;
-        self.activity_of(&self.counters[i * n..(i + 1) * n], 1)
+        let h = &self.instances[i];
+        Self::activity_of(h.active, h.events.as_ref(), 1)
     }
 
     /// The activity of every instance, summed.
     pub fn activity(&self) -> UnitActivity {
-        let mut sum = vec![0u64; Self::STRIDE];
-        for counts in self.counters.chunks(Self::STRIDE) {
-            for (s, c) in sum.iter_mut().zip(counts) {
+        let mut events = <U::Events as PortGroup>::Counts::default();
+        let mut active = 0;
+        for h in &self.instances {
+            active += h.active;
+            for (s, c) in events.as_mut().iter_mut().zip(h.events.as_ref()) {
                 *s += c;
             }
         }
-        self.activity_of(&sum, self.instances.len())
+        Self::activity_of(active, events.as_ref(), self.instances.len())
     }
 
-    /// From [`Self::STRIDE`] counters (active edges, then the event ports').
-    fn activity_of(&self, counters: &[u64], instances: usize) -> UnitActivity {
+    /// From the active edges and the event ports' counts.
+    fn activity_of(active: u64, events: &[u64], instances: usize) -> UnitActivity {
         let names = <U::Events as PortGroup>::NAMES;
         UnitActivity {
             unit: U::desc().name,
             instances,
-            active_cycles: counters[0],
-            events: names
-                .iter()
-                .copied()
-                .zip(counters[1..].iter().copied())
-                .collect(),
+            active_cycles: active,
+            events: names.iter().copied().zip(events.iter().copied()).collect(),
         }
     }
 }

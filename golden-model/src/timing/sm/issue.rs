@@ -133,8 +133,8 @@ impl Sm {
 
         // Register-file bank reads of the sources; with bank conflicts modelled, the extra
         // operand-collection cycles delay dispatch (result latency and unit busy time).
-        let rf_extra = self.rf.read_operands(w, d.reads(), now);
-        self.rf_read_hooks(w, d.reads(), now, hooks);
+        let rf_extra = self.rf.read_operands(w, d.rf_reads(), now);
+        self.rf_read_hooks(w, d.rf_reads(), now, hooks);
 
         // Destination registers and functional-unit occupancy.
         let mut long_latency = false;
@@ -172,17 +172,14 @@ impl Sm {
         Ok(long_latency)
     }
 
-    /// The register-file hook of every source register read at issue (as `RfBanks` counts
-    /// them: predicates are not in the register file; with conflicts, the k-th read of one
+    /// The register-file hook of every register-file read at issue (`regs`: the
+    /// instruction's `rf_reads`, as `RfBanks` counts them; with conflicts, the k-th read of one
     /// bank is k cycles after issue). Nothing is computed without a hook attached.
     #[inline(always)]
     fn rf_read_hooks<H: GpuHooks>(&self, w: usize, regs: &[RegId], now: u64, hooks: &mut H) {
         let mut seen = [0usize; 8];
         let mut n = 0;
         for &r in regs {
-            if r as u32 >= self.rf_pred_base {
-                continue;
-            }
             let b = self.rf.bank(w, r);
             let mut later = 0;
             if self.rf_conflicts {

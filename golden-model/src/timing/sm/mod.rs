@@ -221,7 +221,7 @@ impl Sm {
         self.scan.begin_kernel(k.cfg);
         self.front.begin_kernel();
         self.stats = KernelStats::default();
-        self.rf.begin_kernel(k.kernel.regs_per_thread);
+        self.rf.begin_kernel();
         self.rf_pred_base = k.kernel.regs_per_thread;
         if let Some(cp) = &mut self.compaction {
             cp.begin_kernel(k.kernel);
@@ -425,11 +425,12 @@ impl Sm {
         }
     }
 
-    /// Register `r` of warp slot `w` is written back at `now`.
+    /// Register `r` of warp slot `w` is written back at `now` (a predicate is not in the
+    /// register file).
     #[inline]
     fn rf_write<H: GpuHooks>(&mut self, w: usize, r: RegId, now: u64, hooks: &mut H) {
-        self.rf.write(w, r, now);
         if (r as u32) < self.rf_pred_base {
+            self.rf.write(w, r, now);
             hooks.on_rf_access(&RfAccess {
                 sm: self.id,
                 cycle: now,

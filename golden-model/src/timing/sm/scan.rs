@@ -53,7 +53,7 @@ pub(super) struct ScanInputs<'a> {
 impl ScanInputs<'_> {
     /// Why warp `w` cannot issue now, and until which cycle that holds unless an event on
     /// the warp intervenes (`now + 1` for blockers that are not cached); `None` if it can.
-    #[inline]
+    #[inline(always)]
     fn blocker(&self, w: usize, side: usize, now: u64, k: &KernelCtx) -> Option<(Stall, u64)> {
         let warp = &self.warps[w];
         if self.barriers.is_waiting(w) {
@@ -114,12 +114,15 @@ pub(super) struct IssueScan {
     dual_paths: bool,
     policy: PathPolicy,
     shortcuts: bool,
+    /// The paths every warp's scan considers when that does not depend on the warp
+    /// ([`IssueScan::fixed_candidate_sides`], kept per kernel).
+    fixed_sides: Option<&'static [usize]>,
 }
 
 impl IssueScan {
     pub fn new(cfg: &GpuConfig) -> IssueScan {
         let n = cfg.sm.schedulers as usize;
-        IssueScan {
+        let mut scan = IssueScan {
             cache: ScanState::new(),
             schedulers: (0..n)
                 .map(|_| Scheduler::new(cfg.sm.scheduler, cfg.sm.two_level_active))
@@ -129,7 +132,10 @@ impl IssueScan {
             dual_paths: cfg.sm.reconvergence == crate::config::Reconvergence::Dpe,
             policy: cfg.sm.dpe_path_policy,
             shortcuts: cfg.sim.scan_shortcuts,
-        }
+            fixed_sides: None,
+        };
+        scan.fixed_sides = scan.fixed_candidate_sides();
+        scan
     }
 
     /// A new kernel: no warps, nothing cached.
@@ -137,6 +143,7 @@ impl IssueScan {
         self.dual_paths = cfg.sm.reconvergence == crate::config::Reconvergence::Dpe;
         self.policy = cfg.sm.dpe_path_policy;
         self.shortcuts = cfg.sim.scan_shortcuts;
+        self.fixed_sides = self.fixed_candidate_sides();
         self.cache.reset();
         for s in &mut self.schedulers {
             s.clear();
@@ -250,7 +257,7 @@ impl IssueScan {
             return Pick::Skipped;
         }
         let mut chosen = None;
-        let fixed = self.fixed_candidate_sides();
+        let fixed = self.fixed_sides;
         let sched = &mut self.schedulers[s];
         sched.refresh_order();
         let greedy = sched.greedy();
@@ -271,23 +278,25 @@ impl IssueScan {
         // The stall counted if nothing issues: the blocker closest to issuing among every
         // path considered, visited or passed over.
         let mut worst = Stall::Fetch;
-        'warps: for w in first.into_iter().chain(rest) {
-            let (sides, n) = candidate_sides(self.dual_paths, self.policy, &inp.warps[w]);
-            for &side in &sides[..n] {
-                let p = 2 * w + side;
-                if let Some(why) = self.cache.cached(p, now).filter(|_| shortcuts) {
-                    worst = worst.max(why);
-                    continue;
-                }
-                match inp.blocker(w, side, now, k) {
-                    None => {
+        let warps = first.into_iter().chain(rest);
+        let cache = &mut self.cache;
+        if self.dual_paths {
+            'warps: for w in warps {
+                let (sides, n) = candidate_sides(self.policy, &inp.warps[w]);
+                for &side in &sides[..n] {
+                    if cache.issuable(w, side, now, k, inp, shortcuts, &mut worst) {
                         chosen = Some((w, side));
                         break 'warps;
                     }
-                    Some((st, until)) => {
-                        worst = worst.max(st);
-                        self.cache.hold(p, st, until);
-                    }
+                }
+            }
+        } else {
+            // SPE: one path per warp (side 0). Its own loop: the per-warp choice of sides
+            // cost ten host instructions per warp visited (~1% of a run).
+            for w in warps {
+                if cache.issuable(w, 0, now, k, inp, shortcuts, &mut worst) {
+                    chosen = Some((w, 0));
+                    break;
                 }
             }
         }
@@ -332,15 +341,12 @@ impl IssueScan {
     }
 }
 
-/// The paths of `warp` a scheduler considers this cycle, in order (spec §4.10, A9, A10):
-/// SPE has one; DPE under ALT tries the side that did not issue last first; the
-/// constrained variant considers only its selected side (or the other one once the
-/// selected side has no path).
+/// The paths of a DPE `warp` a scheduler considers this cycle, in order (spec §4.10, A9,
+/// A10): ALT tries the side that did not issue last first; the constrained variant
+/// considers only its selected side (or the other one once the selected side has no
+/// path). (SPE has one, side 0.)
 #[inline]
-fn candidate_sides(dual_paths: bool, policy: PathPolicy, warp: &WarpSlot) -> ([usize; 2], usize) {
-    if !dual_paths {
-        return ([0, 0], 1);
-    }
+fn candidate_sides(policy: PathPolicy, warp: &WarpSlot) -> ([usize; 2], usize) {
     let side = warp.side as usize;
     match policy {
         PathPolicy::Alt => ([1 - side, side], 2),
@@ -443,6 +449,35 @@ impl ScanState {
         if until == u64::MAX {
             self.parked[p % 2] |= 1 << (p / 2);
             self.parked_by[why as usize][p % 2] |= 1 << (p / 2);
+        }
+    }
+
+    /// Whether path `side` of warp `w` can issue at `now`. If not, its blocker (cached, or
+    /// found and cached now) raises `worst`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn issuable(
+        &mut self,
+        w: usize,
+        side: usize,
+        now: u64,
+        k: &KernelCtx,
+        inp: &ScanInputs,
+        shortcuts: bool,
+        worst: &mut Stall,
+    ) -> bool {
+        let p = 2 * w + side;
+        if let Some(why) = self.cached(p, now).filter(|_| shortcuts) {
+            *worst = (*worst).max(why);
+            return false;
+        }
+        match inp.blocker(w, side, now, k) {
+            None => true,
+            Some((st, until)) => {
+                *worst = (*worst).max(st);
+                self.hold(p, st, until);
+                false
+            }
         }
     }
 
