@@ -54,7 +54,8 @@ pub struct BenchArgs {
     recording_overhead: bool,
     /// Compare with another warpforge executable (e.g. the previous release's): each
     /// workload's runs alternate between it and this one (`--repeat` each, fastest kept).
-    /// Workloads it does not have are skipped and named.
+    /// Workloads it does not have are skipped and named; any other failure of it is an
+    /// error.
     #[arg(long, value_name = "EXE", conflicts_with = "recording_overhead")]
     against: Option<PathBuf>,
 }
@@ -374,11 +375,16 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     let mut all = Vec::new();
     let mut skipped = Vec::new();
     for name in names {
-        // A workload the old build does not have fails there at once: skip it. (The probe
-        // run also warms the host's caches for both builds; it is not counted.)
-        if run_once(old, tmp, name, a, a.record_traces).is_err() {
-            skipped.push(*name);
-            continue;
+        // A workload the old build does not have fails there at once with "unknown
+        // workload": skip it. Any other failure of the old build is an error, not a skip.
+        // (The probe run also warms the host's caches for both builds; it is not counted.)
+        match run_once(old, tmp, name, a, a.record_traces) {
+            Ok(_) => {}
+            Err(e) if format!("{e:#}").contains("unknown workload") => {
+                skipped.push(*name);
+                continue;
+            }
+            Err(e) => return Err(e.context(format!("--against {}: its run failed", old.display()))),
         }
         let [then, now] = alternate(
             tmp,

@@ -598,9 +598,16 @@ fn bench_compares_against_another_build() {
     let exe = env!("CARGO_BIN_EXE_warpforge");
     let same = dir.join("same.sh");
     let none = dir.join("none.sh");
+    let broken = dir.join("broken.sh");
     std::fs::write(&same, format!("#!/bin/sh\nexec {exe} \"$@\"\n")).unwrap();
-    std::fs::write(&none, "#!/bin/sh\nexit 1\n").unwrap();
-    for f in [&same, &none] {
+    // An older build without the workload, and one that fails for another reason.
+    std::fs::write(
+        &none,
+        "#!/bin/sh\necho 'error: unknown workload `vecadd`' >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::write(&broken, "#!/bin/sh\necho 'segfault here' >&2\nexit 139\n").unwrap();
+    for f in [&same, &none, &broken] {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -647,6 +654,23 @@ fn bench_compares_against_another_build() {
         text(&o).contains("it ran none of the selected workloads"),
         "{}",
         text(&o)
+    );
+    // A build that fails is not a build without the workload: the error says so.
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--repeat",
+        "1",
+        "--against",
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("its run failed")
+            && t.contains("workload vecadd")
+            && t.contains("segfault here"),
+        "{t}"
     );
     let missing = dir.join("no-such-build");
     let o = bench_tiny(&["--repeat", "1", "--against", missing.to_str().unwrap()]);
