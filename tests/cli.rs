@@ -640,32 +640,25 @@ fn bench_compares_against_another_build() {
     );
     assert!((pct - 100.0 * (now / then - 1.0)).abs() < 1e-9, "{m}");
     assert_eq!(v["median_change_percent"].as_f64(), Some(pct), "{v}");
-    // A build that runs none of the workloads, and one that does not exist.
-    let o = bench_tiny(&[
-        "--workload",
-        "vecadd",
-        "--repeat",
-        "1",
-        "--against",
-        none.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("it ran none of the selected workloads"),
-        "{}",
-        text(&o)
-    );
-    // A build that fails is not a build without the workload: the error says so.
-    let o = bench_tiny(&[
-        "--workload",
-        "vecadd",
-        "--repeat",
-        "1",
-        "--against",
-        broken.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let t = text(&o);
+    // One vecadd run against `other`: its exit code and output.
+    let against = |other: &std::path::Path| {
+        let o = bench_tiny(&[
+            "--workload",
+            "vecadd",
+            "--repeat",
+            "1",
+            "--against",
+            other.to_str().unwrap(),
+        ]);
+        (o.status.code(), text(&o))
+    };
+    // A build that runs none of the workloads, one that fails (not a build without the
+    // workload: the error says so), and one that does not exist.
+    let (code, t) = against(&none);
+    assert_eq!(code, Some(2), "{t}");
+    assert!(t.contains("it ran none of the selected workloads"), "{t}");
+    let (code, t) = against(&broken);
+    assert_eq!(code, Some(2), "{t}");
     assert!(
         t.contains("its run failed")
             && t.contains("workload vecadd")
