@@ -164,48 +164,59 @@
     assign done_count = (rst_n && fin && (|lane_any)) ? (seq + 1'b1) : {CW{1'b0}};
 
     // ---- adequacy evaluator (PRED_EN=1) --------------------------------------------------
-    // Its names start with ev_; NO_EV is used only when PRED_EN=0 removes it.
+    // Its names start with ev_; NO_EV is used only when PRED_EN=0 removes it. Its counts
+    // are functions of the request, called in the branch of the clocked block that loads
+    // them at a start: the same gates as continuous assignments, but a simulator evaluates
+    // them only in a start cycle (as continuous logic, Verilator evaluated the 32 lanes'
+    // popcounts and the max tree in every cycle: over half of the unit's simulation time).
+    localparam integer NPS = 1 << $clog2(S);  // S rounded up to a power of two
+
+    // The largest ones-count over the lanes of ev_mask's columns (bit w*S + l = warp w,
+    // lane l): one popcount tree per lane, then a tree of compare-selects over the lanes,
+    // as the encoders.
+    function automatic [CW-1:0] ev_column_max;
+        input [NT-1:0] ev_mask;
+        reg [NW-1:0]     ev_col;
+        reg [NPS*CW-1:0] ev_m;
+        integer ev_l;
+        integer ev_w;
+        integer ev_k;
+        integer ev_h;
+        begin
+            ev_m = {(NPS*CW){1'b0}};
+            for (ev_l = 0; ev_l < S; ev_l = ev_l + 1) begin
+                for (ev_w = 0; ev_w < NW; ev_w = ev_w + 1) begin
+                    ev_col[ev_w] = ev_mask[ev_w*S + ev_l];
+                end
+                ev_m[ev_l*CW +: CW] = ev_popcount(ev_col);
+            end
+            for (ev_h = NPS / 2; ev_h >= 1; ev_h = ev_h / 2) begin
+                for (ev_k = 0; ev_k < ev_h; ev_k = ev_k + 1) begin
+                    ev_m[ev_k*CW +: CW] =
+                        (ev_m[(2*ev_k + 1)*CW +: CW] > ev_m[2*ev_k*CW +: CW])
+                            ? ev_m[(2*ev_k + 1)*CW +: CW] : ev_m[2*ev_k*CW +: CW];
+                end
+            end
+            ev_column_max = ev_m[CW-1:0];
+        end
+    endfunction
+
     generate
         if (PRED_EN != 0) begin : g_pred
-            // per lane: the ones-count of the request's column (excl ignored)
-            localparam integer NPS = 1 << $clog2(S);  // S rounded up to a power of two
-            wire [S*CW-1:0] ev_cnt;
-            for (l = 0; l < S; l = l + 1) begin : g_cnt
-                wire [NW-1:0] ev_col;
-                for (w = 0; w < NW; w = w + 1) begin : g_ev_col
-                    assign ev_col[w] = req_mask[w*S + l];
-                end
-                assign ev_cnt[l*CW +: CW] = ev_popcount(ev_col);
-            end
-            // max over the lanes: a tree of compare-selects, as the encoders
-            reg [NPS*CW-1:0] ev_m;
-            wire [CW-1:0]    ev_after = ev_m[CW-1:0];
-            wire [CW-1:0]    ev_before = ev_popcount(req_contrib);  // popcount(req_contrib)
-            integer ev_k;
-            integer ev_h;
-            always @* begin
-                ev_m = {(NPS*CW){1'b0}};
-                ev_m[S*CW-1:0] = ev_cnt;
-                for (ev_h = NPS / 2; ev_h >= 1; ev_h = ev_h / 2) begin
-                    for (ev_k = 0; ev_k < ev_h; ev_k = ev_k + 1) begin
-                        ev_m[ev_k*CW +: CW] =
-                            (ev_m[(2*ev_k + 1)*CW +: CW] > ev_m[2*ev_k*CW +: CW])
-                                ? ev_m[(2*ev_k + 1)*CW +: CW] : ev_m[2*ev_k*CW +: CW];
-                    end
-                end
-            end
             reg          ev_valid_q;
-            reg [CW-1:0] ev_after_q;
-            reg [CW-1:0] ev_before_q;
+            reg [CW-1:0] ev_after_q;   // the largest column of req_mask (excl ignored)
+            reg [CW-1:0] ev_before_q;  // popcount(req_contrib)
             always @(posedge clk) begin
                 if (!rst_n) begin
                     ev_valid_q  <= 1'b0;
                     ev_after_q  <= {CW{1'b0}};
                     ev_before_q <= {CW{1'b0}};
                 end else begin
-                    ev_valid_q  <= start && req_eval;
-                    ev_after_q  <= start ? ev_after : ev_after_q;
-                    ev_before_q <= start ? ev_before : ev_before_q;
+                    ev_valid_q <= start && req_eval;
+                    if (start) begin
+                        ev_after_q  <= ev_column_max(req_mask);
+                        ev_before_q <= ev_popcount(req_contrib);
+                    end
                 end
             end
             assign pred_valid     = ev_valid_q;
@@ -225,28 +236,30 @@
 `ifndef SYNTHESIS
     // ---- simulation-only checks of the invariants (spec §7.4; the model asserts them) ---
     // done_count = the largest column popcount of req_mask & ~req_excl: the lower bound of
-    // the lane constraint, which the greedy encoders reach.
-    reg [CW-1:0] chk_want;
-    reg [CW-1:0] chk_n;
-    reg [CW-1:0] chk_max;
-    integer chk_l;
-    integer chk_w;
-    always @* begin
-        chk_max = {CW{1'b0}};
-        for (chk_l = 0; chk_l < S; chk_l = chk_l + 1) begin
-            chk_n = {CW{1'b0}};
-            for (chk_w = 0; chk_w < NW; chk_w = chk_w + 1) begin
-                chk_n = chk_n + { {(CW - 1){1'b0}},
-                                  req_mask[chk_w*S + chk_l] & !req_excl[chk_w*S + chk_l] };
-            end
-            if (chk_n > chk_max) begin
-                chk_max = chk_n;
+    // the lane constraint, which the greedy encoders reach. A function, so that a simulator
+    // counts only in a start cycle.
+    function automatic [CW-1:0] chk_largest_column;
+        input [NT-1:0] chk_m;
+        reg [CW-1:0] chk_n;
+        integer chk_l;
+        integer chk_w;
+        begin
+            chk_largest_column = {CW{1'b0}};
+            for (chk_l = 0; chk_l < S; chk_l = chk_l + 1) begin
+                chk_n = {CW{1'b0}};
+                for (chk_w = 0; chk_w < NW; chk_w = chk_w + 1) begin
+                    chk_n = chk_n + { {(CW - 1){1'b0}}, chk_m[chk_w*S + chk_l] };
+                end
+                if (chk_n > chk_largest_column) begin
+                    chk_largest_column = chk_n;
+                end
             end
         end
-    end
+    endfunction
+    reg [CW-1:0] chk_want;
     always @(posedge clk) begin
         if (rst_n && start) begin
-            chk_want <= chk_max;
+            chk_want <= chk_largest_column(req_mask & ~req_excl);
         end
         if (done && (done_count != chk_want)) begin
             $display("%m: invariant violated: done_count %0d, the largest column has %0d",

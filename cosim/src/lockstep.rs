@@ -20,6 +20,11 @@
 //! every cycle, and reported at the first cycle it exists.
 //!
 //! Nothing is allocated and nothing is looked up by name inside the loop.
+//!
+//! With two cores, [`Cosim::run`] splits each cycle between two threads: steps 1, 2, 4
+//! and the model's half of 6 and 7 run ahead on one, the RTL's half on the other
+//! (`lockstep/pipelined.rs`); a difference is then reported by the sequential loop above,
+//! re-run from the start.
 
 use crate::build::{self, BuildOptions, BuiltModel, RtlSource};
 use crate::replay::{InputLog, Replay, ReplayHeader, FORMAT};
@@ -36,6 +41,8 @@ use std::time::{Duration, Instant};
 use warpforge_model::units::contract::{Bits, Params, PortSpec, Role, UnitDesc, UnitModel};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::trace::Trace;
+
+mod pipelined;
 
 /// The driver of a unit's inputs.
 pub trait Stimulus {
@@ -132,13 +139,15 @@ pub struct Summary {
     pub cycles_per_sec: f64,
     /// The unit's functional coverage over the run (sampled on the model side).
     pub coverage: Coverage,
+    /// The model side ran on its own thread, ahead of the RTL (`lockstep/pipelined.rs`).
+    pub pipelined: bool,
 }
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {} state ports {} times (every {} cycles and at the end), {:.3} s, {:.0} cycles/s, coverage {}",
+            "{} ({}) instance {}: {} cycles match, {} ports compared per cycle, {} state ports {} times (every {} cycles and at the end), {:.3} s, {:.0} cycles/s{}, coverage {}",
             self.unit,
             self.params,
             self.instance,
@@ -149,6 +158,11 @@ impl fmt::Display for Summary {
             self.state_interval,
             self.elapsed.as_secs_f64(),
             self.cycles_per_sec,
+            if self.pipelined {
+                " (model side on a second thread)"
+            } else {
+                ""
+            },
             self.coverage
         )
     }
@@ -410,6 +424,8 @@ pub struct Cosim {
     failure_dir: Option<PathBuf>,
     max_cycles: u64,
     state_interval: u64,
+    /// Whether a run may put the model side on a second thread (`pipelined.rs`).
+    pipelining: bool,
 }
 
 /// `$WARPFORGE_COSIM_OUT`, else `<temp>/warpforge-cosim`.
@@ -440,6 +456,7 @@ impl Cosim {
             failure_dir: Some(default_failure_dir()),
             max_cycles: u64::MAX,
             state_interval: STATE_INTERVAL,
+            pipelining: true,
         })
     }
 
@@ -479,6 +496,15 @@ impl Cosim {
     /// reported cycle (see the module documentation).
     pub fn with_state_interval(mut self, n: u64) -> Self {
         self.state_interval = n.max(1);
+        self
+    }
+
+    /// Whether [`Cosim::run`] may run the model side (stimulus, model, coverage) on a
+    /// second thread, ahead of the RTL (on by default; used only with a rewindable
+    /// stimulus, two or more cores, and outside rayon's workers). The results, reports and
+    /// artifacts are the same either way.
+    pub fn with_pipelining(mut self, on: bool) -> Self {
+        self.pipelining = on;
         self
     }
 
@@ -523,7 +549,7 @@ impl Cosim {
     }
 
     /// Run until the stimulus ends (or `max_cycles`), comparing every cycle.
-    pub fn run<S: Stimulus + ?Sized>(&self, stim: &mut S) -> Result<Summary, CosimError> {
+    pub fn run<S: Stimulus + Send + ?Sized>(&self, stim: &mut S) -> Result<Summary, CosimError> {
         self.run_instance(&self.instance, stim)
     }
 
@@ -579,7 +605,7 @@ impl Cosim {
     }
 
     /// [`Cosim::run`] under another instance name (reports and file names).
-    pub fn run_instance<S: Stimulus + ?Sized>(
+    pub fn run_instance<S: Stimulus + Send + ?Sized>(
         &self,
         instance: &str,
         stim: &mut S,
@@ -589,12 +615,15 @@ impl Cosim {
 
     /// [`Cosim::run_instance`] numbering the cycles from `first_cycle` (the stimulus is
     /// driven with those numbers; a replay that starts after a reset uses this).
-    pub fn run_from<S: Stimulus + ?Sized>(
+    pub fn run_from<S: Stimulus + Send + ?Sized>(
         &self,
         instance: &str,
         stim: &mut S,
         first_cycle: u64,
     ) -> Result<Summary, CosimError> {
+        if stim.can_rewind() && self.may_pipeline() {
+            return self.run_pipelined(instance, stim, first_cycle);
+        }
         self.run_counting(instance, stim, first_cycle, None)
     }
 
@@ -730,6 +759,7 @@ impl Cosim {
             elapsed,
             cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
             coverage,
+            pipelined: false,
         })
     }
 

@@ -1059,7 +1059,7 @@ pub fn run_mutants<S, F>(
     opts: &MutantOptions,
 ) -> Result<MutantReport, CosimError>
 where
-    S: Stimulus,
+    S: Stimulus + Send,
     F: FnMut() -> S,
 {
     let original = Cosim::new(desc, params.clone(), rtl.clone(), &opts.build)?

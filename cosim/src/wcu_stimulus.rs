@@ -500,8 +500,8 @@ pub static MUTANTS: [DirectedMutant; 7] = [
     },
     DirectedMutant {
         description: "the evaluator counts only the waiting warps' threads (excl applied)",
-        from: "assign ev_col[w] = req_mask[w*S + l];",
-        to: "assign ev_col[w] = req_mask[w*S + l] & !req_excl[w*S + l];",
+        from: "ev_after_q  <= ev_column_max(req_mask);",
+        to: "ev_after_q  <= ev_column_max(req_mask & ~req_excl);",
         only_if: Some(("PRED_EN", 1)),
     },
     DirectedMutant {

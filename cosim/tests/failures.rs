@@ -659,3 +659,72 @@ fn an_output_difference_is_reported_where_the_state_first_differed() {
     );
     assert_eq!(d.reproduced, Some(true));
 }
+
+/// With two cores `Cosim::run` puts the model side on a second thread
+/// (`lockstep/pipelined.rs`): it compares exactly what the one-thread loop compares, and
+/// a divergence it finds is reported exactly as the one-thread loop reports it (the run is
+/// done again that way for the report), replay file included.
+#[test]
+fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let both = |desc, params: &warpforge_model::units::contract::Params, rtl: RtlSource| {
+        let c = |on: bool, dir: &Path| {
+            Cosim::new(desc, params.clone(), rtl.clone(), &opts())
+                .unwrap_or_else(|e| panic!("{e}"))
+                .with_failure_dir(Some(dir.to_path_buf()))
+                .with_pipelining(on)
+        };
+        let (d1, d2) = (out_dir("pipelined"), out_dir("one-thread"));
+        let pair = (c(true, d1.path()), c(false, d2.path()));
+        (pair, (d1, d2))
+    };
+
+    // Matching RTL (the SPE stack at its first standard set, the kit's random stimulus with
+    // its resets and steering): the same cycles, state samples, comparisons and coverage.
+    let desc = &warpforge_model::units::simt_stack::SPE_DESC;
+    let params = desc.standard_params().swap_remove(0);
+    let g = warpforge_gen::generate(desc, &params).unwrap();
+    let ((piped, single), _dirs) = both(desc, &params, RtlSource::cosim_of(&g));
+    let kit = warpforge_cosim::kits::KITS
+        .iter()
+        .find(|k| k.unit.name == desc.name)
+        .unwrap();
+    let stim = || (kit.random)(desc, &params, 7, 30_000);
+    let a = piped.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
+    let b = single.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.pipelined, two_cores, "{a}");
+    assert!(!b.pipelined);
+    assert_eq!(
+        (a.cycles, a.state_samples, a.comparisons),
+        (b.cycles, b.state_samples, b.comparisons)
+    );
+    assert_eq!(a.cycles, 30_000);
+    let hits = |s: &warpforge_cosim::Summary| -> Vec<(String, u64)> {
+        s.coverage
+            .bins_hit()
+            .map(|(bin, n)| (bin.to_string(), n))
+            .collect()
+    };
+    assert_eq!(hits(&a), hits(&b));
+    assert!(!hits(&a).is_empty());
+
+    // Wrong RTL (the counter that skips 43): the same first divergence, inputs, notes and
+    // replay file, and the pipelined run's replay reproduces it alone.
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let ((piped, single), (d1, d2)) = both(&COUNTER_DESC, &params, counter_rtl(&wrong_counter()));
+    let stim = || RandomStimulus::new(&COUNTER_DESC, &params, 3, 50_000);
+    let a = piped.run(&mut stim()).unwrap_err();
+    let b = single.run(&mut stim()).unwrap_err();
+    let (a, b) = (a.divergence().unwrap(), b.divergence().unwrap());
+    eprintln!("{a}");
+    assert_eq!(a.port(), "count");
+    assert_eq!(
+        (a.cycle, &a.mismatches, &a.last_inputs, &a.notes),
+        (b.cycle, &b.mismatches, &b.last_inputs, &b.notes)
+    );
+    let (ra, rb) = (a.replay.clone().unwrap(), b.replay.clone().unwrap());
+    assert!(ra.starts_with(d1.path()) && rb.starts_with(d2.path()));
+    assert_eq!(std::fs::read(&ra).unwrap(), std::fs::read(&rb).unwrap());
+    let again = replay_with(&ra, &COUNTER_DESC, &opts()).unwrap_err();
+    assert_eq!(again.divergence().unwrap().cycle, a.cycle);
+}

@@ -1,0 +1,328 @@
+//! The pipelined lockstep: the same comparison as [`Cosim::run_counting`], with the model
+//! side on a second thread.
+//!
+//! A lockstep cycle is two independent halves: the model side (the stimulus, the unit
+//! model, the coverage) decides the inputs and the expected outputs, and the RTL side
+//! (set the inputs, settle, compare, clock edge) only checks them. Nothing flows back from
+//! the RTL to the model side as long as the two agree (a stimulus that reads outputs reads
+//! the model's, which are the RTL's until the first difference). So the model side runs
+//! on its own thread up to [`IN_FLIGHT`] batches of [`BATCH_CYCLES`] cycles ahead and hands
+//! each cycle over as one frame of port words: the run takes the longer of the two halves
+//! instead of their sum.
+//!
+//! The first difference (or RTL error) stops both sides, and the run is done again the
+//! sequential way from the start with the stimulus rewound (only rewindable stimuli are
+//! pipelined): that run stops at the same cycle and builds the report, the replay file
+//! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
+//! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
+
+use super::{Cosim, Stimulus, Summary, STEER_INTERVAL};
+use crate::rtl::RtlModel;
+use crate::CosimError;
+use crossbeam_utils::Backoff;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{TryRecvError, TrySendError};
+use std::time::Instant;
+use warpforge_model::units::contract::Bits;
+use warpforge_model::units::coverage::Coverage;
+
+/// Cycles per batch handed from the model thread to the RTL thread: large enough that the
+/// hand-over (a channel message, now and then a thread wake-up) is noise per cycle.
+const BATCH_CYCLES: usize = 256;
+/// Batches the model side may run ahead of the RTL side.
+const IN_FLIGHT: usize = 8;
+
+/// Frame header: the debug-state ports follow the outputs (a state sample).
+const SAMPLE: u64 = 1;
+/// Frame header: no cycle; the state after the last clock edge follows.
+const FINAL: u64 = 2;
+
+/// Which ports a frame carries, in order: every input and compared output, and the
+/// debug-state ports when the frame is a sample.
+struct Frame {
+    inputs: Vec<usize>,
+    outputs: Vec<usize>,
+    state: Vec<usize>,
+}
+
+impl Frame {
+    fn write(ports: &[Bits], which: &[usize], out: &mut Vec<u64>) {
+        for &i in which {
+            match ports[i].words() {
+                // Most ports are one word: a push, not a `memcpy` call.
+                &[w] => out.push(w),
+                words => out.extend_from_slice(words),
+            }
+        }
+    }
+
+    /// Load `which` from `words` at `*pos` (written by [`Frame::write`] from ports of the
+    /// same widths).
+    fn read(ports: &mut [Bits], which: &[usize], words: &[u64], pos: &mut usize) {
+        for &i in which {
+            let n = ports[i].words().len();
+            ports[i].set_words(&words[*pos..*pos + n]);
+            *pos += n;
+        }
+    }
+}
+
+/// The next batch, or `None` when the model side is done. The two sides run at similar
+/// rates, so a wait is usually short: spin (then yield) a little before blocking, as
+/// parking a thread and waking it costs more than such a wait.
+fn recv_batch(from_model: &Receiver<Vec<u64>>) -> Option<Vec<u64>> {
+    let backoff = Backoff::new();
+    loop {
+        match from_model.try_recv() {
+            Ok(batch) => return Some(batch),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if backoff.is_completed() => return from_model.recv().ok(),
+            Err(TryRecvError::Empty) => backoff.snooze(),
+        }
+    }
+}
+
+/// Hand a batch to the RTL side (spinning first, as [`recv_batch`]); false when the RTL
+/// side has stopped.
+fn send_batch(to_rtl: &SyncSender<Vec<u64>>, mut batch: Vec<u64>) -> bool {
+    let backoff = Backoff::new();
+    loop {
+        match to_rtl.try_send(batch) {
+            Ok(()) => return true,
+            Err(TrySendError::Disconnected(_)) => return false,
+            Err(TrySendError::Full(back)) if backoff.is_completed() => {
+                return to_rtl.send(back).is_ok()
+            }
+            Err(TrySendError::Full(back)) => {
+                batch = back;
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+/// What the model side ends with.
+struct ModelEnd {
+    /// The cycle after the last one driven.
+    end: u64,
+    samples: u64,
+    coverage: Coverage,
+}
+
+impl Cosim {
+    /// Whether [`Cosim::run`] may pipeline: allowed ([`Cosim::with_pipelining`]), a second
+    /// core to run on, and not inside a rayon worker (trace replays already run their
+    /// instances in parallel, one per core).
+    pub(super) fn may_pipeline(&self) -> bool {
+        self.pipelining
+            && rayon::current_thread_index().is_none()
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    }
+
+    /// The lockstep run of [`Cosim::run_counting`] (without activity counting) with the
+    /// model side on a second thread; see the module documentation.
+    pub(super) fn run_pipelined<S: Stimulus + Send + ?Sized>(
+        &self,
+        instance: &str,
+        stim: &mut S,
+        first_cycle: u64,
+    ) -> Result<Summary, CosimError> {
+        let t0 = Instant::now();
+        let mut rtl = self.rtl_model(false)?;
+        rtl.reset().map_err(|e| Self::rtl_err(0, e))?;
+        rtl.set_cycle(first_cycle);
+        let frame = Frame {
+            inputs: (0..self.desc.ports.len())
+                .filter(|&i| self.desc.ports[i].role.is_input())
+                .collect(),
+            outputs: rtl.output_indices().to_vec(),
+            state: rtl.state_indices().to_vec(),
+        };
+        let (to_rtl, from_model) = sync_channel::<Vec<u64>>(IN_FLIGHT);
+        let (recycle, recycled) = channel::<Vec<u64>>();
+        let coverage = self.coverage()?;
+        let (checked, model) = std::thread::scope(|s| {
+            let model_side =
+                s.spawn(|| self.model_side(stim, first_cycle, &frame, coverage, to_rtl, recycled));
+            let checked = self.rtl_side(&mut rtl, first_cycle, &frame, from_model, recycle);
+            // `from_model` is gone: a model side still running stops at its next batch.
+            let model = model_side
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (checked, model)
+        });
+        match checked {
+            Ok(end) if end == model.end => {
+                let elapsed = t0.elapsed();
+                let cycles = end - first_cycle;
+                let (compared, state_ports) = (frame.outputs.len(), frame.state.len());
+                Ok(Summary {
+                    unit: self.desc.name.to_string(),
+                    instance: instance.to_string(),
+                    params: self.params.to_string(),
+                    cycles,
+                    ports_compared: compared,
+                    state_ports,
+                    state_interval: self.state_interval,
+                    state_samples: model.samples,
+                    comparisons: cycles * compared as u64 + model.samples * state_ports as u64,
+                    elapsed,
+                    cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
+                    coverage: model.coverage,
+                    pipelined: true,
+                })
+            }
+            Ok(end) => Err(CosimError::Replay(format!(
+                "pipelined lockstep: the RTL side checked up to cycle {end}, the model side \
+                 drove up to cycle {}",
+                model.end
+            ))),
+            Err(stopped) => {
+                // Do it again the sequential way: it stops at the same cycle and writes
+                // the full report.
+                stim.rewind();
+                match self.run_counting(instance, stim, first_cycle, None) {
+                    Err(e) => Err(e),
+                    Ok(_) => Err(CosimError::Replay(format!(
+                        "the pipelined lockstep run stopped at cycle {stopped} (the RTL \
+                         differed from the model or failed), but the same run done \
+                         sequentially did not: the stimulus or the RTL is not \
+                         deterministic"
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// The model thread: stimulus, unit model and coverage, one frame per cycle.
+    fn model_side<S: Stimulus + ?Sized>(
+        &self,
+        stim: &mut S,
+        first_cycle: u64,
+        frame: &Frame,
+        mut coverage: Coverage,
+        to_rtl: SyncSender<Vec<u64>>,
+        recycled: Receiver<Vec<u64>>,
+    ) -> ModelEnd {
+        let mut model = (self.desc.build)(&self.params);
+        let mut ports = self.desc.zero_ports(&self.params);
+        model.tick(&ports); // the implicit reset cycle (rst_n = 0)
+        let reads = stim.reads_outputs();
+        let interval = if frame.state.is_empty() {
+            u64::MAX
+        } else {
+            self.state_interval
+        };
+        let words_per_cycle = 1 + frame.inputs.len() + frame.outputs.len();
+        let fresh = || Vec::with_capacity(BATCH_CYCLES * words_per_cycle);
+        let mut batch = fresh();
+        let mut in_batch = 0;
+        let mut samples = 0u64;
+        let mut cycle = first_cycle;
+        let mut next_sample = first_cycle;
+        let end = first_cycle.saturating_add(self.max_cycles);
+        while cycle < end {
+            if (cycle - first_cycle).is_multiple_of(STEER_INTERVAL) {
+                stim.steer(&coverage);
+            }
+            if reads {
+                model.outputs(&mut ports);
+            }
+            if !stim.drive(cycle, &mut ports) {
+                break;
+            }
+            if reads {
+                model.comb_outputs(&mut ports);
+            } else {
+                model.outputs(&mut ports);
+            }
+            let sample = cycle == next_sample;
+            batch.push(if sample { SAMPLE } else { 0 });
+            Frame::write(&ports, &frame.inputs, &mut batch);
+            Frame::write(&ports, &frame.outputs, &mut batch);
+            if sample {
+                next_sample = cycle.saturating_add(interval);
+                samples += 1;
+                model.debug_state(&mut ports);
+                Frame::write(&ports, &frame.state, &mut batch);
+            }
+            coverage.sample(&ports);
+            model.tick(&ports);
+            cycle += 1;
+            in_batch += 1;
+            if in_batch == BATCH_CYCLES {
+                let full =
+                    std::mem::replace(&mut batch, recycled.try_recv().unwrap_or_else(|_| fresh()));
+                batch.clear();
+                in_batch = 0;
+                if !send_batch(&to_rtl, full) {
+                    // The RTL side stopped (a difference): nothing more is wanted.
+                    break;
+                }
+            }
+        }
+        if !frame.state.is_empty() && cycle > first_cycle {
+            // The final state(cycle), which no cycle of the stimulus showed.
+            model.debug_state(&mut ports);
+            samples += 1;
+            batch.push(FINAL);
+            Frame::write(&ports, &frame.state, &mut batch);
+        }
+        send_batch(&to_rtl, batch);
+        ModelEnd {
+            end: cycle,
+            samples,
+            coverage,
+        }
+    }
+
+    /// The calling thread: each frame's inputs into the RTL, settle, compare, clock edge.
+    /// Ok(the cycle after the last one checked), or Err(the cycle at which the RTL
+    /// differed or failed).
+    fn rtl_side(
+        &self,
+        rtl: &mut RtlModel,
+        first_cycle: u64,
+        frame: &Frame,
+        from_model: Receiver<Vec<u64>>,
+        recycle: Sender<Vec<u64>>,
+    ) -> Result<u64, u64> {
+        let mut ports = self.desc.zero_ports(&self.params);
+        let mut cycle = first_cycle;
+        while let Some(batch) = recv_batch(&from_model) {
+            let mut pos = 0;
+            while pos < batch.len() {
+                let head = batch[pos];
+                pos += 1;
+                if head == FINAL {
+                    Frame::read(&mut ports, &frame.state, &batch, &mut pos);
+                    let same = rtl.eval().is_ok()
+                        && rtl.sample_state().is_ok()
+                        && rtl.first_state_mismatch(&ports).is_none();
+                    if !same {
+                        return Err(cycle);
+                    }
+                    continue;
+                }
+                Frame::read(&mut ports, &frame.inputs, &batch, &mut pos);
+                Frame::read(&mut ports, &frame.outputs, &batch, &mut pos);
+                rtl.set_inputs(&ports);
+                if rtl.eval().is_err() || rtl.first_mismatch(&ports).is_some() {
+                    return Err(cycle);
+                }
+                if head == SAMPLE {
+                    Frame::read(&mut ports, &frame.state, &batch, &mut pos);
+                    if rtl.sample_state().is_err() || rtl.first_state_mismatch(&ports).is_some() {
+                        return Err(cycle);
+                    }
+                }
+                if rtl.edge().is_err() {
+                    return Err(cycle);
+                }
+                cycle += 1;
+            }
+            let _ = recycle.send(batch);
+        }
+        Ok(cycle)
+    }
+}
