@@ -405,6 +405,40 @@ impl fmt::Display for Divergence {
     }
 }
 
+/// Steps 1 and 2 of a cycle, on the model side: steer the stimulus (every
+/// [`STEER_INTERVAL`] cycles of the run, `run_cycle` counting from 0), state(t) into the
+/// registered ports when the stimulus reads them, then the stimulus's inputs for `cycle`.
+/// False when the stimulus has ended.
+#[inline]
+fn drive_cycle<S: Stimulus + ?Sized>(
+    stim: &mut S,
+    model: &mut dyn UnitModel,
+    ports: &mut [Bits],
+    coverage: &Coverage,
+    run_cycle: u64,
+    cycle: u64,
+    reads: bool,
+) -> bool {
+    if run_cycle.is_multiple_of(STEER_INTERVAL) {
+        stim.steer(coverage);
+    }
+    if reads {
+        model.outputs(ports);
+    }
+    stim.drive(cycle, ports)
+}
+
+/// Step 4: the outputs the RTL must show for this cycle's inputs. After step 1 the
+/// registered ports already hold state(t), so only the combinational ones are computed.
+#[inline]
+fn expected_outputs(model: &mut dyn UnitModel, ports: &mut [Bits], reads: bool) {
+    if reads {
+        model.comb_outputs(ports);
+    } else {
+        model.outputs(ports);
+    }
+}
+
 /// The unit model, the RTL instance and the shared port vector, after reset.
 type Sides = (Box<dyn UnitModel>, RtlModel, Vec<Bits>);
 
@@ -671,13 +705,15 @@ impl Cosim {
         let mut next_sample = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
         while cycle < end {
-            if (cycle - first_cycle).is_multiple_of(STEER_INTERVAL) {
-                stim.steer(&coverage);
-            }
-            if reads {
-                model.outputs(&mut ports);
-            }
-            if !stim.drive(cycle, &mut ports) {
+            if !drive_cycle(
+                stim,
+                &mut *model,
+                &mut ports,
+                &coverage,
+                cycle - first_cycle,
+                cycle,
+                reads,
+            ) {
                 break;
             }
             if record {
@@ -685,12 +721,7 @@ impl Cosim {
             }
             rtl.set_inputs(&ports);
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
-            if reads {
-                // The registered ports already hold state(cycle).
-                model.comb_outputs(&mut ports);
-            } else {
-                model.outputs(&mut ports);
-            }
+            expected_outputs(&mut *model, &mut ports, reads);
             let mut differs = rtl.first_mismatch(&ports).is_some();
             let mut state_only = false;
             if cycle == next_sample && !differs {

@@ -16,7 +16,7 @@
 //! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
-use super::{Cosim, Stimulus, Summary, STEER_INTERVAL};
+use super::{drive_cycle, expected_outputs, Cosim, Stimulus, Summary};
 use crate::rtl::RtlModel;
 use crate::CosimError;
 use crossbeam_utils::Backoff;
@@ -222,20 +222,18 @@ impl Cosim {
         let mut next_sample = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
         while cycle < end {
-            if (cycle - first_cycle).is_multiple_of(STEER_INTERVAL) {
-                stim.steer(&coverage);
-            }
-            if reads {
-                model.outputs(&mut ports);
-            }
-            if !stim.drive(cycle, &mut ports) {
+            if !drive_cycle(
+                stim,
+                &mut *model,
+                &mut ports,
+                &coverage,
+                cycle - first_cycle,
+                cycle,
+                reads,
+            ) {
                 break;
             }
-            if reads {
-                model.comb_outputs(&mut ports);
-            } else {
-                model.outputs(&mut ports);
-            }
+            expected_outputs(&mut *model, &mut ports, reads);
             let sample = cycle == next_sample;
             batch.push(if sample { SAMPLE } else { 0 });
             Frame::write(&ports, &frame.inputs, &mut batch);
