@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::time::Instant;
 use warpforge_cosim::replay::InputLog;
 use warpforge_cosim::stimulus::RandomStimulus;
-use warpforge_cosim::{Cosim, ReplayStimulus, RtlSource, Stimulus};
+use warpforge_cosim::{Cosim, Pipelining, ReplayStimulus, RtlSource, Stimulus};
 use warpforge_model::units::contract::{Params, UnitDesc};
 
 /// Cycles per run: 2,000,000, or `$WARPFORGE_BENCH_CYCLES` (e.g. smaller under callgrind).
@@ -130,6 +130,7 @@ fn bench<S: Stimulus + Send>(
     let cosim = Cosim::new(desc, params.clone(), rtl.clone(), &opts())
         .unwrap_or_else(|e| panic!("{e}"))
         .with_failure_dir(None);
+    let n = cycles();
     println!(
         "{} ({params}), {what}: build {} in {:.3} s",
         desc.name,
@@ -141,19 +142,22 @@ fn bench<S: Stimulus + Send>(
         t.elapsed().as_secs_f64()
     );
 
-    let n = cycles();
-    // As `Cosim::run` does it with two cores, and on one thread (what a run does on one
-    // core or inside a parallel trace replay), alternating.
-    let sequential = Cosim::new(desc, params.clone(), rtl, &opts())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_failure_dir(None)
-        .with_pipelining(false);
+    // On two threads and on one (what a run does on one core or inside a parallel trace
+    // replay), alternating; and which of the two `Cosim::run`'s default (`Auto`) chooses.
+    let with = |p: Pipelining| {
+        Cosim::new(desc, params.clone(), rtl.clone(), &opts())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_failure_dir(None)
+            .with_pipelining(p)
+    };
+    let (two, sequential) = (with(Pipelining::Always), with(Pipelining::Never));
     let run = |c: &Cosim| {
         let s = c.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.cycles, n);
         s.cycles
     };
-    let (lockstep, one_thread) = best_of_pair(|| run(&cosim), || run(&sequential));
+    let (lockstep, one_thread) = best_of_pair(|| run(&two), || run(&sequential));
+    let auto = cosim.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
 
     // The same inputs recorded (model alone, outside the timing) and replayed on one
     // thread: the harness, model and RTL without the stimulus's own cost.
@@ -203,6 +207,14 @@ fn bench<S: Stimulus + Send>(
     });
     println!("  lockstep (model side on a 2nd thread) {lockstep}");
     println!("  lockstep on one thread          {one_thread}");
+    println!(
+        "  Cosim::run (Pipelining::Auto) chose {}",
+        if auto.pipelined {
+            "two threads"
+        } else {
+            "one thread"
+        }
+    );
     println!("  lockstep on the recorded inputs {replayed}");
     println!("  RTL alone (recorded inputs)     {rtl_only}");
     println!("  model alone (recorded inputs)   {model_only}");

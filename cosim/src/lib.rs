@@ -42,7 +42,9 @@ pub mod wave;
 pub mod wcu_stimulus;
 
 pub use build::{BuildOptions, BuiltModel, RtlSource};
-pub use lockstep::{Activity, Cosim, Divergence, FieldMismatch, PortMismatch, Stimulus, Summary};
+pub use lockstep::{
+    Activity, Cosim, Divergence, FieldMismatch, Pipelining, PortMismatch, Stimulus, Summary,
+};
 pub use replay::{replay, replay_against, replay_unit_params, replay_with, Replay, ReplayStimulus};
 pub use rtl::{RtlLibrary, RtlModel};
 

@@ -458,9 +458,30 @@ pub struct Cosim {
     failure_dir: Option<PathBuf>,
     max_cycles: u64,
     state_interval: u64,
-    /// Whether a run may put the model side on a second thread (`pipelined.rs`).
-    pipelining: bool,
+    /// Whether a run puts the model side on a second thread (`pipelined.rs`).
+    pipelining: Pipelining,
+    /// [`Pipelining::Auto`]'s choice, probed by the first run that may pipeline.
+    probed: std::sync::OnceLock<bool>,
 }
+
+/// When [`Cosim::run`] puts the model side (stimulus, model, coverage) on a second thread,
+/// ahead of the RTL (`lockstep/pipelined.rs`). Only with a rewindable stimulus, two or more
+/// cores, and outside rayon's workers; the results, reports and artifacts are the same
+/// either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipelining {
+    /// Always on one thread.
+    Never,
+    /// When the RTL side is the longer half, the one a second thread can hide the other
+    /// behind: timed once per `Cosim` on the first [`PROBE_CYCLES`] cycles of its first run
+    /// (each half alone), then kept.
+    Auto,
+    /// Whenever possible.
+    Always,
+}
+
+/// Cycles each half runs alone when [`Pipelining::Auto`] decides.
+pub const PROBE_CYCLES: u64 = 2048;
 
 /// `$WARPFORGE_COSIM_OUT`, else `<temp>/warpforge-cosim`.
 pub fn default_failure_dir() -> PathBuf {
@@ -490,7 +511,8 @@ impl Cosim {
             failure_dir: Some(default_failure_dir()),
             max_cycles: u64::MAX,
             state_interval: STATE_INTERVAL,
-            pipelining: true,
+            pipelining: Pipelining::Auto,
+            probed: std::sync::OnceLock::new(),
         })
     }
 
@@ -533,12 +555,10 @@ impl Cosim {
         self
     }
 
-    /// Whether [`Cosim::run`] may run the model side (stimulus, model, coverage) on a
-    /// second thread, ahead of the RTL (on by default; used only with a rewindable
-    /// stimulus, two or more cores, and outside rayon's workers). The results, reports and
-    /// artifacts are the same either way.
-    pub fn with_pipelining(mut self, on: bool) -> Self {
-        self.pipelining = on;
+    /// When [`Cosim::run`] runs the model side on a second thread ([`Pipelining::Auto`] by
+    /// default).
+    pub fn with_pipelining(mut self, p: Pipelining) -> Self {
+        self.pipelining = p;
         self
     }
 
@@ -655,7 +675,7 @@ impl Cosim {
         stim: &mut S,
         first_cycle: u64,
     ) -> Result<Summary, CosimError> {
-        if stim.can_rewind() && self.may_pipeline() {
+        if stim.can_rewind() && self.may_pipeline() && self.pipelining_pays(stim, first_cycle) {
             return self.run_pipelined(instance, stim, first_cycle);
         }
         self.run_counting(instance, stim, first_cycle, None)

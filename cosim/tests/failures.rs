@@ -7,7 +7,9 @@ use common::*;
 use std::path::Path;
 use warpforge_cosim::replay::Replay;
 use warpforge_cosim::stimulus::{FnStimulus, RandomStimulus};
-use warpforge_cosim::{replay_with, Cosim, CosimError, RtlErrorKind, RtlModel, RtlSource};
+use warpforge_cosim::{
+    replay_with, Cosim, CosimError, Pipelining, RtlErrorKind, RtlModel, RtlSource,
+};
 use warpforge_model::units::contract::{Bits, Role};
 
 /// The counter with a bug: from 42 it counts by two.
@@ -672,7 +674,11 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
             Cosim::new(desc, params.clone(), rtl.clone(), &opts())
                 .unwrap_or_else(|e| panic!("{e}"))
                 .with_failure_dir(Some(dir.to_path_buf()))
-                .with_pipelining(on)
+                .with_pipelining(if on {
+                    Pipelining::Always
+                } else {
+                    Pipelining::Never
+                })
         };
         let (d1, d2) = (out_dir("pipelined"), out_dir("one-thread"));
         let pair = (c(true, d1.path()), c(false, d2.path()));
@@ -707,6 +713,21 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
     };
     assert_eq!(hits(&a), hits(&b));
     assert!(!hits(&a).is_empty());
+    // The default (`Auto`) first times each half alone on the stimulus, then rewinds it
+    // and runs one way or the other: the same run again.
+    let auto = Cosim::new(desc, params.clone(), RtlSource::cosim_of(&g), &opts())
+        .unwrap()
+        .run(&mut stim())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (
+            auto.cycles,
+            auto.state_samples,
+            auto.comparisons,
+            hits(&auto)
+        ),
+        (b.cycles, b.state_samples, b.comparisons, hits(&b))
+    );
 
     // Wrong RTL (the counter that skips 43): the same first divergence, inputs, notes and
     // replay file, and the pipelined run's replay reproduces it alone.

@@ -16,7 +16,8 @@
 //! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
-use super::{drive_cycle, expected_outputs, Cosim, Stimulus, Summary};
+use super::{drive_cycle, expected_outputs, Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES};
+use crate::replay::InputLog;
 use crate::rtl::RtlModel;
 use crate::CosimError;
 use crossbeam_utils::Backoff;
@@ -114,9 +115,80 @@ impl Cosim {
     /// core to run on, and not inside a rayon worker (trace replays already run their
     /// instances in parallel, one per core).
     pub(super) fn may_pipeline(&self) -> bool {
-        self.pipelining
+        self.pipelining != Pipelining::Never
             && rayon::current_thread_index().is_none()
             && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    }
+
+    /// Whether the two-thread run is expected to be the faster: always with
+    /// [`Pipelining::Always`]; with [`Pipelining::Auto`], when the RTL side takes at least
+    /// as long as the model side, each timed alone over the first [`PROBE_CYCLES`] cycles
+    /// of `stim` (rewound afterwards) the first time this is asked. Where the model side
+    /// is the longer half, handing cycles over only adds to it (measured: `slp_perm` 15-23%
+    /// slower on two threads).
+    pub(super) fn pipelining_pays<S: Stimulus + ?Sized>(
+        &self,
+        stim: &mut S,
+        first_cycle: u64,
+    ) -> bool {
+        if self.pipelining == Pipelining::Always {
+            return true;
+        }
+        *self.probed.get_or_init(|| {
+            let probe = self.probe_halves(stim, first_cycle);
+            stim.rewind();
+            probe.is_some_and(|(model, rtl)| rtl >= model)
+        })
+    }
+
+    /// The time of the model side alone (stimulus, model, coverage) and of the RTL side
+    /// alone on the same inputs, over up to [`PROBE_CYCLES`] cycles; `None` when the RTL
+    /// fails.
+    fn probe_halves<S: Stimulus + ?Sized>(
+        &self,
+        stim: &mut S,
+        first_cycle: u64,
+    ) -> Option<(std::time::Duration, std::time::Duration)> {
+        let reads = stim.reads_outputs();
+        let mut log = InputLog::new(self.desc, &self.params);
+        log.drop_before(first_cycle);
+        let mut coverage = self.coverage().ok()?;
+        let mut model = (self.desc.build)(&self.params);
+        let mut ports = self.desc.zero_ports(&self.params);
+        model.tick(&ports);
+        let t = Instant::now();
+        let mut cycle = first_cycle;
+        while cycle < first_cycle + PROBE_CYCLES.min(self.max_cycles) {
+            let run_cycle = cycle - first_cycle;
+            if !drive_cycle(
+                stim,
+                &mut *model,
+                &mut ports,
+                &coverage,
+                run_cycle,
+                cycle,
+                reads,
+            ) {
+                break;
+            }
+            log.push(&ports);
+            expected_outputs(&mut *model, &mut ports, reads);
+            coverage.sample(&ports);
+            model.tick(&ports);
+            cycle += 1;
+        }
+        let model_time = t.elapsed();
+        let mut rtl = self.rtl_model(false).ok()?;
+        rtl.reset().ok()?;
+        let t = Instant::now();
+        for c in first_cycle..cycle {
+            log.apply(c, &mut ports);
+            rtl.set_inputs(&ports);
+            rtl.eval().ok()?;
+            std::hint::black_box(rtl.first_mismatch(&ports));
+            rtl.edge().ok()?;
+        }
+        Some((model_time, t.elapsed()))
     }
 
     /// The lockstep run of [`Cosim::run_counting`] (without activity counting) with the
