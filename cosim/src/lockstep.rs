@@ -474,7 +474,7 @@ pub enum Pipelining {
     Never,
     /// When the RTL side is the longer half, the one a second thread can hide the other
     /// behind: timed once per `Cosim` on the first [`PROBE_CYCLES`] cycles of its first run
-    /// (each half alone), then kept.
+    /// that lasts that long (each half alone), then kept; a shorter run goes on one thread.
     Auto,
     /// Whenever possible.
     Always,
@@ -560,6 +560,12 @@ impl Cosim {
     pub fn with_pipelining(mut self, p: Pipelining) -> Self {
         self.pipelining = p;
         self
+    }
+
+    /// [`Pipelining::Auto`]'s choice (`true`: two threads), once a run long enough to time
+    /// it has made it; `None` before.
+    pub fn auto_choice(&self) -> Option<bool> {
+        self.probed.get().copied()
     }
 
     pub fn built(&self) -> &BuiltModel {

@@ -714,11 +714,20 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
     assert_eq!(hits(&a), hits(&b));
     assert!(!hits(&a).is_empty());
     // The default (`Auto`) first times each half alone on the stimulus, then rewinds it
-    // and runs one way or the other: the same run again.
-    let auto = Cosim::new(desc, params.clone(), RtlSource::cosim_of(&g), &opts())
-        .unwrap()
+    // and runs one way or the other: the same run again. A run shorter than the probe goes
+    // on one thread and leaves the choice to the next run.
+    let auto_cosim = Cosim::new(desc, params.clone(), RtlSource::cosim_of(&g), &opts()).unwrap();
+    let short = auto_cosim
+        .run(&mut (kit.random)(desc, &params, 5, 500))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(short.cycles, 500);
+    assert!(!short.pipelined);
+    assert_eq!(auto_cosim.auto_choice(), None);
+    let auto = auto_cosim
         .run(&mut stim())
         .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(auto.pipelined, auto_cosim.auto_choice() == Some(true));
+    assert_eq!(auto_cosim.auto_choice().is_some(), two_cores, "{auto}");
     assert_eq!(
         (
             auto.cycles,

@@ -134,21 +134,32 @@ impl Cosim {
         if self.pipelining == Pipelining::Always {
             return true;
         }
-        *self.probed.get_or_init(|| {
-            let probe = self.probe_halves(stim, first_cycle);
-            stim.rewind();
-            probe.is_some_and(|(model, rtl)| rtl >= model)
-        })
+        if let Some(&pays) = self.probed.get() {
+            return pays;
+        }
+        let probe = self.probe_halves(stim, first_cycle);
+        stim.rewind();
+        match probe {
+            // Kept for the later runs only when timed over the whole probe: a stimulus that
+            // ends sooner is too short for its timing to say anything (or for a second
+            // thread to pay), and runs on one thread without deciding for the next runs.
+            Some((model, rtl, cycles)) if cycles >= PROBE_CYCLES.min(self.max_cycles) => {
+                let pays = rtl >= model;
+                let _ = self.probed.set(pays);
+                pays
+            }
+            _ => false,
+        }
     }
 
     /// The time of the model side alone (stimulus, model, coverage) and of the RTL side
-    /// alone on the same inputs, over up to [`PROBE_CYCLES`] cycles; `None` when the RTL
-    /// fails.
+    /// alone on the same inputs, over up to [`PROBE_CYCLES`] cycles, and how many cycles
+    /// that was (fewer when the stimulus ended); `None` when the RTL fails.
     fn probe_halves<S: Stimulus + ?Sized>(
         &self,
         stim: &mut S,
         first_cycle: u64,
-    ) -> Option<(std::time::Duration, std::time::Duration)> {
+    ) -> Option<(std::time::Duration, std::time::Duration, u64)> {
         let reads = stim.reads_outputs();
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first_cycle);
@@ -188,7 +199,7 @@ impl Cosim {
             std::hint::black_box(rtl.first_mismatch(&ports));
             rtl.edge().ok()?;
         }
-        Some((model_time, t.elapsed()))
+        Some((model_time, t.elapsed(), cycle - first_cycle))
     }
 
     /// The lockstep run of [`Cosim::run_counting`] (without activity counting) with the

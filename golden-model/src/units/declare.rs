@@ -302,6 +302,13 @@ pub trait Unit: Declared {
     fn events(&self, inp: &Self::Inputs) -> Self::Events;
     /// The clock edge; returns the cycle's combinational outputs.
     fn tick(&mut self, inp: &Self::Inputs) -> Self::Events;
+    /// The clock edge when the caller does not want the cycle's combinational outputs (the
+    /// co-simulation's model side has them from [`Self::events`] already). A unit whose
+    /// `tick` computes them only to return them overrides this to skip that work.
+    #[inline]
+    fn advance(&mut self, inp: &Self::Inputs) {
+        let _ = self.tick(inp);
+    }
     /// Writes the debug-state ports (flattened internal state) into `ports`.
     fn debug_state(&self, _ports: &mut [Bits]) {}
     /// What the unit's host keeps of an active clock edge for a trace: its inputs, or a
@@ -406,7 +413,7 @@ impl<U: Unit> UnitModel for Adapter<U> {
         if ports[RST_N].to_u64() == 0 {
             self.unit.reset();
         } else {
-            self.unit.tick(&U::Inputs::read_ports(ports));
+            self.unit.advance(&U::Inputs::read_ports(ports));
         }
     }
 }

@@ -857,10 +857,14 @@ impl Unit for DpeScoreboard {
     /// operations than ports, so staging always succeeds).
     fn tick(&mut self, inp: &ScoreboardPortIn) -> ScoreboardEvents {
         let ev = Unit::events(self, inp);
+        Unit::advance(self, inp);
+        ev
+    }
+    /// The edge without the hazard queries (they leave no state).
+    fn advance(&mut self, inp: &ScoreboardPortIn) {
         let layout = ScoreboardPorts::of(&self.params);
         self.stage_inputs(&layout.read(inp));
         DpeScoreboard::tick(self);
-        ev
     }
     fn debug_state(&self, ports: &mut [Bits]) {
         let p = self.params;

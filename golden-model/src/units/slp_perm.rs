@@ -316,6 +316,8 @@ impl Unit for SlpPerm {
     fn tick(&mut self, inp: &SlpInputs) -> SlpOutputs {
         self.permute(inp)
     }
+    /// No state: an edge without its outputs does nothing.
+    fn advance(&mut self, _inp: &SlpInputs) {}
     crate::records_its_inputs!();
 }
 
