@@ -90,6 +90,9 @@ pub enum CosimError {
     Io(String),
     /// A replay file is malformed or does not fit the unit.
     Replay(String),
+    /// The same inputs gave different results: a two-thread run stopped where the same run
+    /// on one thread did not, or its two threads disagree on where the run ended.
+    Nondeterministic(String),
 }
 
 impl std::fmt::Display for CosimError {
@@ -106,6 +109,7 @@ impl std::fmt::Display for CosimError {
             CosimError::Divergence(d) => write!(f, "{d}"),
             CosimError::Io(m) => write!(f, "{m}"),
             CosimError::Replay(m) => write!(f, "replay: {m}"),
+            CosimError::Nondeterministic(m) => write!(f, "not deterministic: {m}"),
         }
     }
 }

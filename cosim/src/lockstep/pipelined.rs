@@ -255,7 +255,7 @@ impl Cosim {
                     pipelined: true,
                 })
             }
-            Ok(end) => Err(CosimError::Replay(format!(
+            Ok(end) => Err(CosimError::Nondeterministic(format!(
                 "pipelined lockstep: the RTL side checked up to cycle {end}, the model side \
                  drove up to cycle {}",
                 model.end
@@ -266,7 +266,7 @@ impl Cosim {
                 stim.rewind();
                 match self.run_counting(instance, stim, first_cycle, None) {
                     Err(e) => Err(e),
-                    Ok(_) => Err(CosimError::Replay(format!(
+                    Ok(_) => Err(CosimError::Nondeterministic(format!(
                         "the pipelined lockstep run stopped at cycle {stopped} (the RTL \
                          differed from the model or failed), but the same run done \
                          sequentially did not: the stimulus or the RTL is not \
