@@ -189,14 +189,14 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
 static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
     DirectedMutant {
         description: "a same-cycle release wins over a reserve of the same register",
-        from: "pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);",
-        to: "pending_q <= (pending_q | rsv_of(ROW)) & ~rel_of(ROW);",
+        from: "pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];",
+        to: "pending_q <= (pending_q | rsv_r[row]) & ~rel_r[row];",
         only_if: None,
     },
     DirectedMutant {
         description: "a same-cycle release is not applied to the shadow copy",
-        from: "(cpy ? (pending_q | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);",
-        to: "(cpy ? (pending_q | rsv_of(ROW)) : REG_NONE));",
+        from: "(cpy ? (pending | rsv_r[row]) : REG_NONE)) & ~rel_r[row];",
+        to: "(cpy ? (pending | rsv_r[row]) : REG_NONE));",
         only_if: Some(("DUAL", 1)),
     },
 ];
@@ -205,10 +205,10 @@ static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
 /// logic that one value of `DUAL` does not generate or holds constant.
 static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
     KnownEquivalent {
-        line: "assign p_rows[row] = REG_NONE;",
+        line: "assign pending = REG_NONE;",
         edit: "",
-        reason: "the constant-zero rows of side 1 (g_no_p) are generated only with DUAL=0; \
-                 the mutant is caught there (dbg_P shows the row)",
+        reason: "the constant-zero pending rows of side 1 (g_no_p) are generated only with \
+                 DUAL=0; the mutant is caught there (dbg_P shows the row)",
         when: |p| p.get("DUAL") == 1,
     },
     KnownEquivalent {
@@ -221,8 +221,8 @@ static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
     KnownEquivalent {
         line: "shadow_q",
         edit: "",
-        reason: "with DUAL=0 shadow_q is loaded with constant zero (no flops after \
-                 synthesis) and never read; the mutant is caught at DUAL=1",
+        reason: "the shadow flops are generated only with DUAL=1 (g_s); the mutant is caught \
+                 there",
         when: |p| p.get("DUAL") == 0,
     },
     KnownEquivalent {
