@@ -41,8 +41,9 @@ pub struct CosimArgs {
     /// The directed vectors of the unit's spec (its worked examples and corner cases).
     #[arg(long)]
     directed: bool,
-    /// Cycles of random stimulus (per parameter set with --all).
-    #[arg(long, default_value_t = 100_000)]
+    /// Cycles of random stimulus (per parameter set with --all); at least 1 (a run of no
+    /// cycles would report "match" having compared nothing).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     cycles: u64,
     /// Seed of the random stimulus.
     #[arg(long, default_value_t = 1)]

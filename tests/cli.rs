@@ -242,6 +242,10 @@ fn configuration_mistakes_are_clear_errors() {
     let o = warpforge(&["run", "--workload", "no-such-workload"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("available"), "{}", text(&o));
+    // A co-simulation of no cycles would compare nothing and say "match".
+    let o = warpforge(&["cosim", "--unit", "slp_perm", "--cycles", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--cycles"), "{}", text(&o));
 }
 
 #[test]
