@@ -42,7 +42,10 @@ use warpforge_model::units::contract::{Bits, Params, PortSpec, Role, UnitDesc, U
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::trace::Trace;
 
+mod model_side;
 mod pipelined;
+
+use model_side::ModelSide;
 
 /// The driver of a unit's inputs.
 pub trait Stimulus {
@@ -405,40 +408,6 @@ impl fmt::Display for Divergence {
     }
 }
 
-/// Steps 1 and 2 of a cycle, on the model side: steer the stimulus (every
-/// [`STEER_INTERVAL`] cycles of the run, `run_cycle` counting from 0), state(t) into the
-/// registered ports when the stimulus reads them, then the stimulus's inputs for `cycle`.
-/// False when the stimulus has ended.
-#[inline]
-fn drive_cycle<S: Stimulus + ?Sized>(
-    stim: &mut S,
-    model: &mut dyn UnitModel,
-    ports: &mut [Bits],
-    coverage: &Coverage,
-    run_cycle: u64,
-    cycle: u64,
-    reads: bool,
-) -> bool {
-    if run_cycle.is_multiple_of(STEER_INTERVAL) {
-        stim.steer(coverage);
-    }
-    if reads {
-        model.outputs(ports);
-    }
-    stim.drive(cycle, ports)
-}
-
-/// Step 4: the outputs the RTL must show for this cycle's inputs. After step 1 the
-/// registered ports already hold state(t), so only the combinational ones are computed.
-#[inline]
-fn expected_outputs(model: &mut dyn UnitModel, ports: &mut [Bits], reads: bool) {
-    if reads {
-        model.comb_outputs(ports);
-    } else {
-        model.outputs(ports);
-    }
-}
-
 /// The unit model, the RTL instance and the shared port vector, after reset.
 type Sides = (Box<dyn UnitModel>, RtlModel, Vec<Bits>);
 
@@ -709,9 +678,8 @@ impl Cosim {
         first_cycle: u64,
         mut toggles: Option<&mut Activity>,
     ) -> Result<Summary, CosimError> {
-        let (mut model, mut rtl, mut ports) = self.start(false)?;
+        let (model, mut rtl, mut ports) = self.start(false)?;
         rtl.set_cycle(first_cycle);
-        let reads = stim.reads_outputs();
         let record = !stim.can_rewind();
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first_cycle);
@@ -725,21 +693,13 @@ impl Cosim {
             self.state_interval
         };
         let mut samples = 0u64;
-        let mut coverage = self.coverage()?;
+        let mut side = ModelSide::new(stim, model, self.coverage()?, first_cycle);
         let t0 = Instant::now();
-        let mut cycle = first_cycle;
         let mut next_sample = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
-        while cycle < end {
-            if !drive_cycle(
-                stim,
-                &mut *model,
-                &mut ports,
-                &coverage,
-                cycle - first_cycle,
-                cycle,
-                reads,
-            ) {
+        while side.cycle() < end {
+            let cycle = side.cycle();
+            if !side.drive(&mut ports) {
                 break;
             }
             if record {
@@ -747,14 +707,13 @@ impl Cosim {
             }
             rtl.set_inputs(&ports);
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
-            expected_outputs(&mut *model, &mut ports, reads);
             let mut differs = rtl.first_mismatch(&ports).is_some();
             let mut state_only = false;
             if cycle == next_sample && !differs {
                 next_sample = cycle.saturating_add(interval);
                 samples += 1;
                 rtl.sample_state().map_err(|e| Self::rtl_err(cycle, e))?;
-                model.debug_state(&mut ports);
+                side.model.debug_state(&mut ports);
                 differs = rtl.first_state_mismatch(&ports).is_some();
                 state_only = differs;
             }
@@ -764,10 +723,10 @@ impl Cosim {
                     first_cycle,
                     cycle,
                     state_only,
-                    &mut *model,
+                    &mut *side.model,
                     &mut rtl,
                     &mut ports,
-                    stim,
+                    side.stim,
                     log,
                 );
                 return Err(CosimError::Divergence(Box::new(d)));
@@ -775,16 +734,15 @@ impl Cosim {
             if let Some(t) = toggles.as_deref_mut() {
                 t.count(&ports);
             }
-            coverage.sample(&ports);
-            model.tick(&ports);
+            side.close(&ports);
             rtl.edge().map_err(|e| Self::rtl_err(cycle, e))?;
-            cycle += 1;
         }
+        let cycle = side.cycle();
         if state_ports > 0 && cycle > first_cycle {
             // The final state(cycle), which no cycle of the stimulus showed.
             rtl.eval().map_err(|e| Self::rtl_err(cycle, e))?;
             rtl.sample_state().map_err(|e| Self::rtl_err(cycle, e))?;
-            model.debug_state(&mut ports);
+            side.model.debug_state(&mut ports);
             samples += 1;
             if rtl.first_state_mismatch(&ports).is_some() {
                 let d = self.diverged(
@@ -792,10 +750,10 @@ impl Cosim {
                     first_cycle,
                     cycle,
                     true,
-                    &mut *model,
+                    &mut *side.model,
                     &mut rtl,
                     &mut ports,
-                    stim,
+                    side.stim,
                     log,
                 );
                 return Err(CosimError::Divergence(Box::new(d)));
@@ -815,7 +773,7 @@ impl Cosim {
             comparisons: cycles * compared as u64 + samples * state_ports as u64,
             elapsed,
             cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
-            coverage,
+            coverage: side.into_coverage(),
             pipelined: false,
         })
     }
@@ -850,28 +808,16 @@ impl Cosim {
         first: u64,
         fail: u64,
         trim: bool,
-    ) -> (InputLog, u64) {
-        let reads = stim.reads_outputs();
+    ) -> Result<(InputLog, u64), CosimError> {
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first);
         let mut start = first;
         stim.rewind();
-        let mut m = (self.desc.build)(&self.params);
-        let mut p = self.desc.zero_ports(&self.params);
-        m.tick(&p);
         // Steered as in the lockstep run (same coverage, same cycles), so the same inputs.
-        let mut coverage = self.coverage().ok();
-        for c in first..=fail + VCD_WINDOW {
-            if let Some(cov) = coverage
-                .as_ref()
-                .filter(|_| (c - first).is_multiple_of(STEER_INTERVAL))
-            {
-                stim.steer(cov);
-            }
-            if reads {
-                m.outputs(&mut p);
-            }
-            if !stim.drive(c, &mut p) {
+        let (mut side, mut p) = self.model_side(stim, first)?;
+        while side.cycle() <= fail + VCD_WINDOW {
+            let c = side.cycle();
+            if !side.drive(&mut p) {
                 break;
             }
             log.push(&p);
@@ -879,13 +825,23 @@ impl Cosim {
                 start = c + 1;
                 log.drop_before((c + 1).saturating_sub(HISTORY));
             }
-            m.outputs(&mut p);
-            if let Some(cov) = coverage.as_mut() {
-                cov.sample(&p);
-            }
-            m.tick(&p);
+            side.close(&p);
         }
-        (log, start)
+        Ok((log, start))
+    }
+
+    /// The model side of a run of `stim` from `first_cycle` (after the implicit reset
+    /// cycle), and its port vector.
+    fn model_side<'s, S: Stimulus + ?Sized>(
+        &self,
+        stim: &'s mut S,
+        first_cycle: u64,
+    ) -> Result<(ModelSide<'s, S>, Vec<Bits>), CosimError> {
+        let mut model = (self.desc.build)(&self.params);
+        let ports = self.desc.zero_ports(&self.params);
+        model.tick(&ports); // rst_n = 0
+        let side = ModelSide::new(stim, model, self.coverage()?, first_cycle);
+        Ok((side, ports))
     }
 
     /// Build the divergence report and (with a failure directory) its artifacts.
@@ -935,8 +891,8 @@ impl Cosim {
         let mut recorded = Some(log);
         if locate {
             let found = if rewind {
-                let (log, start) = self.rerun(stim, first_cycle, detected, false);
-                self.locate(&log, start, detected)
+                self.rerun(stim, first_cycle, detected, false)
+                    .and_then(|(log, start)| self.locate(&log, start, detected))
             } else {
                 self.locate(
                     recorded.as_ref().expect("not taken yet"),
@@ -987,7 +943,13 @@ impl Cosim {
         let passes: &[bool] = if rewind { &[true, false] } else { &[false] };
         for &trim in passes {
             let (log, start) = if rewind {
-                self.rerun(stim, first_cycle, cycle, trim)
+                match self.rerun(stim, first_cycle, cycle, trim) {
+                    Ok(rerun) => rerun,
+                    Err(e) => {
+                        d.notes.push(format!("re-running the stimulus failed: {e}"));
+                        return d;
+                    }
+                }
             } else {
                 // Recorded up to `cycle`; continue the live model for the post window.
                 let mut log = recorded.take().expect("one pass");

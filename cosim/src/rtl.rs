@@ -216,6 +216,23 @@ impl PortGroups {
         }
         g
     }
+
+    /// The port indices in the order the per-cycle loops visit them (by storage size, then
+    /// port-list order): the order of a frame's words (see [`RtlModel::input_frame_order`]).
+    fn order(&self) -> Vec<usize> {
+        (self.c.iter().map(|&(i, ..)| i))
+            .chain(self.s.iter().map(|&(i, ..)| i))
+            .chain(self.i.iter().map(|&(i, ..)| i))
+            .chain(self.q.iter().map(|&(i, ..)| i))
+            .chain(self.wide.iter().map(|&(i, _)| i))
+            .collect()
+    }
+}
+
+/// 64-bit words a port of `width` bits takes in a frame (as in its `Bits` value).
+#[inline(always)]
+fn frame_words(width: u32) -> usize {
+    width.div_ceil(64) as usize
 }
 
 /// An error the RTL raised (`$finish`, `$stop`, a Verilator fatal error).
@@ -381,6 +398,96 @@ impl RtlModel {
         for (i, p) in &g.wide {
             write_port(p, &ports[*i]);
         }
+    }
+
+    /// The input ports in the order [`RtlModel::set_inputs_from_words`] reads them: a frame
+    /// written in this order (each port's `Bits` words: one for a port of up to 64 bits)
+    /// goes into the model with no per-port `Bits` in between.
+    pub fn input_frame_order(&self) -> Vec<usize> {
+        self.in_groups.order()
+    }
+
+    /// The compared output ports in the order [`RtlModel::outputs_match_words`] reads them.
+    pub fn output_frame_order(&self) -> Vec<usize> {
+        self.out_groups.order()
+    }
+
+    /// Set every input from `words`, the inputs' values in [`RtlModel::input_frame_order`]
+    /// (each as its `Bits` words, so no bits above its width); returns the words read.
+    /// Panics if `words` is shorter than the inputs.
+    #[inline]
+    pub fn set_inputs_from_words(&mut self, words: &[u64]) -> usize {
+        let g = &self.in_groups;
+        let mut k = 0;
+        // SAFETY: as in `set_inputs`; a wide port's copy reads its `n32` 32-bit words from
+        // its `frame_words` 64-bit words (at least as many bytes), bounds-checked first.
+        unsafe {
+            for &(_, p, _) in &g.c {
+                *p = words[k] as u8;
+                k += 1;
+            }
+            for &(_, p, _) in &g.s {
+                *p = words[k] as u16;
+                k += 1;
+            }
+            for &(_, p, _) in &g.i {
+                *p = words[k] as u32;
+                k += 1;
+            }
+            for &(_, p, _) in &g.q {
+                *p = words[k];
+                k += 1;
+            }
+            for (_, p) in &g.wide {
+                let src = &words[k..k + frame_words(p.width)];
+                std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, p.ptr, p.n32 * 4);
+                *(p.ptr as *mut u32).add(p.n32 - 1) &= p.top_mask32;
+                k += src.len();
+            }
+        }
+        k
+    }
+
+    /// Whether every compared output equals its value in `words` (in
+    /// [`RtlModel::output_frame_order`], as [`RtlModel::set_inputs_from_words`]), and the
+    /// words read. Panics if `words` is shorter than the outputs.
+    #[inline]
+    pub fn outputs_match_words(&self, words: &[u64]) -> (bool, usize) {
+        let g = &self.out_groups;
+        let mut k = 0;
+        let mut diff = 0u64;
+        // SAFETY: as in `set_inputs_from_words`, reading.
+        unsafe {
+            for &(_, p, m) in &g.c {
+                diff |= (*p as u64 & m) ^ words[k];
+                k += 1;
+            }
+            for &(_, p, m) in &g.s {
+                diff |= (*p as u64 & m) ^ words[k];
+                k += 1;
+            }
+            for &(_, p, m) in &g.i {
+                diff |= (*p as u64 & m) ^ words[k];
+                k += 1;
+            }
+            for &(_, p, m) in &g.q {
+                diff |= (*p & m) ^ words[k];
+                k += 1;
+            }
+            for (_, p) in &g.wide {
+                let src = &words[k..k + frame_words(p.width)];
+                let n = p.n32;
+                let rtl = std::slice::from_raw_parts(p.ptr as *const u32, n);
+                let model = std::slice::from_raw_parts(src.as_ptr() as *const u32, n);
+                let d = rtl[..n - 1]
+                    .iter()
+                    .zip(&model[..n - 1])
+                    .fold(0u32, |d, (a, b)| d | (a ^ b));
+                diff |= (d | ((rtl[n - 1] & p.top_mask32) ^ model[n - 1])) as u64;
+                k += src.len();
+            }
+        }
+        (diff == 0, k)
     }
 
     /// Clock low and settle the logic (combinational outputs become valid for the inputs).

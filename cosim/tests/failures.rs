@@ -738,6 +738,22 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
         (b.cycles, b.state_samples, b.comparisons, hits(&b))
     );
 
+    // Ports wider than 64 bits take several words of a frame: the `wcu` at its defaults
+    // (a 1,024-bit request mask in, a 160-bit source map out) runs the same both ways.
+    let desc = &warpforge_model::units::wcu::WCU_DESC;
+    let params = desc.params::<&str>(&[]).unwrap();
+    let g = warpforge_gen::generate(desc, &params).unwrap();
+    let ((piped, single), _dirs) = both(desc, &params, RtlSource::cosim_of(&g));
+    let stim = || warpforge_cosim::kits::random_stimulus(desc, &params, 11, 3_000);
+    let a = piped.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
+    let b = single.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.pipelined, two_cores, "{a}");
+    assert_eq!(
+        (a.cycles, a.state_samples, a.comparisons, hits(&a)),
+        (b.cycles, b.state_samples, b.comparisons, hits(&b))
+    );
+    assert_eq!(a.cycles, 3_000);
+
     // Wrong RTL (the counter that skips 43): the same first divergence, inputs, notes and
     // replay file, and the pipelined run's replay reproduces it alone.
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();

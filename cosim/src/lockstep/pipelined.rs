@@ -16,7 +16,7 @@
 //! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
-use super::{drive_cycle, expected_outputs, Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES};
+use super::{Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES};
 use crate::replay::InputLog;
 use crate::rtl::RtlModel;
 use crate::CosimError;
@@ -38,8 +38,9 @@ const SAMPLE: u64 = 1;
 /// Frame header: no cycle; the state after the last clock edge follows.
 const FINAL: u64 = 2;
 
-/// Which ports a frame carries, in order: every input and compared output, and the
-/// debug-state ports when the frame is a sample.
+/// Which ports a frame carries, in order: every input and compared output (in the RTL
+/// model's frame order, which it reads without a `Bits` per port), and the debug-state
+/// ports when the frame is a sample.
 struct Frame {
     inputs: Vec<usize>,
     outputs: Vec<usize>,
@@ -160,35 +161,19 @@ impl Cosim {
         stim: &mut S,
         first_cycle: u64,
     ) -> Option<(std::time::Duration, std::time::Duration, u64)> {
-        let reads = stim.reads_outputs();
         let mut log = InputLog::new(self.desc, &self.params);
         log.drop_before(first_cycle);
-        let mut coverage = self.coverage().ok()?;
-        let mut model = (self.desc.build)(&self.params);
-        let mut ports = self.desc.zero_ports(&self.params);
-        model.tick(&ports);
+        let (mut side, mut ports) = self.model_side(stim, first_cycle).ok()?;
         let t = Instant::now();
-        let mut cycle = first_cycle;
-        while cycle < first_cycle + PROBE_CYCLES.min(self.max_cycles) {
-            let run_cycle = cycle - first_cycle;
-            if !drive_cycle(
-                stim,
-                &mut *model,
-                &mut ports,
-                &coverage,
-                run_cycle,
-                cycle,
-                reads,
-            ) {
+        while side.cycle() < first_cycle + PROBE_CYCLES.min(self.max_cycles) {
+            if !side.drive(&mut ports) {
                 break;
             }
             log.push(&ports);
-            expected_outputs(&mut *model, &mut ports, reads);
-            coverage.sample(&ports);
-            model.tick(&ports);
-            cycle += 1;
+            side.close(&ports);
         }
         let model_time = t.elapsed();
+        let cycle = side.cycle();
         let mut rtl = self.rtl_model(false).ok()?;
         rtl.reset().ok()?;
         let t = Instant::now();
@@ -215,25 +200,22 @@ impl Cosim {
         rtl.reset().map_err(|e| Self::rtl_err(0, e))?;
         rtl.set_cycle(first_cycle);
         let frame = Frame {
-            inputs: (0..self.desc.ports.len())
-                .filter(|&i| self.desc.ports[i].role.is_input())
-                .collect(),
-            outputs: rtl.output_indices().to_vec(),
+            inputs: rtl.input_frame_order(),
+            outputs: rtl.output_frame_order(),
             state: rtl.state_indices().to_vec(),
         };
         let (to_rtl, from_model) = sync_channel::<Vec<u64>>(IN_FLIGHT);
         let (recycle, recycled) = channel::<Vec<u64>>();
-        let coverage = self.coverage()?;
-        let (checked, model) = std::thread::scope(|s| {
+        let (checked, model) = std::thread::scope(|s| -> Result<_, CosimError> {
             let model_side =
-                s.spawn(|| self.model_side(stim, first_cycle, &frame, coverage, to_rtl, recycled));
+                s.spawn(|| self.model_thread(stim, first_cycle, &frame, to_rtl, recycled));
             let checked = self.rtl_side(&mut rtl, first_cycle, &frame, from_model, recycle);
             // `from_model` is gone: a model side still running stops at its next batch.
             let model = model_side
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (checked, model)
-        });
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            Ok((checked, model))
+        })?;
         match checked {
             Ok(end) if end == model.end => {
                 let elapsed = t0.elapsed();
@@ -278,19 +260,15 @@ impl Cosim {
     }
 
     /// The model thread: stimulus, unit model and coverage, one frame per cycle.
-    fn model_side<S: Stimulus + ?Sized>(
+    fn model_thread<S: Stimulus + ?Sized>(
         &self,
         stim: &mut S,
         first_cycle: u64,
         frame: &Frame,
-        mut coverage: Coverage,
         to_rtl: SyncSender<Vec<u64>>,
         recycled: Receiver<Vec<u64>>,
-    ) -> ModelEnd {
-        let mut model = (self.desc.build)(&self.params);
-        let mut ports = self.desc.zero_ports(&self.params);
-        model.tick(&ports); // the implicit reset cycle (rst_n = 0)
-        let reads = stim.reads_outputs();
+    ) -> Result<ModelEnd, CosimError> {
+        let (mut side, mut ports) = self.model_side(stim, first_cycle)?;
         let interval = if frame.state.is_empty() {
             u64::MAX
         } else {
@@ -301,22 +279,13 @@ impl Cosim {
         let mut batch = fresh();
         let mut in_batch = 0;
         let mut samples = 0u64;
-        let mut cycle = first_cycle;
         let mut next_sample = first_cycle;
         let end = first_cycle.saturating_add(self.max_cycles);
-        while cycle < end {
-            if !drive_cycle(
-                stim,
-                &mut *model,
-                &mut ports,
-                &coverage,
-                cycle - first_cycle,
-                cycle,
-                reads,
-            ) {
+        while side.cycle() < end {
+            let cycle = side.cycle();
+            if !side.drive(&mut ports) {
                 break;
             }
-            expected_outputs(&mut *model, &mut ports, reads);
             let sample = cycle == next_sample;
             batch.push(if sample { SAMPLE } else { 0 });
             Frame::write(&ports, &frame.inputs, &mut batch);
@@ -324,12 +293,10 @@ impl Cosim {
             if sample {
                 next_sample = cycle.saturating_add(interval);
                 samples += 1;
-                model.debug_state(&mut ports);
+                side.model.debug_state(&mut ports);
                 Frame::write(&ports, &frame.state, &mut batch);
             }
-            coverage.sample(&ports);
-            model.tick(&ports);
-            cycle += 1;
+            side.close(&ports);
             in_batch += 1;
             if in_batch == BATCH_CYCLES {
                 let full =
@@ -342,19 +309,20 @@ impl Cosim {
                 }
             }
         }
+        let cycle = side.cycle();
         if !frame.state.is_empty() && cycle > first_cycle {
             // The final state(cycle), which no cycle of the stimulus showed.
-            model.debug_state(&mut ports);
+            side.model.debug_state(&mut ports);
             samples += 1;
             batch.push(FINAL);
             Frame::write(&ports, &frame.state, &mut batch);
         }
         send_batch(&to_rtl, batch);
-        ModelEnd {
+        Ok(ModelEnd {
             end: cycle,
             samples,
-            coverage,
-        }
+            coverage: side.into_coverage(),
+        })
     }
 
     /// The calling thread: each frame's inputs into the RTL, settle, compare, clock edge.
@@ -385,12 +353,16 @@ impl Cosim {
                     }
                     continue;
                 }
-                Frame::read(&mut ports, &frame.inputs, &batch, &mut pos);
-                Frame::read(&mut ports, &frame.outputs, &batch, &mut pos);
-                rtl.set_inputs(&ports);
-                if rtl.eval().is_err() || rtl.first_mismatch(&ports).is_some() {
+                // Straight from the frame's words into the model and against its outputs.
+                pos += rtl.set_inputs_from_words(&batch[pos..]);
+                if rtl.eval().is_err() {
                     return Err(cycle);
                 }
+                let (same, read) = rtl.outputs_match_words(&batch[pos..]);
+                if !same {
+                    return Err(cycle);
+                }
+                pos += read;
                 if head == SAMPLE {
                     Frame::read(&mut ports, &frame.state, &batch, &mut pos);
                     if rtl.sample_state().is_err() || rtl.first_state_mismatch(&ports).is_some() {
