@@ -66,90 +66,103 @@
         end
     endgenerate
 
-    // ---- RSV and REL of every row: each port's register bit, scattered to its row ------
-    // rsv_r[row] / rel_r[row]: the OR of the register bits of the reserve / release ports
-    // that name the row (a row >= ROWS, a warp that does not exist, names nothing). The
-    // same decoders and OR gates as a per-row comparison with every port; written as one
-    // scatter per port so a simulator's per-cycle work and code grow with the ports, not
-    // with rows x ports.
-    localparam [ROW_W:0] ROWS_N = ROWS[ROW_W:0];
-    // Registers, not a memory (each row is read by its own flops): Yosys's mem2reg.
-    (* mem2reg *) reg [NUM_REGS-1:0] rsv_r [0:ROWS-1];
-    (* mem2reg *) reg [NUM_REGS-1:0] rel_r [0:ROWS-1];
-    reg [NUM_REGS-1:0] acc;  // the OR of the ports naming one row
-    integer r;
-    integer k;
-    integer j;
-    always @* begin
-        for (r = 0; r < ROWS; r = r + 1) begin
-            rsv_r[r] = REG_NONE;
-            rel_r[r] = REG_NONE;
+    // ---- the row each valid port names, one-hot over the rows -------------------------
+    // Field k of rsv_hit / rel_hit: bit r set when reserve / release port k is valid and
+    // names row r (a row >= ROWS, a warp that does not exist, shifts out: no bit). These
+    // decoders are shared by a row's enable and its RSV/REL below. (One packed vector per
+    // kind, not an array: Icarus warns that an `always @*` reading an array is sensitive
+    // to all of its words.)
+    localparam [ROWS-1:0] ROW_ONE  = { {(ROWS - 1){1'b0}}, 1'b1 };
+    localparam [ROWS-1:0] ROW_NONE = {ROWS{1'b0}};
+    wire [NRSV*ROWS-1:0] rsv_hit;
+    wire [NWB*ROWS-1:0]  rel_hit;
+    generate
+        for (i = 0; i < NRSV; i = i + 1) begin : g_rsv_hit
+            assign rsv_hit[i*ROWS +: ROWS] =
+                rsv_valid[i] ? (ROW_ONE << rsv_rows[i*ROW_W +: ROW_W]) : ROW_NONE;
         end
-        // Port k writes its row's OR over every port naming that row (ports naming the
-        // same row write the same value), so the array is never read here.
+        for (i = 0; i < NWB; i = i + 1) begin : g_rel_hit
+            assign rel_hit[i*ROWS +: ROWS] =
+                rel_valid[i] ? (ROW_ONE << rel_rows[i*ROW_W +: ROW_W]) : ROW_NONE;
+        end
+    endgenerate
+    // the rows some port names
+    reg [ROWS-1:0] row_named;
+    integer k;
+    always @* begin
+        row_named = ROW_NONE;
         for (k = 0; k < NRSV; k = k + 1) begin
-            acc = REG_NONE;
-            for (j = 0; j < NRSV; j = j + 1) begin
-                if (rsv_rows[j*ROW_W +: ROW_W] == rsv_rows[k*ROW_W +: ROW_W]) begin
-                    acc = acc | rsv_bits[j*NUM_REGS +: NUM_REGS];
-                end
-            end
-            if ({1'b0, rsv_rows[k*ROW_W +: ROW_W]} < ROWS_N) begin
-                rsv_r[rsv_rows[k*ROW_W +: ROW_W]] = acc;
-            end
+            row_named = row_named | rsv_hit[k*ROWS +: ROWS];
         end
         for (k = 0; k < NWB; k = k + 1) begin
-            acc = REG_NONE;
-            for (j = 0; j < NWB; j = j + 1) begin
-                if (rel_rows[j*ROW_W +: ROW_W] == rel_rows[k*ROW_W +: ROW_W]) begin
-                    acc = acc | rel_bits[j*NUM_REGS +: NUM_REGS];
-                end
-            end
-            if ({1'b0, rel_rows[k*ROW_W +: ROW_W]} < ROWS_N) begin
-                rel_r[rel_rows[k*ROW_W +: ROW_W]] = acc;
-            end
+            row_named = row_named | rel_hit[k*ROWS +: ROWS];
         end
     end
 
+    // ---- RSV and REL of row `row_sel`: the OR of the register bits of the ports naming it
+    // (Called with a constant row. They read the module's port vectors rather than taking
+    // them as arguments: Verilator zeroes a wide argument's copy at every call site, every
+    // cycle.)
+    function automatic [NUM_REGS-1:0] rsv_of(input integer row_sel);
+        integer j;
+        begin
+            rsv_of = REG_NONE;
+            for (j = 0; j < NRSV; j = j + 1) begin
+                if (rsv_hit[j*ROWS + row_sel]) begin
+                    rsv_of = rsv_of | rsv_bits[j*NUM_REGS +: NUM_REGS];
+                end
+            end
+        end
+    endfunction
+    function automatic [NUM_REGS-1:0] rel_of(input integer row_sel);
+        integer j;
+        begin
+            rel_of = REG_NONE;
+            for (j = 0; j < NWB; j = j + 1) begin
+                if (rel_hit[j*ROWS + row_sel]) begin
+                    rel_of = rel_of | rel_bits[j*NUM_REGS +: NUM_REGS];
+                end
+            end
+        end
+    endfunction
+
     // ---- state: one row per (warp, side), tick() per row ------------------------------
+    // A row's flops load only when a port names the row or its warp copies (`load`):
+    // otherwise RSV = REL = 0 and no copy, and the next value is the present one. On FPGAs
+    // `load` is the flops' clock enable. (Simulation cost: Verilator skips the next-state
+    // logic of the rows nothing acts on; without the enable it evaluated all 2*NUM_WARPS
+    // rows every cycle. P and S of a row are one block, S first: it reads P before P's
+    // non-blocking write, so Verilator needs no shadow copy of P.)
     wire [NUM_REGS-1:0] p_rows [0:ROWS-1];  // P[w][s] = p_rows[{w, s}]
     wire [NUM_REGS-1:0] s_rows [0:ROWS-1];  // S[w][s] = s_rows[{w, s}]
     genvar row;
     generate
         for (row = 0; row < ROWS; row = row + 1) begin : g_row
-            wire [NUM_REGS-1:0] pending;  // P of this row
-            wire [NUM_REGS-1:0] shadow;   // S of this row
+            localparam integer ROW = row;
             // With DUAL=0 nothing ever reaches side 1 or the shadow bits: they are constant
             // zero (no flops), as the model's stay zero.
             if (DUAL_MODE || row % 2 == 0) begin : g_p
+                wire cpy  = DUAL_MODE && cpy_valid[row / 2];
+                wire load = row_named[row] || cpy;
                 reg [NUM_REGS-1:0] pending_q;
+                reg [NUM_REGS-1:0] shadow_q;  // constant zero with DUAL=0 (no flops)
                 always @(posedge clk) begin
                     if (!rst_n) begin
+                        shadow_q  <= REG_NONE;
                         pending_q <= REG_NONE;
-                    end else begin
-                        pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];
+                    end else if (load) begin
+                        shadow_q  <= !DUAL_MODE ? REG_NONE
+                            : (shadow_q | (cpy ? (pending_q | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);
+                        pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);
                     end
                 end
-                assign pending = pending_q;
+                assign p_rows[row] = pending_q;
+                assign s_rows[row] = shadow_q;
             end else begin : g_no_p
-                assign pending = REG_NONE;
+                assign p_rows[row] = REG_NONE;
+                assign s_rows[row] = REG_NONE;
+                wire unused_row_named = row_named[row];  // no port names side 1 (DUAL=0)
             end
-            if (DUAL_MODE) begin : g_s
-                wire cpy = cpy_valid[row / 2];
-                reg [NUM_REGS-1:0] shadow_q;
-                always @(posedge clk) begin
-                    if (!rst_n) begin
-                        shadow_q <= REG_NONE;
-                    end else begin
-                        shadow_q <= (shadow_q | (cpy ? (pending | rsv_r[row]) : REG_NONE)) & ~rel_r[row];
-                    end
-                end
-                assign shadow = shadow_q;
-            end else begin : g_no_s
-                assign shadow = REG_NONE;
-            end
-            assign p_rows[row] = pending;
-            assign s_rows[row] = shadow;
         end
     endgenerate
 

@@ -189,26 +189,32 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
 static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
     DirectedMutant {
         description: "a same-cycle release wins over a reserve of the same register",
-        from: "pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];",
-        to: "pending_q <= (pending_q | rsv_r[row]) & ~rel_r[row];",
+        from: "pending_q <= (pending_q & ~rel_of(ROW)) | rsv_of(ROW);",
+        to: "pending_q <= (pending_q | rsv_of(ROW)) & ~rel_of(ROW);",
         only_if: None,
     },
     DirectedMutant {
         description: "a same-cycle release is not applied to the shadow copy",
-        from: "(cpy ? (pending | rsv_r[row]) : REG_NONE)) & ~rel_r[row];",
-        to: "(cpy ? (pending | rsv_r[row]) : REG_NONE));",
+        from: "(cpy ? (pending_q | rsv_of(ROW)) : REG_NONE)) & ~rel_of(ROW);",
+        to: "(cpy ? (pending_q | rsv_of(ROW)) : REG_NONE));",
         only_if: Some(("DUAL", 1)),
     },
 ];
 
 /// Mutants of the scoreboard's template that no input can tell from the original: those of
 /// logic that one value of `DUAL` does not generate or holds constant.
-static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
+static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 6] = [
     KnownEquivalent {
-        line: "assign pending = REG_NONE;",
+        line: "<= REG_NONE;",
+        edit: "stuck at 0",
+        reason: "a reset assignment of zero: forcing its bit 0 to 0 changes nothing",
+        when: |_| true,
+    },
+    KnownEquivalent {
+        line: "assign p_rows[row] = REG_NONE;",
         edit: "",
-        reason: "the constant-zero pending rows of side 1 (g_no_p) are generated only with \
-                 DUAL=0; the mutant is caught there (dbg_P shows the row)",
+        reason: "the constant-zero rows of side 1 (g_no_p) are generated only with DUAL=0; \
+                 the mutant is caught there (dbg_P shows the row)",
         when: |p| p.get("DUAL") == 1,
     },
     KnownEquivalent {
@@ -221,8 +227,8 @@ static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 5] = [
     KnownEquivalent {
         line: "shadow_q",
         edit: "",
-        reason: "the shadow flops are generated only with DUAL=1 (g_s); the mutant is caught \
-                 there",
+        reason: "with DUAL=0 shadow_q is loaded with constant zero (no flops after \
+                 synthesis) and never read; the mutant is caught at DUAL=1",
         when: |p| p.get("DUAL") == 0,
     },
     KnownEquivalent {

@@ -51,7 +51,9 @@
 //!   The per-row logic is small (`P' = (P & ~REL) | RSV`), so the state is
 //!   `NUM_WARPS*2*NUM_REGS*2` flops; what changed is that the debug ports left the
 //!   synthesizable module (the co-simulation wrapper reads the rows). Nothing changed in
-//!   timing.
+//!   timing. A row's flops load only in a cycle where a port names the row or its warp
+//!   copies (a clock enable in the RTL; the model's `apply_stage` likewise touches only
+//!   those rows): the same next state, since an untouched row keeps its value.
 //!
 //! Debug ports `dbg_P`, `dbg_S`: bit `(warp*2 + side)*NUM_REGS + reg`.
 
