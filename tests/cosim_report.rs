@@ -180,11 +180,15 @@ fn a_scoreboard_divergence_names_the_warp_side_and_register() {
         &["NUM_WARPS=4", "NUM_REGS=8", "NRSV=2", "NWB=1", "Q=1"],
         &rtl,
     );
-    edit(
-        &rtl.join("dpe_scoreboard.v"),
-        "pending_q <= (pending_q & ~rel_r[row]) | rsv_r[row];",
-        "pending_q <= (pending_q | rsv_r[row]) & ~rel_r[row];",
-    );
+    // The kit's own mutant of this bug (one copy of the template's text to keep current).
+    let kit = warpforge_cosim::kits::kit(&warpforge_model::units::dpe_scoreboard::SCOREBOARD_DESC)
+        .expect("the scoreboard's kit");
+    let m = kit
+        .mutants
+        .iter()
+        .find(|m| m.description.contains("release wins over a reserve"))
+        .expect("the kit's release-wins mutant");
+    edit(&rtl.join("dpe_scoreboard.v"), m.from, m.to);
     let json = dir.join("run.json");
     let o = warpforge(&[
         "cosim",
