@@ -274,7 +274,11 @@ impl Cosim {
         } else {
             self.state_interval
         };
-        let words_per_cycle = 1 + frame.inputs.len() + frame.outputs.len();
+        // A frame's header and its ports' words (a port over 64 bits takes several).
+        let words_per_cycle = 1
+            + (frame.inputs.iter().chain(&frame.outputs))
+                .map(|&i| ports[i].words().len())
+                .sum::<usize>();
         let fresh = || Vec::with_capacity(BATCH_CYCLES * words_per_cycle);
         let mut batch = fresh();
         let mut in_batch = 0;
