@@ -55,6 +55,13 @@ fn every_unit_matches_its_rtl_on_random_stimulus_at_its_standard_parameter_sets(
         }
         for params in sets {
             let c = cosim(desc, &params);
+            // Every model's clock edge skips re-settling the unchanged inputs' logic, so
+            // these runs check that this is equivalent (cosim/src/edge_eval.rs).
+            assert!(
+                c.built().edge_eval,
+                "{} ({params}): the generated code did not allow the edge-only evaluation",
+                desc.name
+            );
             let mut stim = random_stimulus(desc, &params, 42, RANDOM_CYCLES);
             let s = c
                 .run(&mut stim)

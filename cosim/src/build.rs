@@ -532,6 +532,9 @@ pub struct BuiltModel {
     pub warnings: String,
     /// The ports as the model declares them (unit port-list order, without `clk`).
     pub ports: Vec<HeaderPort>,
+    /// The shim's clock edge skips re-settling the unchanged inputs' logic (see
+    /// `edge_eval`); false where the generated code did not allow it.
+    pub edge_eval: bool,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -544,6 +547,8 @@ struct Meta {
     compile_ms: u64,
     warnings: String,
     ports: Vec<(String, String, bool, u32)>,
+    #[serde(default)]
+    edge_eval: bool,
 }
 
 /// Everything that determines the built library, hashed.
@@ -627,6 +632,7 @@ pub fn build(
             compile_time: Duration::ZERO,
             total_time: t0.elapsed(),
             warnings: meta.warnings,
+            edge_eval: meta.edge_eval,
             ports: meta
                 .ports
                 .into_iter()
@@ -661,7 +667,7 @@ pub fn build(
     let tmp = temp_dir_for(&dir)?;
     let r = build_into(&tc, desc, params, rtl, opts, &tmp, &archive, &hash);
     match r {
-        Ok((verilate_time, compile_time, warnings, ports)) => {
+        Ok((verilate_time, compile_time, warnings, ports, edge_eval)) => {
             publish(&tmp, &dir)?;
             Ok(BuiltModel {
                 top: rtl.top.clone(),
@@ -674,6 +680,7 @@ pub fn build(
                 total_time: t0.elapsed(),
                 warnings,
                 ports,
+                edge_eval,
             })
         }
         Err(e) => {
@@ -693,7 +700,7 @@ fn build_into(
     tmp: &Path,
     archive: &Path,
     hash: &str,
-) -> Result<(Duration, Duration, String, Vec<HeaderPort>), CosimError> {
+) -> Result<(Duration, Duration, String, Vec<HeaderPort>, bool), CosimError> {
     let src = tmp.join("src");
     let obj = tmp.join("obj");
     fs::create_dir_all(&src).map_err(|e| io_err("create", &src, e))?;
@@ -764,6 +771,18 @@ fn build_into(
         && names.iter().any(|n| {
             fs::read_to_string(obj.join(n)).is_ok_and(|t| shim::has_direct_eval(PREFIX, &t))
         });
+    // And at a clock edge, `_eval` without the input-combinational loop when that is
+    // equivalent (see `edge_eval`).
+    let edge_eval = if direct_eval {
+        let logic: Vec<String> = names
+            .iter()
+            .filter(|n| n.contains("__DepSet_") && !n.contains("__Slow"))
+            .map(|n| fs::read_to_string(obj.join(n)).map_err(|e| io_err("read", &obj.join(n), e)))
+            .collect::<Result<_, _>>()?;
+        crate::edge_eval::derive(PREFIX, &logic)
+    } else {
+        None
+    };
     fs::write(
         obj.join("wf_shim.cpp"),
         shim::generate(
@@ -773,6 +792,7 @@ fn build_into(
                 direct_eval,
                 x_seed: opts.x_random,
                 sample_port,
+                edge_eval: edge_eval.clone(),
             },
         ),
     )
@@ -867,11 +887,18 @@ fn build_into(
             .iter()
             .map(|p| (p.name.clone(), p.member.clone(), p.input, p.width))
             .collect(),
+        edge_eval: edge_eval.is_some(),
     };
     let meta_path = tmp.join("meta.json");
     fs::write(&meta_path, serde_json::to_string_pretty(&meta).unwrap())
         .map_err(|e| io_err("write", &meta_path, e))?;
-    Ok((verilate_time, compile_time, warnings, ports))
+    Ok((
+        verilate_time,
+        compile_time,
+        warnings,
+        ports,
+        edge_eval.is_some(),
+    ))
 }
 
 fn parse_ports_checked(header: &str, top: &str) -> Result<Vec<HeaderPort>, CosimError> {

@@ -27,6 +27,7 @@
 
 pub mod build;
 pub mod capt_stimulus;
+pub mod edge_eval;
 pub mod gatesim;
 mod hash;
 pub mod kits;

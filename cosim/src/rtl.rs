@@ -259,6 +259,10 @@ pub struct RtlModel {
     fns: Fns,
     lib: Arc<RtlLibrary>,
     trace_capable: bool,
+    /// No input was written since the last [`RtlModel::eval`]: the shim's clock edge may
+    /// skip re-settling the inputs' logic (`edge_eval.rs`), so [`RtlModel::edge`] settles
+    /// first when this is false.
+    settled: bool,
 }
 
 // SAFETY: an instance owns its Verilator context and model exclusively; Verilator models are
@@ -298,6 +302,7 @@ impl RtlModel {
             out_groups: PortGroups::default(),
             state_groups: PortGroups::default(),
             fns,
+            settled: false,
             lib: lib.clone(),
             trace_capable,
         };
@@ -373,11 +378,13 @@ impl RtlModel {
     pub fn set(&mut self, index: usize, value: &Bits) {
         let p = self.ports[index];
         write_port(&p, value);
+        self.settled = false;
     }
 
     /// Set every input port from a full port vector (unit port-list order).
     #[inline]
     pub fn set_inputs(&mut self, ports: &[Bits]) {
+        self.settled = false;
         let g = &self.in_groups;
         // SAFETY: each pointer addresses the port's naturally aligned storage of that size
         // (see `write_port`); a `Bits` value never has bits above its width.
@@ -417,6 +424,7 @@ impl RtlModel {
     /// Panics if `words` is shorter than the inputs.
     #[inline]
     pub fn set_inputs_from_words(&mut self, words: &[u64]) -> usize {
+        self.settled = false;
         let g = &self.in_groups;
         let mut k = 0;
         // SAFETY: as in `set_inputs`; a wide port's copy reads its `n32` 32-bit words from
@@ -497,6 +505,7 @@ impl RtlModel {
         if unsafe { (self.fns.eval)(self.handle) } != 0 {
             return Err(self.fail());
         }
+        self.settled = true;
         Ok(())
     }
 
@@ -516,9 +525,14 @@ impl RtlModel {
         Ok(())
     }
 
-    /// The rising clock edge.
+    /// The rising clock edge: the flops take the inputs as set. Inputs written since the
+    /// last [`RtlModel::eval`] are settled first (the shim's edge evaluates only the clock's
+    /// consequences, see `edge_eval.rs`).
     #[inline]
     pub fn edge(&mut self) -> Result<(), RtlError> {
+        if !self.settled {
+            self.eval()?;
+        }
         // SAFETY: valid handle.
         if unsafe { (self.fns.edge)(self.handle) } != 0 {
             return Err(self.fail());

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 5;
+pub const SHIM_VERSION: u32 = 7;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub fn has_direct_eval(prefix: &str, source: &str) -> bool {
 }
 
 /// How to generate a shim.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShimOptions {
     /// Call the root module's `_eval` directly: the per-cycle calls skip `eval_step()`'s
     /// per-call bookkeeping (thread-local mtask id, end-of-eval message queue, trace
@@ -125,6 +125,11 @@ pub struct ShimOptions {
     /// The top module has the co-simulation wrapper's `wf_sample` input, whose rising edge
     /// latches the internal state into the debug-state ports (`wf_sample_state`).
     pub sample_port: bool,
+    /// With `direct_eval`: the definition of [`crate::edge_eval::EDGE_EVAL_FN`] (the root
+    /// `_eval` without its input-combinational loop, see [`crate::edge_eval::derive`]),
+    /// which `wf_edge` calls instead of the whole `_eval`: the inputs have not changed
+    /// since the `wf_eval` before it.
+    pub edge_eval: Option<String>,
 }
 
 /// The name of a co-simulation wrapper's state-sampling input (see
@@ -136,6 +141,7 @@ pub const SAMPLE_PORT: &str = "wf_sample";
 /// in the table).
 pub fn generate(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> String {
     let (direct_eval, x_seed) = (opts.direct_eval, opts.x_seed);
+    let edge_eval = opts.edge_eval.as_deref().filter(|_| direct_eval);
     // Before the model is constructed: its constructor draws the initial values.
     let x_init = x_seed.map_or(String::new(), |seed| {
         format!(
@@ -173,10 +179,14 @@ pub fn generate(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> Strin
 #define WF_API extern "C" __attribute__((visibility("default")))
 #define WF_DIRECT_EVAL {direct}
 #define WF_SAMPLE_PORT {sample}
+#define WF_EDGE_EVAL {edge}
 #if WF_DIRECT_EVAL
 #include "{prefix}___024root.h"
 {direct_sig};  // defined in the same unity file, after this one
 #endif
+#if WF_EDGE_EVAL
+#include "{prefix}__Syms.h"
+{edge_fn}#endif
 
 namespace {{
 struct WfAbort {{}};
@@ -235,11 +245,17 @@ inline void wf_enter(WfModel* m) {{
     if (m->ctx && Verilated::threadContextp() != m->ctx) Verilated::threadContextp(m->ctx);
 }}
 
-inline int wf_run(WfModel* m) {{
+// `edge`: only the clock rose since the last evaluation, the inputs are unchanged.
+inline int wf_run(WfModel* m, bool edge) {{
+    (void)edge;
     wf_enter(m);
     try {{
 #if WF_DIRECT_EVAL
         if (m->inited && !m->tfp) {{
+#if WF_EDGE_EVAL
+            if (edge) {edge_fn_name}(m->top->rootp);
+            else
+#endif
             {prefix}___024root___eval(m->top->rootp);
         }} else {{
             m->top->eval();
@@ -342,7 +358,7 @@ WF_API int wf_eval(void* p) {{
     if (m->failed) return m->failed;
     m->top->clk = 0;
     m->ctx->time(m->cycle * 10);
-    int rc = wf_run(m);
+    int rc = wf_run(m, false);
     if (m->tfp && !rc) m->tfp->dump(m->cycle * 10);
     return rc;
 }}
@@ -353,7 +369,7 @@ WF_API int wf_edge(void* p) {{
     if (m->failed) return m->failed;
     m->top->clk = 1;
     m->ctx->time(m->cycle * 10 + 5);
-    int rc = wf_run(m);
+    int rc = wf_run(m, true);
     if (m->tfp && !rc) m->tfp->dump(m->cycle * 10 + 5);
     m->cycle++;
     return rc;
@@ -366,7 +382,7 @@ WF_API int wf_sample_state(void* p) {{
     if (m->failed) return m->failed;
 #if WF_SAMPLE_PORT
     m->top->wf_sample = 1;
-    int rc = wf_run(m);
+    int rc = wf_run(m, false);
     m->top->wf_sample = 0;
     return rc;
 #else
@@ -408,6 +424,9 @@ WF_API void wf_trace_close(void* p) {{
         nports = ports.len(),
         direct = direct_eval as u8,
         sample = opts.sample_port as u8,
+        edge = edge_eval.is_some() as u8,
+        edge_fn = edge_eval.unwrap_or_default(),
+        edge_fn_name = crate::edge_eval::EDGE_EVAL_FN,
         direct_sig = direct_eval_signature(prefix),
     )
 }
