@@ -441,16 +441,20 @@ pub struct Cosim {
 pub enum Pipelining {
     /// Always on one thread.
     Never,
-    /// When the RTL side is the longer half, the one a second thread can hide the other
-    /// behind: timed once per `Cosim` on the first [`PROBE_CYCLES`] cycles of its first run
-    /// that lasts that long (each half alone), then kept; a shorter run goes on one thread.
+    /// When two threads are the faster: raced once per `Cosim` on the first
+    /// [`PROBE_CYCLES`] cycles of its first run that lasts that long (on one thread and on
+    /// two, [`PROBE_ROUNDS`] times each, best kept), then kept; a shorter run goes on one
+    /// thread.
     Auto,
     /// Whenever possible.
     Always,
 }
 
-/// Cycles each half runs alone when [`Pipelining::Auto`] decides.
+/// Cycles of each timed try when [`Pipelining::Auto`] decides.
 pub const PROBE_CYCLES: u64 = 2048;
+/// Tries of each way when [`Pipelining::Auto`] decides (the best of each is compared: host
+/// noise only ever slows a try down).
+pub const PROBE_ROUNDS: u32 = 2;
 
 /// `$WARPFORGE_COSIM_OUT`, else `<temp>/warpforge-cosim`.
 pub fn default_failure_dir() -> PathBuf {

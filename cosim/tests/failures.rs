@@ -713,8 +713,9 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
     };
     assert_eq!(hits(&a), hits(&b));
     assert!(!hits(&a).is_empty());
-    // The default (`Auto`) first times each half alone on the stimulus, then rewinds it
-    // and runs one way or the other: the same run again. A run shorter than the probe goes
+    // The default (`Auto`) first races one thread against two on the start of the
+    // stimulus (rewinding it after each try), then runs one way or the other: the same run
+    // again. A run shorter than the probe goes
     // on one thread and leaves the choice to the next run.
     let auto_cosim = Cosim::new(desc, params.clone(), RtlSource::cosim_of(&g), &opts()).unwrap();
     let short = auto_cosim
