@@ -190,7 +190,7 @@ impl Cosim {
             if rtl.first_mismatch(&ports).is_some() {
                 return None;
             }
-            if sampled && (cycle - first_cycle) % self.state_interval == 0 {
+            if sampled && (cycle - first_cycle).is_multiple_of(self.state_interval) {
                 rtl.sample_state().ok()?;
                 side.model.debug_state(&mut ports);
                 if rtl.first_state_mismatch(&ports).is_some() {
