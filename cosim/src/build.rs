@@ -767,22 +767,19 @@ fn build_into(
         .collect();
     // The shim calls the root module's `_eval` directly when this Verilator defines it as
     // expected (single-threaded builds only: see `shim::ShimOptions::direct_eval`).
+    // The per-cycle logic (`*__DepSet_*.cpp` without `__Slow`), where `_eval` is defined.
+    let logic: Vec<String> = names
+        .iter()
+        .filter(|n| n.contains("__DepSet_") && !n.contains("__Slow"))
+        .map(|n| fs::read_to_string(obj.join(n)).map_err(|e| io_err("read", &obj.join(n), e)))
+        .collect::<Result<_, _>>()?;
     let direct_eval = !opts.verilator_args.iter().any(|a| a.contains("threads"))
-        && names.iter().any(|n| {
-            fs::read_to_string(obj.join(n)).is_ok_and(|t| shim::has_direct_eval(PREFIX, &t))
-        });
+        && logic.iter().any(|t| shim::has_direct_eval(PREFIX, t));
     // And at a clock edge, `_eval` without the input-combinational loop when that is
     // equivalent (see `edge_eval`).
-    let edge_eval = if direct_eval {
-        let logic: Vec<String> = names
-            .iter()
-            .filter(|n| n.contains("__DepSet_") && !n.contains("__Slow"))
-            .map(|n| fs::read_to_string(obj.join(n)).map_err(|e| io_err("read", &obj.join(n), e)))
-            .collect::<Result<_, _>>()?;
-        crate::edge_eval::derive(PREFIX, &logic)
-    } else {
-        None
-    };
+    let edge_eval = direct_eval
+        .then(|| crate::edge_eval::derive(PREFIX, &logic))
+        .flatten();
     fs::write(
         obj.join("wf_shim.cpp"),
         shim::generate(

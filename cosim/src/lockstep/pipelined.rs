@@ -270,7 +270,7 @@ impl Cosim {
                 let elapsed = t0.elapsed();
                 let cycles = end - first_cycle;
                 let (compared, state_ports) =
-                    (rtl.output_frame_order().len(), rtl.state_indices().len());
+                    (rtl.output_indices().len(), rtl.state_indices().len());
                 Ok(Summary {
                     unit: self.desc.name.to_string(),
                     instance: instance.to_string(),
