@@ -11,7 +11,7 @@
 
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
-use super::trace_sink::TraceSink;
+use super::trace_sink::{TraceSink, TraceTail};
 use std::collections::BTreeMap;
 
 /// Every instance of one unit kind in the GPU model.
@@ -151,6 +151,12 @@ impl<U: Unit> UnitHost<U> {
     /// The recorded traffic (recording stops).
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
         self.trace.take().map(TraceSink::finish)
+    }
+
+    /// Hands the trace's last edges to the encoder (see [`TraceSink::flush`]), before
+    /// [`UnitHost::take_trace`].
+    pub fn flush_trace(&mut self, tails: &mut Vec<TraceTail>) {
+        tails.extend(self.trace.as_mut().and_then(TraceSink::flush));
     }
 
     /// One clock edge of instance `i` at `cycle` with non-idle inputs `inp` (a cycle in

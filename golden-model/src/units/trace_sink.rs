@@ -31,7 +31,7 @@
 use super::contract::Params;
 use super::declare::Unit;
 use super::trace::TraceRecorder;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -244,11 +244,61 @@ pub struct TraceSink<U: Unit> {
     /// encoder (the scoreboard's host checks them at every launch).
     params: Params,
 
-    encoder: Arc<Mutex<Encoder<U>>>,
+    shared: Arc<Shared<U>>,
+}
+
+/// What a sink shares with the jobs that encode its chunks.
+struct Shared<U: Unit> {
+    encoder: Mutex<Encoder<U>>,
     /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
     /// allocates nothing (a fresh chunk per hand-over cost page faults and cross-thread
     /// frees, more than the copying itself).
-    spare: Arc<Mutex<Vec<Vec<u64>>>>,
+    spare: Mutex<Vec<Vec<u64>>>,
+    /// Jobs of this sink queued or running on the encoder (chunks and recorder changes).
+    in_flight: AtomicUsize,
+}
+
+impl<U: Unit> Shared<U> {
+    /// Encodes `chunk` into the recorder (the chunks of a sink in the order they were
+    /// handed over) and keeps it for reuse.
+    fn encode(&self, mut chunk: Vec<u64>) {
+        let mut guard = lock(&self.encoder);
+        let enc = &mut *guard;
+        enc.edges.clear();
+        decode(&chunk, &mut enc.edges);
+        U::encode_recorded(&mut enc.recorder, &enc.edges);
+        drop(guard);
+        chunk.clear();
+        lock(&self.spare).push(chunk);
+    }
+}
+
+/// The last chunk of a sink whose recording ends ([`TraceSink::flush`]): queued for the
+/// encoder thread like any other, and encoded by the thread that ends the recording
+/// instead if it gets there first.
+///
+/// Why: when a run ends, every sink (two per SM: the warps' stacks and the scoreboard)
+/// holds a partly filled chunk, and encoding those tails was the whole wait for the
+/// traces: 10-16 ms a run, 2-4% of a short workload's simulation time. The encoder thread
+/// takes the tails from the first sink on, the ending thread from the last one back, and
+/// they meet half way.
+pub struct TraceTail(Box<dyn FnOnce() + Send>);
+
+impl TraceTail {
+    /// Encodes the tail on this thread, unless the encoder thread has started it or still
+    /// has earlier chunks of the same sink to encode (they must go first).
+    pub fn encode_here_if_free(self) {
+        (self.0)()
+    }
+}
+
+/// Encodes the tails on this thread from the last one back while the encoder thread takes
+/// them from the first one on (see [`TraceTail`]).
+pub fn encode_tails(tails: Vec<TraceTail>) {
+    tails
+        .into_iter()
+        .rev()
+        .for_each(TraceTail::encode_here_if_free);
 }
 
 impl<U: Unit> TraceSink<U> {
@@ -258,11 +308,14 @@ impl<U: Unit> TraceSink<U> {
             params: recorder.params().clone(),
             chunk: Vec::with_capacity(CHUNK_WORDS + 64),
             last_cycle: 0,
-            encoder: Arc::new(Mutex::new(Encoder {
-                recorder,
-                edges: Vec::new(),
-            })),
-            spare: Arc::default(),
+            shared: Arc::new(Shared {
+                encoder: Mutex::new(Encoder {
+                    recorder,
+                    edges: Vec::new(),
+                }),
+                spare: Mutex::default(),
+                in_flight: AtomicUsize::new(0),
+            }),
         }
     }
 
@@ -286,25 +339,50 @@ impl<U: Unit> TraceSink<U> {
     #[cold]
     #[inline(never)]
     fn hand_over(&mut self) {
-        if self.chunk.is_empty() {
-            return;
+        if let Some(chunk) = self.take_chunk() {
+            let shared = Arc::clone(&self.shared);
+            submit(Box::new(move || {
+                shared.encode(chunk);
+                shared.in_flight.fetch_sub(1, Ordering::Release);
+            }));
         }
-        let reused = lock(&self.spare).pop();
+    }
+
+    /// The chunk, counted in flight, replaced by an empty one; `None` when it is empty.
+    fn take_chunk(&mut self) -> Option<Vec<u64>> {
+        if self.chunk.is_empty() {
+            return None;
+        }
+        let reused = lock(&self.shared.spare).pop();
         let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_WORDS + 64));
-        let mut chunk = std::mem::replace(&mut self.chunk, next);
         self.last_cycle = 0;
-        let encoder = Arc::clone(&self.encoder);
-        let spare = Arc::clone(&self.spare);
+        self.shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        Some(std::mem::replace(&mut self.chunk, next))
+    }
+
+    /// Hands the partly filled chunk over as a [`TraceTail`] (at the end of a recording,
+    /// before [`TraceSink::finish`]); `None` when it is empty.
+    pub fn flush(&mut self) -> Option<TraceTail> {
+        let chunk = self.take_chunk()?;
+        let slot = Arc::new(Mutex::new(Some(chunk)));
+        let (queued, queued_slot) = (Arc::clone(&self.shared), Arc::clone(&slot));
         submit(Box::new(move || {
-            let mut guard = lock(&encoder);
-            let enc = &mut *guard;
-            enc.edges.clear();
-            decode(&chunk, &mut enc.edges);
-            U::encode_recorded(&mut enc.recorder, &enc.edges);
-            drop(guard);
-            chunk.clear();
-            lock(&spare).push(chunk);
+            if let Some(chunk) = lock(&queued_slot).take() {
+                queued.encode(chunk);
+            }
+            queued.in_flight.fetch_sub(1, Ordering::Release);
         }));
+        let shared = Arc::clone(&self.shared);
+        Some(TraceTail(Box::new(move || {
+            // In flight: this tail alone, so every earlier chunk of the sink is encoded.
+            // Taking the chunk out of its slot decides who encodes it.
+            if shared.in_flight.load(Ordering::Acquire) == 1 {
+                let chunk = lock(&slot).take();
+                if let Some(chunk) = chunk {
+                    shared.encode(chunk);
+                }
+            }
+        })))
     }
 
     /// Waits until every edge recorded so far is encoded.
@@ -324,7 +402,7 @@ impl<U: Unit> TraceSink<U> {
     #[cfg(test)]
     fn encoded_events(&mut self) -> u64 {
         self.sync();
-        lock(&self.encoder).recorder.events()
+        lock(&self.shared.encoder).recorder.events()
     }
 
     /// Runs `change` on the recorder on the encoder thread, after every edge recorded so far
@@ -337,8 +415,13 @@ impl<U: Unit> TraceSink<U> {
     ) {
         self.hand_over();
         self.params = params;
-        let encoder = Arc::clone(&self.encoder);
-        submit(Box::new(move || change(&mut lock(&encoder).recorder)));
+        let shared = Arc::clone(&self.shared);
+        // Counted in flight like a chunk: a tail must not be encoded before it.
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        submit(Box::new(move || {
+            change(&mut lock(&shared.encoder).recorder);
+            shared.in_flight.fetch_sub(1, Ordering::Release);
+        }));
     }
 
     /// The parameters of the trace being recorded (no wait for the encoder).
@@ -349,7 +432,7 @@ impl<U: Unit> TraceSink<U> {
     /// Every recorded edge, encoded.
     pub fn finish(mut self) -> TraceRecorder {
         self.sync();
-        let mut enc = lock(&self.encoder);
+        let mut enc = lock(&self.shared.encoder);
         let empty = TraceRecorder::new(enc.recorder.desc(), enc.recorder.params().clone());
         std::mem::replace(&mut enc.recorder, empty)
     }
@@ -411,6 +494,51 @@ mod tests {
                 s.spawn(move || run(salt));
             }
         });
+    }
+
+    /// The tails of many sinks, encoded by this thread and the encoder thread at once
+    /// ([`encode_tails`]), give the bytes of encoding in place, also when a recorder change
+    /// (here: a new instance, which the tail's edges use) is queued just before a tail.
+    #[test]
+    fn tails_shared_with_the_encoder_write_the_bytes_of_encoding_in_place() {
+        for round in 0..20u64 {
+            let mut sinks = Vec::new();
+            let mut directs = Vec::new();
+            let mut tails = Vec::new();
+            for s in 0..12u64 {
+                let mut sink = TraceSink::<SimtStackSpe>::new(spe_recorder());
+                let mut direct = spe_recorder();
+                // Some sinks leave full chunks queued behind their tail; others none.
+                let edges = (s * 977 + round * 131) % (2 * CHUNK_WORDS as u64) + 1;
+                let mut cycle = 0;
+                for k in 0..edges {
+                    cycle += 1 + k % 3;
+                    let inp = SpeInputs::seq((k * 7 + s) as u32, 0);
+                    sink.push((k % 3) as usize, cycle, &StackRecord(inp));
+                    direct.record_inputs((k % 3) as usize, cycle, &inp);
+                }
+                if s % 3 == 0 {
+                    sink.change_recorder(sink.params().clone(), |rec| {
+                        rec.add_instance("late".into());
+                    });
+                    direct.add_instance("late".into());
+                    for k in 0..50 {
+                        cycle += 1;
+                        let inp = SpeInputs::launch(k, 1);
+                        sink.push(3, cycle, &StackRecord(inp));
+                        direct.record_inputs(3, cycle, &inp);
+                    }
+                }
+                tails.extend(sink.flush());
+                sinks.push(sink);
+                directs.push(direct);
+            }
+            encode_tails(tails);
+            for (sink, direct) in sinks.into_iter().zip(directs) {
+                let (a, b) = (sink.finish().into_trace("t"), direct.into_trace("t"));
+                assert_eq!((a.header, a.blobs), (b.header, b.blobs), "round {round}");
+            }
+        }
     }
 
     /// Every port group packs into raw words and back to the same value, for values with
@@ -488,6 +616,41 @@ mod tests {
             },
         ] {
             assert_eq!(StackRecord(other).compact(), None, "{other:?}");
+        }
+    }
+
+    /// The compact form's test (one OR over the fields that must be 0) accepts exactly the
+    /// sequential updates, for values that differ from one in any one field or none.
+    #[test]
+    fn the_compact_test_is_equality_with_a_sequential_update() {
+        use crate::units::simt_stack_dpe::DpeInputs;
+        let mut rng = crate::units::random_program::SplitMix64::new(7);
+        for _ in 0..20_000 {
+            let r = rng.next_u64();
+            let pc = if r & 1 == 0 { u32::MAX } else { rng.next_u64() as u32 };
+            let side = (r >> 1 & 3) as u8;
+            let v = rng.next_u64();
+            let mut spe = SpeInputs::seq(pc, 0);
+            let mut dpe = DpeInputs::seq(pc, side);
+            // One field changed (or none), to a random value that may equal the old one.
+            match r >> 3 & 15 {
+                0 => (spe.launch_valid, dpe.launch_valid) = (v & 1 != 0, v & 1 != 0),
+                1 => (spe.launch_pc, dpe.launch_pc) = (v as u32, v as u32),
+                2 => (spe.launch_rpc, dpe.launch_rpc) = (v as u32 & 1, v as u32 & 1),
+                3 => (spe.launch_mask, dpe.launch_mask) = (v & 3, v & 3),
+                4 => (spe.upd_valid, dpe.upd_valid) = (v & 1 != 0, v & 1 != 0),
+                5 => (spe.upd_kind, dpe.upd_kind) = (v as u8 & 3, v as u8 & 3),
+                6 => (spe.upd_taken, dpe.upd_taken) = (v & 1, v & 1),
+                7 => (spe.upd_target, dpe.upd_target) = (v as u32 & 1, v as u32 & 1),
+                8 => (spe.upd_next, dpe.upd_next) = (v as u32 & 3, v as u32 & 3),
+                9 => (spe.upd_rpc, dpe.upd_rpc) = (v as u32 & 1, v as u32 & 1),
+                10 => (spe.upd_pc, dpe.upd_pc) = (v as u32, v as u32),
+                _ => {}
+            }
+            let seq_spe = spe == SpeInputs::seq(spe.upd_pc, 0);
+            assert_eq!(StackRecord(spe).compact().is_some(), seq_spe, "{spe:?}");
+            let seq_dpe = dpe.upd_side < 2 && dpe == DpeInputs::seq(dpe.upd_pc, dpe.upd_side);
+            assert_eq!(StackRecord(dpe).compact().is_some(), seq_dpe, "{dpe:?}");
         }
     }
 

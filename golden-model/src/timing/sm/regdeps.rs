@@ -19,6 +19,7 @@ use crate::units::dpe_scoreboard::{
 };
 use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::trace::TraceRecorder;
+use crate::units::trace_sink::TraceTail;
 use std::collections::VecDeque;
 
 /// Reserve ports of the scoreboard: each scheduler issues at most one instruction per cycle
@@ -148,6 +149,10 @@ impl RegDeps {
     }
 
     /// The recorded traffic (recording stops).
+    pub fn flush_trace(&mut self, tails: &mut Vec<TraceTail>) {
+        self.sb.flush_trace(tails)
+    }
+
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
         self.sb.take_trace()
     }
