@@ -627,7 +627,11 @@ mod tests {
         let mut rng = crate::units::random_program::SplitMix64::new(7);
         for _ in 0..20_000 {
             let r = rng.next_u64();
-            let pc = if r & 1 == 0 { u32::MAX } else { rng.next_u64() as u32 };
+            let pc = if r & 1 == 0 {
+                u32::MAX
+            } else {
+                rng.next_u64() as u32
+            };
             let side = (r >> 1 & 3) as u8;
             let v = rng.next_u64();
             let mut spe = SpeInputs::seq(pc, 0);
