@@ -763,10 +763,8 @@ pub struct StackRecord<I>(pub I);
 pub trait SeqUpdate: Copy + PartialEq + RawRecord {
     /// The sequential update of the instruction at `pc` on `side`.
     fn seq(pc: u32, side: u8) -> Self;
-    /// `(pc, side)` when the value is `seq(pc, side)` with `side` below 2. Checked with
-    /// one OR over the fields that must be 0 rather than a comparison field by field: it
-    /// runs on the simulation thread at every recorded edge.
-    fn seq_pc_side(&self) -> Option<(u32, u8)>;
+    /// `(pc, side)` of a value that may be a sequential update.
+    fn pc_side(&self) -> (u32, u8);
 }
 
 impl SeqUpdate for SpeInputs {
@@ -781,17 +779,8 @@ impl SeqUpdate for SpeInputs {
         }
     }
     #[inline(always)]
-    fn seq_pc_side(&self) -> Option<(u32, u8)> {
-        let others = self.launch_valid as u64
-            | self.launch_pc as u64
-            | self.launch_rpc as u64
-            | self.launch_mask
-            | (self.upd_kind ^ UpdKind::Seq as u8) as u64
-            | self.upd_taken
-            | self.upd_target as u64
-            | self.upd_rpc as u64
-            | (self.upd_next ^ self.upd_pc.wrapping_add(1)) as u64;
-        (self.upd_valid & (others == 0)).then_some((self.upd_pc, 0))
+    fn pc_side(&self) -> (u32, u8) {
+        (self.upd_pc, 0)
     }
 }
 
@@ -807,8 +796,8 @@ impl<I: SeqUpdate> RawRecord for StackRecord<I> {
     /// The PC, and the side above its 32 bits.
     #[inline(always)]
     fn compact(&self) -> Option<u64> {
-        let (pc, side) = self.0.seq_pc_side()?;
-        Some(pc as u64 | (side as u64) << 32)
+        let (pc, side) = self.0.pc_side();
+        (side < 2 && self.0 == I::seq(pc, side)).then_some(pc as u64 | (side as u64) << 32)
     }
     fn from_compact(payload: u64) -> Self {
         StackRecord(I::seq(payload as u32, (payload >> 32) as u8))

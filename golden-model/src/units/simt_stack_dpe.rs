@@ -808,18 +808,8 @@ impl SeqUpdate for DpeInputs {
         DpeInputs::update_from(side, &SpeInputs::seq(pc, 0))
     }
     #[inline(always)]
-    fn seq_pc_side(&self) -> Option<(u32, u8)> {
-        let others = self.launch_valid as u64
-            | self.launch_pc as u64
-            | self.launch_rpc as u64
-            | self.launch_mask
-            | (self.upd_side >> 1) as u64
-            | (self.upd_kind ^ UpdKind::Seq as u8) as u64
-            | self.upd_taken
-            | self.upd_target as u64
-            | self.upd_rpc as u64
-            | (self.upd_next ^ self.upd_pc.wrapping_add(1)) as u64;
-        (self.upd_valid & (others == 0)).then_some((self.upd_pc, self.upd_side))
+    fn pc_side(&self) -> (u32, u8) {
+        (self.upd_pc, self.upd_side)
     }
 }
 

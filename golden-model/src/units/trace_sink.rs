@@ -619,8 +619,8 @@ mod tests {
         }
     }
 
-    /// The compact form's test (one OR over the fields that must be 0) accepts exactly the
-    /// sequential updates, for values that differ from one in any one field or none.
+    /// A stack record's compact form is taken by exactly the sequential updates, for values
+    /// that differ from one in any one field or none.
     #[test]
     fn the_compact_test_is_equality_with_a_sequential_update() {
         use crate::units::simt_stack_dpe::DpeInputs;
