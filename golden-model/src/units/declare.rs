@@ -20,7 +20,7 @@
 
 use super::contract::{low_mask, Bits, Params, UnitDesc, UnitModel};
 use super::trace::TraceRecorder;
-use super::trace_sink::RecordedEdge;
+use super::trace_sink::{CompactTails, RecordedEdge};
 
 /// A parameter value as the typed parameter struct holds it.
 pub trait ParamValue: Copy {
@@ -317,8 +317,13 @@ pub trait Unit: Declared {
     type Recorded: super::trace_sink::RawRecord;
     /// The recorded form of inputs given to [`super::host::UnitHost::tick`].
     fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded;
-    /// Encodes recorded edges into `rec`, in order.
-    fn encode_recorded(rec: &mut TraceRecorder, edges: &[RecordedEdge<Self::Recorded>]);
+    /// Encodes recorded edges into `rec`, in order (`tails`: for units whose compact values
+    /// recur; see [`CompactTails`]).
+    fn encode_recorded(
+        rec: &mut TraceRecorder,
+        edges: &[RecordedEdge<Self::Recorded>],
+        tails: &mut CompactTails,
+    );
 }
 
 /// The [`Unit`] trace items of a unit whose traces record its inputs as they are (a unit
@@ -335,6 +340,7 @@ macro_rules! records_its_inputs {
         fn encode_recorded(
             rec: &mut $crate::units::trace::TraceRecorder,
             edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
+            _: &mut $crate::units::trace_sink::CompactTails,
         ) {
             for e in edges {
                 rec.record_inputs(e.instance as usize, e.cycle, &e.value)
@@ -348,12 +354,21 @@ macro_rules! records_its_inputs {
         fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
             $W(*inp)
         }
+        // The wrapper's compact values recur (a stack's sequential updates): their
+        // encoded bytes are kept.
         fn encode_recorded(
             rec: &mut $crate::units::trace::TraceRecorder,
             edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
+            tails: &mut $crate::units::trace_sink::CompactTails,
         ) {
             for e in edges {
-                rec.record_inputs(e.instance as usize, e.cycle, &e.value.0)
+                match e.compact {
+                    Some(payload) => {
+                        let tail = tails.tail(payload, |out| rec.encode_inputs(&e.value.0, out));
+                        rec.record_encoded(e.instance as usize, e.cycle, tail)
+                    }
+                    None => rec.record_inputs(e.instance as usize, e.cycle, &e.value.0),
+                }
             }
         }
     };

@@ -61,7 +61,7 @@ use super::contract::{Bits, CostFigure, GpuUse, Scaling, SeedCost};
 use super::coverage::Cover;
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
-use super::trace_sink::{RawRecord, RecordedEdge};
+use super::trace_sink::{CompactTails, RawRecord, RecordedEdge};
 
 /// The most reserve, release or query ports a unit can have.
 pub const MAX_PORTS: usize = 8;
@@ -833,7 +833,11 @@ impl Unit for DpeScoreboard {
     }
     /// Laid out at the trace's parameters (its `NUM_REGS` may be wider than the instance's:
     /// see `RegDeps::begin_kernel`).
-    fn encode_recorded(rec: &mut TraceRecorder, edges: &[RecordedEdge<ScoreboardInputs>]) {
+    fn encode_recorded(
+        rec: &mut TraceRecorder,
+        edges: &[RecordedEdge<ScoreboardInputs>],
+        _: &mut CompactTails,
+    ) {
         let layout = ScoreboardPorts::of(&ScoreboardParams::from_params(rec.params()));
         let mut ports = ScoreboardPortIn::default();
         for e in edges {

@@ -164,9 +164,33 @@ impl TraceRecorder {
         let widths = &self.input_widths;
         append(&mut rec.bytes, self.max_event_bytes, |out| {
             out.varint(delta);
-            // Bit 0 is `rst_n`, high (idle) in every typed event.
-            out.varint(inp.present(widths) << 1);
-            inp.encode(widths, &mut |w| out.varint(w));
+            write_inputs(out, widths, inp);
+        });
+    }
+
+    /// Appends to `out` the bytes [`TraceRecorder::record_inputs`] writes for `inp` after the
+    /// cycle delta, for [`TraceRecorder::record_encoded`] (the trace encoder keeps them for
+    /// values that recur).
+    #[inline]
+    pub fn encode_inputs<G: PortGroup>(&self, inp: &G, out: &mut Vec<u8>) {
+        debug_assert_eq!(G::POSITIONS, &self.inputs[1..], "the unit's input group");
+        append(out, self.max_event_bytes, |o| {
+            write_inputs(o, &self.input_widths, inp)
+        });
+    }
+
+    /// Records an event of instance `inst` at `cycle` whose bytes after the cycle delta
+    /// are `tail` (from [`TraceRecorder::encode_inputs`] at this recorder's parameters).
+    #[inline]
+    pub fn record_encoded(&mut self, inst: usize, cycle: u64, tail: &[u8]) {
+        let rec = &mut self.instances[inst];
+        debug_assert!(cycle > rec.last_cycle || rec.events == 0);
+        let delta = cycle.saturating_sub(rec.last_cycle);
+        rec.last_cycle = cycle;
+        rec.events += 1;
+        append(&mut rec.bytes, MAX_VARINT_BYTES + tail.len(), |out| {
+            out.varint(delta);
+            out.bytes(tail);
         });
     }
 
@@ -595,6 +619,25 @@ impl SpareBytes<'_> {
         self.spare[self.n].write(v as u8);
         self.n += 1;
     }
+
+    #[inline(always)]
+    fn bytes(&mut self, bytes: &[u8]) {
+        let to = &mut self.spare[self.n..self.n + bytes.len()];
+        // SAFETY: `to` is `bytes.len()` bytes of the reservation (the indexing above
+        // checked it), and `MaybeUninit<u8>` has the layout of `u8`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), to.as_mut_ptr().cast::<u8>(), bytes.len())
+        };
+        self.n += bytes.len();
+    }
+}
+
+/// An event's bytes after its cycle delta: the presence mask, then the present ports' words.
+#[inline(always)]
+fn write_inputs<G: PortGroup>(out: &mut SpareBytes, widths: &[PortWidth], inp: &G) {
+    // Bit 0 is `rst_n`, high (idle) in every typed event.
+    out.varint(inp.present(widths) << 1);
+    inp.encode(widths, &mut |w| out.varint(w));
 }
 
 /// Appends to `vec` what `write` puts into its spare capacity (at most `max` bytes) and

@@ -72,6 +72,8 @@ pub struct RecordedEdge<R> {
     pub instance: u32,
     pub cycle: u64,
     pub value: R,
+    /// The value's [`RawRecord::compact`] payload when the chunk held it in that form.
+    pub compact: Option<u64>,
 }
 
 /// How a chunk's words frame its edges. The low two bits of an edge's first word say which
@@ -137,15 +139,17 @@ fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
     let mut last_cycle = 0u64;
     while at < words.len() {
         let word = words[at];
-        let (instance, cycle, value) = match word & TAG_MASK {
+        let (instance, cycle, value, compact) = match word & TAG_MASK {
             TAG_COMPACT => {
                 at += 1;
                 let instance = (word >> TAG_BITS & low_bits(COMPACT_INSTANCE_BITS)) as u32;
                 let step = word >> COMPACT_STEP_AT & low_bits(COMPACT_STEP_BITS);
+                let payload = word >> COMPACT_PAYLOAD_AT;
                 (
                     instance,
                     last_cycle.wrapping_add(step),
-                    R::from_compact(word >> COMPACT_PAYLOAD_AT),
+                    R::from_compact(payload),
+                    Some(payload),
                 )
             }
             tag => {
@@ -162,7 +166,7 @@ fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
                 };
                 let (value, n) = R::unpack(&words[at..]);
                 at += n;
-                (instance, cycle, value)
+                (instance, cycle, value, None)
             }
         };
         last_cycle = cycle;
@@ -170,7 +174,82 @@ fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
             instance,
             cycle,
             value,
+            compact,
         });
+    }
+}
+
+/// Slots of [`CompactTails`].
+const COMPACT_TAIL_SLOTS: usize = 256;
+/// The longest encoded tail [`CompactTails`] keeps.
+const COMPACT_TAIL_BYTES: usize = 31;
+
+/// The trace bytes after the cycle delta of recently encoded compact values, in a
+/// direct-mapped table keyed by their [`RawRecord::compact`] payload, for units whose
+/// compact values recur.
+///
+/// Why: a stack's sequential updates are most of its edges, one value per PC of a loop
+/// body (99.9% hits on mandelbrot). Encoding one from its value (the presence mask over
+/// all 11 ports, a varint per present word) cost ~250 host instructions on the encoder
+/// thread; a hit is a copy of a few bytes. That matters beside the simulation: on this
+/// project's machines the encoder's work on the second core slows the simulation on the
+/// first (README, "Speed"). A scoreboard cycle's pair of operations recurs too rarely (41%
+/// hits, and a miss costs more than encoding), so the scoreboard does not use it.
+pub struct CompactTails {
+    slots: Box<[CompactTail; COMPACT_TAIL_SLOTS]>,
+    /// A tail too long for a slot.
+    scratch: Vec<u8>,
+}
+
+#[derive(Clone, Copy)]
+struct CompactTail {
+    /// The payload with [`CompactTails::FILLED`] set; 0 for an empty slot.
+    key: u64,
+    len: u8,
+    bytes: [u8; COMPACT_TAIL_BYTES],
+}
+
+impl CompactTails {
+    /// Above every payload (payloads have [`COMPACT_PAYLOAD_BITS`] bits).
+    const FILLED: u64 = 1 << 63;
+    const EMPTY: CompactTail = CompactTail {
+        key: 0,
+        len: 0,
+        bytes: [0; COMPACT_TAIL_BYTES],
+    };
+
+    fn new() -> CompactTails {
+        CompactTails {
+            slots: Box::new([Self::EMPTY; COMPACT_TAIL_SLOTS]),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.fill(Self::EMPTY);
+    }
+
+    /// The tail of the value of compact `payload`: kept, or written by `encode` (and kept
+    /// when it fits a slot). The bytes must be a function of the payload and the
+    /// recorder's parameters alone.
+    #[inline(always)]
+    pub fn tail(&mut self, payload: u64, encode: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
+        // Fibonacci hashing: PCs and register numbers differ in their low bits.
+        let at = (payload.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % COMPACT_TAIL_SLOTS;
+        let key = payload | Self::FILLED;
+        let slot = &mut self.slots[at];
+        if slot.key != key {
+            let scratch = &mut self.scratch;
+            scratch.clear();
+            encode(scratch);
+            if scratch.len() > COMPACT_TAIL_BYTES {
+                return scratch;
+            }
+            slot.key = key;
+            slot.len = scratch.len() as u8;
+            slot.bytes[..scratch.len()].copy_from_slice(scratch);
+        }
+        &slot.bytes[..slot.len as usize]
     }
 }
 
@@ -233,6 +312,7 @@ struct Encoder<U: Unit> {
     recorder: TraceRecorder,
     /// The decoded edges of one chunk (reused).
     edges: Vec<RecordedEdge<U::Recorded>>,
+    compact_tails: CompactTails,
 }
 
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
@@ -266,7 +346,7 @@ impl<U: Unit> Shared<U> {
         let enc = &mut *guard;
         enc.edges.clear();
         decode(&chunk, &mut enc.edges);
-        U::encode_recorded(&mut enc.recorder, &enc.edges);
+        U::encode_recorded(&mut enc.recorder, &enc.edges, &mut enc.compact_tails);
         drop(guard);
         chunk.clear();
         lock(&self.spare).push(chunk);
@@ -312,6 +392,7 @@ impl<U: Unit> TraceSink<U> {
                 encoder: Mutex::new(Encoder {
                     recorder,
                     edges: Vec::new(),
+                    compact_tails: CompactTails::new(),
                 }),
                 spare: Mutex::default(),
                 in_flight: AtomicUsize::new(0),
@@ -419,7 +500,10 @@ impl<U: Unit> TraceSink<U> {
         // Counted in flight like a chunk: a tail must not be encoded before it.
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         submit(Box::new(move || {
-            change(&mut lock(&shared.encoder).recorder);
+            let mut enc = lock(&shared.encoder);
+            change(&mut enc.recorder);
+            // The kept bytes are the recorder's encoding at its parameters.
+            enc.compact_tails.clear();
             shared.in_flight.fetch_sub(1, Ordering::Release);
         }));
     }
