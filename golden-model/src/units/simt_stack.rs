@@ -799,6 +799,8 @@ impl<I: SeqUpdate> RawRecord for StackRecord<I> {
         let (pc, side) = self.0.pc_side();
         (side < 2 && self.0 == I::seq(pc, side)).then_some(pc as u64 | (side as u64) << 32)
     }
+    /// One value per PC of a loop body: 99.9% of them recur on mandelbrot.
+    const COMPACT_VALUES_RECUR: bool = true;
     fn from_compact(payload: u64) -> Self {
         StackRecord(I::seq(payload as u32, (payload >> 32) as u8))
     }

@@ -57,6 +57,9 @@ pub trait RawRecord: Sized + Send + 'static {
     fn compact(&self) -> Option<u64> {
         None
     }
+    /// Whether compact values recur often enough that the encoder keeps their encoded
+    /// bytes ([`CompactTails`]) and encodes chunks edge by edge to copy them undecoded.
+    const COMPACT_VALUES_RECUR: bool = false;
     /// The value [`RawRecord::compact`] gave `payload` for.
     fn from_compact(payload: u64) -> Self {
         unreachable!("a compact record {payload:#x} of a type without a compact form")
@@ -133,23 +136,29 @@ fn push_edge<R: RawRecord>(
     value.pack(out);
 }
 
-/// The edges of a chunk of words, decoded.
-fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
+/// An edge as a chunk holds it.
+enum ChunkEdge<R> {
+    /// A [`RawRecord::compact`] payload.
+    Compact(u64),
+    Value(R),
+}
+
+/// Calls `each(instance, cycle, edge)` for the edges of a chunk of words, in order.
+#[inline(always)]
+fn for_each_edge<R: RawRecord>(words: &[u64], mut each: impl FnMut(u32, u64, ChunkEdge<R>)) {
     let mut at = 0;
     let mut last_cycle = 0u64;
     while at < words.len() {
         let word = words[at];
-        let (instance, cycle, value, compact) = match word & TAG_MASK {
+        let (instance, cycle, edge) = match word & TAG_MASK {
             TAG_COMPACT => {
                 at += 1;
                 let instance = (word >> TAG_BITS & low_bits(COMPACT_INSTANCE_BITS)) as u32;
                 let step = word >> COMPACT_STEP_AT & low_bits(COMPACT_STEP_BITS);
-                let payload = word >> COMPACT_PAYLOAD_AT;
                 (
                     instance,
                     last_cycle.wrapping_add(step),
-                    R::from_compact(payload),
-                    Some(payload),
+                    ChunkEdge::Compact(word >> COMPACT_PAYLOAD_AT),
                 )
             }
             tag => {
@@ -166,17 +175,35 @@ fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
                 };
                 let (value, n) = R::unpack(&words[at..]);
                 at += n;
-                (instance, cycle, value, None)
+                (instance, cycle, ChunkEdge::Value(value))
             }
         };
         last_cycle = cycle;
-        edges.push(RecordedEdge {
+        each(instance, cycle, edge);
+    }
+}
+
+impl<R: RawRecord> RecordedEdge<R> {
+    #[inline(always)]
+    fn of(instance: u32, cycle: u64, edge: ChunkEdge<R>) -> RecordedEdge<R> {
+        let (value, compact) = match edge {
+            ChunkEdge::Compact(payload) => (R::from_compact(payload), Some(payload)),
+            ChunkEdge::Value(value) => (value, None),
+        };
+        RecordedEdge {
             instance,
             cycle,
             value,
             compact,
-        });
+        }
     }
+}
+
+/// The edges of a chunk of words, decoded.
+fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
+    for_each_edge(words, |instance, cycle, edge| {
+        edges.push(RecordedEdge::of(instance, cycle, edge))
+    });
 }
 
 /// Slots of [`CompactTails`].
@@ -229,15 +256,26 @@ impl CompactTails {
         self.slots.fill(Self::EMPTY);
     }
 
+    #[inline(always)]
+    fn slot(payload: u64) -> usize {
+        // Fibonacci hashing: PCs and register numbers differ in their low bits.
+        (payload.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % COMPACT_TAIL_SLOTS
+    }
+
+    /// The kept tail of the value of compact `payload`, if any.
+    #[inline(always)]
+    fn get(&self, payload: u64) -> Option<&[u8]> {
+        let slot = &self.slots[Self::slot(payload)];
+        (slot.key == payload | Self::FILLED).then(|| &slot.bytes[..slot.len as usize])
+    }
+
     /// The tail of the value of compact `payload`: kept, or written by `encode` (and kept
     /// when it fits a slot). The bytes must be a function of the payload and the
     /// recorder's parameters alone.
     #[inline(always)]
     pub fn tail(&mut self, payload: u64, encode: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
-        // Fibonacci hashing: PCs and register numbers differ in their low bits.
-        let at = (payload.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % COMPACT_TAIL_SLOTS;
         let key = payload | Self::FILLED;
-        let slot = &mut self.slots[at];
+        let slot = &mut self.slots[Self::slot(payload)];
         if slot.key != key {
             let scratch = &mut self.scratch;
             scratch.clear();
@@ -343,10 +381,29 @@ impl<U: Unit> Shared<U> {
     /// handed over) and keeps it for reuse.
     fn encode(&self, mut chunk: Vec<u64>) {
         let mut guard = lock(&self.encoder);
-        let enc = &mut *guard;
-        enc.edges.clear();
-        decode(&chunk, &mut enc.edges);
-        U::encode_recorded(&mut enc.recorder, &enc.edges, &mut enc.compact_tails);
+        let Encoder {
+            recorder,
+            edges,
+            compact_tails,
+        } = &mut *guard;
+        if U::Recorded::COMPACT_VALUES_RECUR {
+            // Edge by edge, so that a kept compact value is copied without being decoded.
+            for_each_edge::<U::Recorded>(&chunk, |instance, cycle, edge| {
+                if let ChunkEdge::Compact(payload) = edge {
+                    if let Some(tail) = compact_tails.get(payload) {
+                        recorder.record_encoded(instance as usize, cycle, tail);
+                        return;
+                    }
+                }
+                let edge = RecordedEdge::of(instance, cycle, edge);
+                U::encode_recorded(recorder, std::slice::from_ref(&edge), compact_tails);
+            });
+        } else {
+            // Decoded first: the unit's encoding loop then runs over plain values.
+            edges.clear();
+            decode(&chunk, edges);
+            U::encode_recorded(recorder, edges, compact_tails);
+        }
         drop(guard);
         chunk.clear();
         lock(&self.spare).push(chunk);
