@@ -354,8 +354,8 @@ macro_rules! records_its_inputs {
         fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
             $W(*inp)
         }
-        // The wrapper's compact values recur (a stack's sequential updates): their
-        // encoded bytes are kept.
+        // A wrapper whose compact values recur (a stack's sequential updates) has their
+        // encoded bytes kept.
         fn encode_recorded(
             rec: &mut $crate::units::trace::TraceRecorder,
             edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
@@ -363,11 +363,13 @@ macro_rules! records_its_inputs {
         ) {
             for e in edges {
                 match e.compact {
-                    Some(payload) => {
+                    Some(payload)
+                        if <Self::Recorded as $crate::units::trace_sink::RawRecord>::COMPACT_VALUES_RECUR =>
+                    {
                         let tail = tails.tail(payload, |out| rec.encode_inputs(&e.value.0, out));
                         rec.record_encoded(e.instance as usize, e.cycle, tail)
                     }
-                    None => rec.record_inputs(e.instance as usize, e.cycle, &e.value.0),
+                    _ => rec.record_inputs(e.instance as usize, e.cycle, &e.value.0),
                 }
             }
         }

@@ -224,7 +224,7 @@ const COMPACT_TAIL_BYTES: usize = 31;
 /// hits, and a miss costs more than encoding), so the scoreboard does not use it.
 pub struct CompactTails {
     slots: Box<[CompactTail; COMPACT_TAIL_SLOTS]>,
-    /// A tail too long for a slot.
+    /// Where a value that is not kept is encoded.
     scratch: Vec<u8>,
 }
 
