@@ -831,4 +831,38 @@ mod tests {
             direct.into_trace("t").blobs
         );
     }
+
+    /// The table gives back what `encode` wrote for a payload, encodes again only for a
+    /// payload it does not hold (a new one, one that lost its slot, or after a clear), and
+    /// never keeps a tail longer than a slot.
+    #[test]
+    fn compact_tails_keep_exactly_the_bytes_encoded_for_each_payload() {
+        let bytes_of = |payload: u64| -> Vec<u8> {
+            // Lengths 1..=40: some too long for a slot.
+            let len = (payload % 40 + 1) as usize;
+            (0..len).map(|i| (payload as usize * 7 + i) as u8).collect()
+        };
+        let mut tails = CompactTails::new();
+        let mut encodes = 0;
+        for round in 0..3 {
+            for payload in (0..2000u64).chain(0..2000) {
+                let mut encoded = false;
+                let tail = tails.tail(payload, |out| {
+                    encoded = true;
+                    out.extend(bytes_of(payload))
+                });
+                assert_eq!(tail, &bytes_of(payload)[..], "payload {payload}");
+                encodes += encoded as u32;
+                let kept = tails.get(payload).map(<[u8]>::to_vec);
+                let fits = bytes_of(payload).len() <= COMPACT_TAIL_BYTES;
+                assert_eq!(kept, fits.then(|| bytes_of(payload)), "payload {payload}");
+            }
+            if round == 1 {
+                tails.clear();
+                assert!((0..2000).all(|p| tails.get(p).is_none()));
+            }
+        }
+        // 2000 payloads in 256 slots: most lost their slot before they came back.
+        assert!(encodes > 3 * 2000, "{encodes} encodes");
+    }
 }
