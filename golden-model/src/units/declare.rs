@@ -19,8 +19,6 @@
 //! implementing [`Unit`] for the state struct.
 
 use super::contract::{low_mask, Bits, Params, UnitDesc, UnitModel};
-use super::trace::TraceRecorder;
-use super::trace_sink::{CompactTails, RecordedEdge};
 
 /// A parameter value as the typed parameter struct holds it.
 pub trait ParamValue: Copy {
@@ -82,6 +80,12 @@ pub trait PortValue: Default {
     /// The non-zero value [`PortValue::pack_words`] wrote at the front of `words`, and the
     /// words it took.
     fn unpack_words(words: &[u64]) -> (Self, usize);
+    /// The count [`PortValue::unpack_words`] returns, without building the value: one word
+    /// unless the type says otherwise.
+    #[inline]
+    fn packed_words(_words: &[u64]) -> usize {
+        1
+    }
 }
 
 /// A port's width as trace encoding uses it: its bits, and the mask of its first word
@@ -123,6 +127,10 @@ impl PortValue for bool {
     #[inline]
     fn unpack_words(_words: &[u64]) -> (bool, usize) {
         (true, 0)
+    }
+    #[inline]
+    fn packed_words(_words: &[u64]) -> usize {
+        0
     }
 }
 
@@ -189,6 +197,9 @@ impl PortValue for Bits {
         b.set_words(&words[1..1 + n]);
         (b, 1 + n)
     }
+    fn packed_words(words: &[u64]) -> usize {
+        1 + (words[0] as u32).div_ceil(64).max(1) as usize
+    }
 }
 
 /// Word `k` of `bits` at `width` (0 past its words), masked to the width.
@@ -240,6 +251,10 @@ macro_rules! wide_port_value {
                 let mut v = [0; $n];
                 v.copy_from_slice(&words[..$n]);
                 (v, $n)
+            }
+            #[inline]
+            fn packed_words(_words: &[u64]) -> usize {
+                $n
             }
         }
     )*};
@@ -312,18 +327,15 @@ pub trait Unit: Declared {
     /// Writes the debug-state ports (flattened internal state) into `ports`.
     fn debug_state(&self, _ports: &mut [Bits]) {}
     /// What the unit's host keeps of an active clock edge for a trace: its inputs, or a
-    /// cheaper form they are rebuilt from. Encoded off the simulation thread (see
-    /// [`super::trace_sink`]).
+    /// cheaper form they are rebuilt from. Kept as raw words until the trace is replayed or
+    /// written (see [`super::trace_sink`]).
     type Recorded: super::trace_sink::RawRecord;
     /// The recorded form of inputs given to [`super::host::UnitHost::tick`].
     fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded;
-    /// Encodes recorded edges into `rec`, in order (`tails`: for units whose compact values
-    /// recur; see [`CompactTails`]).
-    fn encode_recorded(
-        rec: &mut TraceRecorder,
-        edges: &[RecordedEdge<Self::Recorded>],
-        tails: &mut CompactTails,
-    );
+    /// The inputs a recorded value stands for at parameters `params`: the trace's, which
+    /// may be wider than the instance's (the scoreboard's trace widens `NUM_REGS` when a
+    /// later launch uses more registers).
+    fn recorded_inputs(value: &Self::Recorded, params: &Self::Params) -> Self::Inputs;
 }
 
 /// The [`Unit`] trace items of a unit whose traces record its inputs as they are (a unit
@@ -337,14 +349,9 @@ macro_rules! records_its_inputs {
         fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
             *inp
         }
-        fn encode_recorded(
-            rec: &mut $crate::units::trace::TraceRecorder,
-            edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
-            _: &mut $crate::units::trace_sink::CompactTails,
-        ) {
-            for e in edges {
-                rec.record_inputs(e.instance as usize, e.cycle, &e.value)
-            }
+        #[inline(always)]
+        fn recorded_inputs(value: &Self::Recorded, _: &Self::Params) -> Self::Inputs {
+            *value
         }
     };
     // Kept in a wrapper of the inputs with a cheaper raw form (`$W(inputs)`).
@@ -354,24 +361,9 @@ macro_rules! records_its_inputs {
         fn recorded(&self, inp: &Self::Inputs) -> Self::Recorded {
             $W(*inp)
         }
-        // A wrapper whose compact values recur (a stack's sequential updates) has their
-        // encoded bytes kept.
-        fn encode_recorded(
-            rec: &mut $crate::units::trace::TraceRecorder,
-            edges: &[$crate::units::trace_sink::RecordedEdge<Self::Recorded>],
-            tails: &mut $crate::units::trace_sink::CompactTails,
-        ) {
-            for e in edges {
-                match e.compact {
-                    Some(payload)
-                        if <Self::Recorded as $crate::units::trace_sink::RawRecord>::COMPACT_VALUES_RECUR =>
-                    {
-                        let tail = tails.tail(payload, |out| rec.encode_inputs(&e.value.0, out));
-                        rec.record_encoded(e.instance as usize, e.cycle, tail)
-                    }
-                    _ => rec.record_inputs(e.instance as usize, e.cycle, &e.value.0),
-                }
-            }
+        #[inline(always)]
+        fn recorded_inputs(value: &Self::Recorded, _: &Self::Params) -> Self::Inputs {
+            value.0
         }
     };
 }
@@ -731,6 +723,20 @@ macro_rules! declare_unit {
                     i += 1;
                 )*
                 (g, at)
+            }
+            #[inline]
+            #[allow(unused_mut, unused_variables, unused_assignments)]
+            fn packed_len(words: &[u64]) -> usize {
+                let present = words[0];
+                let mut at = 1;
+                let mut i = 0;
+                $(
+                    if present >> i & 1 != 0 {
+                        at += <$ty as $crate::units::declare::PortValue>::packed_words(&words[at..]);
+                    }
+                    i += 1;
+                )*
+                at
             }
         }
     };

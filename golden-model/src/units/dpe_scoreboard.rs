@@ -59,9 +59,8 @@
 
 use super::contract::{Bits, CostFigure, GpuUse, Scaling, SeedCost};
 use super::coverage::Cover;
-use super::declare::{PortGroup, Unit, UnitParams};
-use super::trace::TraceRecorder;
-use super::trace_sink::{CompactTails, RawRecord, RecordedEdge};
+use super::declare::{PortGroup, Unit};
+use super::trace_sink::RawRecord;
 
 /// The most reserve, release or query ports a unit can have.
 pub const MAX_PORTS: usize = 8;
@@ -204,6 +203,27 @@ impl RawRecord for ScoreboardInputs {
             at += 1;
         }
         (v, at)
+    }
+    /// The count [`Self::unpack`] returns, from the head word alone (the trace thread files
+    /// records under their instances without building the 216-byte value).
+    #[inline]
+    fn packed_len(words: &[u64]) -> usize {
+        let head = words[0];
+        let ops = (head & 0xf) + (head >> 4 & 0xf);
+        let op_words = if head >> 9 & 1 != 0 {
+            ops
+        } else {
+            // The words after the head that `unpack`'s walk over the operations steps into.
+            let (mut extra, mut bit) = (0, DENSE_HEAD_BITS);
+            for _ in 0..ops {
+                if bit + COMPACT_OP_BITS > 64 {
+                    (extra, bit) = (extra + 1, 0);
+                }
+                bit += COMPACT_OP_BITS;
+            }
+            extra
+        };
+        1 + op_words as usize + (head >> 8 & 1) as usize
     }
     /// Most cycles stage one reserve, one release or one of each and no copy: the counts
     /// (2 bits each), then each operation in [`COMPACT_OP_BITS`].
@@ -833,17 +853,10 @@ impl Unit for DpeScoreboard {
     }
     /// Laid out at the trace's parameters (its `NUM_REGS` may be wider than the instance's:
     /// see `RegDeps::begin_kernel`).
-    fn encode_recorded(
-        rec: &mut TraceRecorder,
-        edges: &[RecordedEdge<ScoreboardInputs>],
-        _: &mut CompactTails,
-    ) {
-        let layout = ScoreboardPorts::of(&ScoreboardParams::from_params(rec.params()));
+    fn recorded_inputs(value: &ScoreboardInputs, params: &ScoreboardParams) -> ScoreboardPortIn {
         let mut ports = ScoreboardPortIn::default();
-        for e in edges {
-            layout.write(&e.value, &mut ports);
-            rec.record_inputs(e.instance as usize, e.cycle, &ports);
-        }
+        ScoreboardPorts::of(params).write(value, &mut ports);
+        ports
     }
     fn new(params: ScoreboardParams) -> DpeScoreboard {
         DpeScoreboard::new(params)
@@ -905,7 +918,8 @@ mod tests {
     use crate::units::declare::{Adapter, UnitParams};
 
     /// Any staged cycle (0-8 reserves and releases, a copy or not, operations that fit the
-    /// dense form or not) packs into raw words and back, and one that has a compact form
+    /// dense form or not) packs into raw words and back (their count read from the head
+    /// word alone too), and one that has a compact form
     /// comes back from it.
     #[test]
     fn staged_inputs_round_trip_through_raw_and_compact_words() {
@@ -937,6 +951,7 @@ mod tests {
             words.push(0xdead);
             let (back, n) = ScoreboardInputs::unpack(&words);
             assert_eq!((back, n + 1), (v, words.len()), "{words:x?}");
+            assert_eq!(ScoreboardInputs::packed_len(&words), n, "{words:x?}");
             wide += (words[0] >> 9 & 1) as usize;
             if let Some(payload) = v.compact() {
                 assert!(payload >> crate::units::trace_sink::COMPACT_PAYLOAD_BITS == 0);

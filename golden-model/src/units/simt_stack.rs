@@ -793,6 +793,10 @@ impl<I: SeqUpdate> RawRecord for StackRecord<I> {
         let (v, n) = I::unpack(words);
         (StackRecord(v), n)
     }
+    #[inline]
+    fn packed_len(words: &[u64]) -> usize {
+        I::packed_len(words)
+    }
     /// The PC, and the side above its 32 bits.
     #[inline(always)]
     fn compact(&self) -> Option<u64> {

@@ -45,10 +45,13 @@ pub struct TraceHeader {
 pub struct InstanceHeader {
     pub name: String,
     pub events: u64,
+    /// The size of its events: in a file, their encoded bytes; in a trace recorded in this
+    /// process (and not written), its raw records' bytes.
     pub bytes: u64,
 }
 
 /// Records the input traffic of every instance of one unit.
+#[derive(Clone)]
 pub struct TraceRecorder {
     desc: &'static UnitDesc,
     params: Params,
@@ -62,14 +65,35 @@ pub struct TraceRecorder {
     /// The most bytes one event encodes to (delta, mask, every word of every input).
     max_event_bytes: usize,
     instances: Vec<InstanceRecord>,
+    /// Set while the recorder keeps raw records (a trace sink's: see
+    /// [`TraceRecorder::keep_raw`]).
+    raw: Option<RawCodec>,
 }
 
+/// How the unit of a recorder that keeps raw records (a trace sink's) reads them back: the
+/// functions `trace_sink` instantiates for the unit's [`super::declare::Unit::Recorded`].
+#[derive(Clone, Copy)]
+pub struct RawCodec {
+    /// Encodes a recorder's raw records into its trace bytes (for a trace file).
+    pub encode: fn(&mut TraceRecorder),
+    /// One instance's raw records as events at the trace's parameters (for a replay).
+    pub events: for<'a> fn(&'a [u64], &Params) -> RawEvents<'a>,
+}
+
+/// Writes the next event's inputs into the input positions of the ports given (`rst_n`
+/// included) and returns its cycle; `None` after the last event.
+pub type RawEvents<'a> = Box<dyn FnMut(&mut [Bits]) -> Option<u64> + Send + 'a>;
+
+#[derive(Clone)]
 struct InstanceRecord {
     name: String,
+    /// The cycle of the last event (0 before the first).
     last_cycle: u64,
     events: u64,
     /// The instance's encoded events.
     bytes: Vec<u8>,
+    /// The instance's raw records, while the recorder keeps them.
+    raw: Vec<u64>,
 }
 
 impl TraceRecorder {
@@ -94,6 +118,52 @@ impl TraceRecorder {
             input_widths,
             max_event_bytes,
             instances: Vec::new(),
+            raw: None,
+        }
+    }
+
+    /// Keep the events as the unit's raw records (a trace sink's framing of
+    /// [`super::trace_sink::RawRecord`] words, one stream per instance) instead of encoding
+    /// them: a replay in this process reads them through `codec` ([`Trace::events`]), and
+    /// only a trace file has them encoded. Why: encoding costs 150-500 host instructions per edge, several times the
+    /// unit's own clock edge, and on this project's machines work on the second core slows
+    /// the simulation on the first (README, "Speed"); filing a record under its instance
+    /// costs a few tens. Only for a recorder with no events yet.
+    pub fn keep_raw(&mut self, codec: RawCodec) {
+        assert_eq!(self.events(), 0, "keep_raw on a recorder with events");
+        self.raw = Some(codec);
+    }
+
+    /// For a recorder keeping raw records: counts an event of instance `inst` at `cycle`
+    /// and returns the instance's raw words and the cycle of its previous event, for the
+    /// caller to append the event's record.
+    #[inline(always)]
+    pub(crate) fn raw_event(&mut self, inst: usize, cycle: u64) -> (&mut Vec<u64>, &mut u64) {
+        debug_assert!(self.raw.is_some());
+        let rec = &mut self.instances[inst];
+        debug_assert!(cycle > rec.last_cycle || rec.events == 0);
+        rec.events += 1;
+        (&mut rec.raw, &mut rec.last_cycle)
+    }
+
+    /// Takes instance `inst`'s raw records out, to be encoded: the instance then has no
+    /// events.
+    pub(crate) fn take_raw(&mut self, inst: usize) -> Vec<u64> {
+        let rec = &mut self.instances[inst];
+        rec.events = 0;
+        rec.last_cycle = 0;
+        std::mem::take(&mut rec.raw)
+    }
+
+    pub(crate) fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Encodes the raw records, if the recorder keeps them: afterwards it holds trace
+    /// bytes only.
+    pub fn encode_raw(&mut self) {
+        if let Some(codec) = self.raw.take() {
+            (codec.encode)(self);
         }
     }
 
@@ -127,6 +197,7 @@ impl TraceRecorder {
             last_cycle: 0,
             events: 0,
             bytes: Vec::new(),
+            raw: Vec::new(),
         });
         self.instances.len() - 1
     }
@@ -140,6 +211,7 @@ impl TraceRecorder {
         }
         self.scratch[0].set_u64(1); // rst_n
         fill(&mut self.scratch);
+        debug_assert!(self.raw.is_none(), "a recorder keeping raw records");
         let rec = &mut self.instances[inst];
         debug_assert!(cycle > rec.last_cycle || rec.events == 0);
         let delta = cycle.saturating_sub(rec.last_cycle);
@@ -154,6 +226,7 @@ impl TraceRecorder {
     #[inline]
     pub fn record_inputs<G: PortGroup>(&mut self, inst: usize, cycle: u64, inp: &G) {
         debug_assert_eq!(G::POSITIONS, &self.inputs[1..], "the unit's input group");
+        debug_assert!(self.raw.is_none(), "a recorder keeping raw records");
         let rec = &mut self.instances[inst];
         debug_assert!(cycle > rec.last_cycle || rec.events == 0);
         let delta = cycle.saturating_sub(rec.last_cycle);
@@ -199,39 +272,17 @@ impl TraceRecorder {
         &self.params
     }
 
-    /// Re-encode every event recorded so far for other parameters of the same unit (e.g. a
-    /// register field that must widen to hold a later launch's traffic). `convert` writes one
-    /// event's inputs at the new parameters (into ports that start zeroed, `rst_n` = 1)
-    /// from its inputs at the old ones. Cycles and event counts are kept.
-    pub fn reencode(
-        &mut self,
-        params: Params,
-        mut convert: impl FnMut(&[Bits], &mut [Bits]),
-    ) -> Result<(), String> {
-        let mut old = self.desc.zero_ports(&self.params);
-        let mut new = self.desc.zero_ports(&params);
-        for inst in &mut self.instances {
-            let mut bytes = Vec::with_capacity(inst.bytes.len());
-            {
-                let mut events = TraceEvents {
-                    bytes: &inst.bytes,
-                    pos: 0,
-                    cycle: 0,
-                    inputs: self.inputs.clone(),
-                    name: &inst.name,
-                };
-                let mut last = 0;
-                while let Some(cycle) = events.next_into(&mut old)? {
-                    for &i in &self.inputs {
-                        new[i].clear();
-                    }
-                    new[0].set_u64(1); // rst_n
-                    convert(&old, &mut new);
-                    encode_event(&mut bytes, cycle - last, &self.inputs, &new);
-                    last = cycle;
-                }
-            }
-            inst.bytes = bytes;
+    /// Lays the events out at `params` (of the same unit) from now on, those recorded so
+    /// far included: for a unit whose recorded form does not depend on its parameters and
+    /// is laid out when encoded ([`super::declare::Unit::encode_recorded`]), such as the
+    /// scoreboard's staged operations, whose trace widens `NUM_REGS` when a later launch
+    /// uses more registers. Refused for a recorder that has encoded events already.
+    pub fn relayout(&mut self, params: Params) -> Result<(), String> {
+        if self.raw.is_none() && self.events() > 0 {
+            return Err(format!(
+                "{}: cannot lay out encoded events at other parameters",
+                self.desc.name
+            ));
         }
         self.scratch = self.desc.zero_ports(&params);
         self.input_widths = Self::input_widths(self.desc, &self.inputs, &params);
@@ -241,7 +292,11 @@ impl TraceRecorder {
     }
 
     /// Append the instances of `other` (another SM's recorder of the same unit).
-    pub fn absorb(&mut self, other: TraceRecorder) {
+    pub fn absorb(&mut self, mut other: TraceRecorder) {
+        if self.raw.is_some() != other.raw.is_some() {
+            self.encode_raw();
+            other.encode_raw();
+        }
         self.instances.extend(other.instances);
     }
 
@@ -252,6 +307,7 @@ impl TraceRecorder {
 
     /// Write the trace file; instances with no events are left out.
     pub fn write(&mut self, path: &Path, source: &str) -> Result<(), String> {
+        self.encode_raw();
         let kept: Vec<&InstanceRecord> = self.instances.iter().filter(|i| i.events > 0).collect();
         let header = self.header(&kept, source);
         let write = || -> std::io::Result<()> {
@@ -268,6 +324,7 @@ impl TraceRecorder {
     }
 
     /// The trace in memory, as [`Trace::read`] would return it from the written file.
+    /// Raw records stay raw (see [`TraceRecorder::keep_raw`]): the replay decodes them.
     pub fn into_trace(self, source: &str) -> Trace {
         let kept: Vec<InstanceRecord> = self
             .instances
@@ -276,11 +333,22 @@ impl TraceRecorder {
             .collect();
         let refs: Vec<&InstanceRecord> = kept.iter().collect();
         let header = Self::header_of(self.desc, &self.params, &refs, source);
+        let (blobs, raw) = match self.raw {
+            Some(codec) => (
+                Vec::new(),
+                Some(RawTrace {
+                    instances: kept.into_iter().map(|i| i.raw).collect(),
+                    codec,
+                }),
+            ),
+            None => (kept.into_iter().map(|i| i.bytes).collect(), None),
+        };
         Trace {
             header,
             desc: self.desc,
             params: self.params,
-            blobs: kept.into_iter().map(|i| i.bytes).collect(),
+            blobs,
+            raw,
         }
     }
 
@@ -303,7 +371,7 @@ impl TraceRecorder {
                 .map(|i| InstanceHeader {
                     name: i.name.clone(),
                     events: i.events,
-                    bytes: i.bytes.len() as u64,
+                    bytes: (i.bytes.len() + 8 * i.raw.len()) as u64,
                 })
                 .collect(),
         }
@@ -315,8 +383,17 @@ pub struct Trace {
     pub header: TraceHeader,
     pub desc: &'static UnitDesc,
     pub params: Params,
-    /// Each instance's event bytes, in header order.
+    /// Each instance's event bytes, in header order (empty for a raw trace).
     pub(crate) blobs: Vec<Vec<u8>>,
+    /// A trace recorded in this process keeps its raw records instead.
+    raw: Option<RawTrace>,
+}
+
+/// The instances' raw records of a trace recorded in this process (see
+/// [`TraceRecorder::keep_raw`]), in header order.
+struct RawTrace {
+    instances: Vec<Vec<u64>>,
+    codec: RawCodec,
 }
 
 impl Trace {
@@ -381,6 +458,7 @@ impl Trace {
             desc,
             params,
             blobs,
+            raw: None,
         })
     }
 
@@ -390,7 +468,11 @@ impl Trace {
             .filter(|&p| self.desc.ports[p].role.is_input())
             .collect();
         TraceEvents {
-            bytes: &self.blobs[i],
+            bytes: self.blobs.get(i).map_or(&[], Vec::as_slice),
+            raw: self
+                .raw
+                .as_ref()
+                .map(|r| (r.codec.events)(&r.instances[i], &self.params)),
             pos: 0,
             cycle: 0,
             inputs,
@@ -402,6 +484,8 @@ impl Trace {
 /// Decoder of one instance's events.
 pub struct TraceEvents<'a> {
     bytes: &'a [u8],
+    /// The events of a raw trace instead.
+    raw: Option<RawEvents<'a>>,
     pos: usize,
     cycle: u64,
     inputs: Vec<usize>,
@@ -412,6 +496,9 @@ impl TraceEvents<'_> {
     /// Decode the next event into the input positions of `ports`; returns its cycle, or
     /// `None` at the end of the instance.
     pub fn next_into(&mut self, ports: &mut [Bits]) -> Result<Option<u64>, String> {
+        if let Some(raw) = &mut self.raw {
+            return Ok(raw(ports));
+        }
         if self.pos >= self.bytes.len() {
             return Ok(None);
         }
@@ -723,7 +810,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// A recorder re-encoded for wider parameters encodes later typed inputs at the new
+    /// A recorder laid out for wider parameters encodes later typed inputs at the new
     /// widths (the scoreboard's trace widens NUM_REGS when a launch uses more registers).
     #[test]
     fn typed_inputs_after_reencoding_use_the_new_widths() {
@@ -740,7 +827,7 @@ mod tests {
         let mut generic = TraceRecorder::new(&SCOREBOARD_DESC, narrow);
         for rec in [&mut typed, &mut generic] {
             rec.add_instance("sm0".into());
-            rec.reencode(wide.clone(), |_, _| {}).unwrap();
+            rec.relayout(wide.clone()).unwrap();
         }
         typed.record_inputs(0, 1, &inp);
         generic.record(0, 1, |ports| inp.write_ports(ports));

@@ -30,7 +30,8 @@
 
 use super::contract::Params;
 use super::declare::Unit;
-use super::trace::TraceRecorder;
+use super::declare::{PortGroup, UnitParams};
+use super::trace::{RawCodec, RawEvents, TraceRecorder};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -50,6 +51,12 @@ pub trait RawRecord: Sized + Send + 'static {
     fn pack(&self, out: &mut Vec<u64>);
     /// The value [`RawRecord::pack`] wrote at the front of `words`, and the words it took.
     fn unpack(words: &[u64]) -> (Self, usize);
+    /// The number of words [`RawRecord::pack`] wrote at the front of `words`. A unit whose
+    /// values are costly to build overrides it to read only the count.
+    #[inline]
+    fn packed_len(words: &[u64]) -> usize {
+        Self::unpack(words).1
+    }
     /// The value as a payload below 2^[`COMPACT_PAYLOAD_BITS`], for the common values of a
     /// unit that has a one-word form (a stack's sequential update, a scoreboard cycle with
     /// one reserve and one release): the edge is then a single word with its header.
@@ -68,16 +75,6 @@ pub trait RawRecord: Sized + Send + 'static {
 
 /// Payload bits of a compact edge.
 pub const COMPACT_PAYLOAD_BITS: u32 = 40;
-
-/// One recorded clock edge before encoding.
-#[derive(Clone, Copy)]
-pub struct RecordedEdge<R> {
-    pub instance: u32,
-    pub cycle: u64,
-    pub value: R,
-    /// The value's [`RawRecord::compact`] payload when the chunk held it in that form.
-    pub compact: Option<u64>,
-}
 
 /// How a chunk's words frame its edges. The low two bits of an edge's first word say which
 /// form it takes:
@@ -105,7 +102,43 @@ const fn low_bits(n: u32) -> u64 {
     (1 << n) - 1
 }
 
-/// Appends an edge: `last_cycle` is the chunk's previous edge's cycle (0 at its start).
+/// Appends a compact edge if its instance and its cycle's step fit the one-word form;
+/// `last_cycle` is the previous edge's cycle in `out` (0 at its start).
+#[inline(always)]
+fn push_compact(
+    out: &mut Vec<u64>,
+    last_cycle: &mut u64,
+    instance: usize,
+    cycle: u64,
+    payload: u64,
+) -> bool {
+    debug_assert!(payload >> COMPACT_PAYLOAD_BITS == 0);
+    let step = cycle.wrapping_sub(*last_cycle);
+    if instance >> COMPACT_INSTANCE_BITS != 0 || step >> COMPACT_STEP_BITS != 0 {
+        return false;
+    }
+    *last_cycle = cycle;
+    out.push(
+        payload << COMPACT_PAYLOAD_AT
+            | step << COMPACT_STEP_AT
+            | (instance as u64) << TAG_BITS
+            | TAG_COMPACT,
+    );
+    true
+}
+
+/// Appends the header of an edge whose value's words follow.
+#[inline(always)]
+fn push_header(out: &mut Vec<u64>, last_cycle: &mut u64, instance: usize, cycle: u64) {
+    *last_cycle = cycle;
+    if instance >> INSTANCE_BITS == 0 && cycle >> (64 - INSTANCE_BITS - TAG_BITS) == 0 {
+        out.push(cycle << (INSTANCE_BITS + TAG_BITS) | (instance as u64) << TAG_BITS | TAG_HEADER);
+    } else {
+        out.extend_from_slice(&[WIDE_HEADER, instance as u64, cycle]);
+    }
+}
+
+/// Appends an edge: `last_cycle` is the previous edge's cycle in `out` (0 at its start).
 #[inline(always)]
 fn push_edge<R: RawRecord>(
     out: &mut Vec<u64>,
@@ -114,26 +147,56 @@ fn push_edge<R: RawRecord>(
     cycle: u64,
     value: &R,
 ) {
-    let step = cycle.wrapping_sub(*last_cycle);
-    *last_cycle = cycle;
     if let Some(payload) = value.compact() {
-        debug_assert!(payload >> COMPACT_PAYLOAD_BITS == 0);
-        if instance >> COMPACT_INSTANCE_BITS == 0 && step >> COMPACT_STEP_BITS == 0 {
-            out.push(
-                payload << COMPACT_PAYLOAD_AT
-                    | step << COMPACT_STEP_AT
-                    | (instance as u64) << TAG_BITS
-                    | TAG_COMPACT,
-            );
+        if push_compact(out, last_cycle, instance, cycle, payload) {
             return;
         }
     }
-    if instance >> INSTANCE_BITS == 0 && cycle >> (64 - INSTANCE_BITS - TAG_BITS) == 0 {
-        out.push(cycle << (INSTANCE_BITS + TAG_BITS) | (instance as u64) << TAG_BITS | TAG_HEADER);
-    } else {
-        out.extend_from_slice(&[WIDE_HEADER, instance as u64, cycle]);
-    }
+    push_header(out, last_cycle, instance, cycle);
     value.pack(out);
+}
+
+/// How an edge's words begin.
+enum Framed {
+    /// A [`RawRecord::compact`] payload: the edge is this one word.
+    Compact(u64),
+    /// The value's [`RawRecord::pack`] words start where the reader now is.
+    Value,
+}
+
+/// Reads the framing of the edge at `words[*at]` and moves `*at` past it; `last_cycle`
+/// is the previous edge's cycle (0 at the start of `words`), and becomes this one's.
+/// Returns the edge's instance and cycle.
+#[inline(always)]
+fn next_framed(words: &[u64], at: &mut usize, last_cycle: &mut u64) -> (u32, u64, Framed) {
+    let word = words[*at];
+    let (instance, cycle, framed) = match word & TAG_MASK {
+        TAG_COMPACT => {
+            *at += 1;
+            let instance = (word >> TAG_BITS & low_bits(COMPACT_INSTANCE_BITS)) as u32;
+            let step = word >> COMPACT_STEP_AT & low_bits(COMPACT_STEP_BITS);
+            (
+                instance,
+                last_cycle.wrapping_add(step),
+                Framed::Compact(word >> COMPACT_PAYLOAD_AT),
+            )
+        }
+        WIDE_HEADER => {
+            *at += 3;
+            (words[*at - 2] as u32, words[*at - 1], Framed::Value)
+        }
+        tag => {
+            debug_assert_eq!(tag, TAG_HEADER);
+            *at += 1;
+            (
+                (word >> TAG_BITS & low_bits(INSTANCE_BITS)) as u32,
+                word >> (INSTANCE_BITS + TAG_BITS),
+                Framed::Value,
+            )
+        }
+    };
+    *last_cycle = cycle;
+    (instance, cycle, framed)
 }
 
 /// An edge as a chunk holds it.
@@ -143,67 +206,107 @@ enum ChunkEdge<R> {
     Value(R),
 }
 
-/// Calls `each(instance, cycle, edge)` for the edges of a chunk of words, in order.
+/// Calls `each(instance, cycle, edge)` for the edges of a chunk of words (or of one
+/// instance's raw records), in order.
 #[inline(always)]
 fn for_each_edge<R: RawRecord>(words: &[u64], mut each: impl FnMut(u32, u64, ChunkEdge<R>)) {
-    let mut at = 0;
-    let mut last_cycle = 0u64;
+    let (mut at, mut last_cycle) = (0, 0u64);
     while at < words.len() {
-        let word = words[at];
-        let (instance, cycle, edge) = match word & TAG_MASK {
-            TAG_COMPACT => {
-                at += 1;
-                let instance = (word >> TAG_BITS & low_bits(COMPACT_INSTANCE_BITS)) as u32;
-                let step = word >> COMPACT_STEP_AT & low_bits(COMPACT_STEP_BITS);
-                (
-                    instance,
-                    last_cycle.wrapping_add(step),
-                    ChunkEdge::Compact(word >> COMPACT_PAYLOAD_AT),
-                )
-            }
-            tag => {
-                let (instance, cycle) = if tag == WIDE_HEADER {
-                    at += 3;
-                    (words[at - 2] as u32, words[at - 1])
-                } else {
-                    debug_assert_eq!(tag, TAG_HEADER);
-                    at += 1;
-                    (
-                        (word >> TAG_BITS & low_bits(INSTANCE_BITS)) as u32,
-                        word >> (INSTANCE_BITS + TAG_BITS),
-                    )
-                };
+        let (instance, cycle, framed) = next_framed(words, &mut at, &mut last_cycle);
+        let edge = match framed {
+            Framed::Compact(payload) => ChunkEdge::Compact(payload),
+            Framed::Value => {
                 let (value, n) = R::unpack(&words[at..]);
                 at += n;
-                (instance, cycle, ChunkEdge::Value(value))
+                ChunkEdge::Value(value)
             }
         };
-        last_cycle = cycle;
         each(instance, cycle, edge);
     }
 }
 
-impl<R: RawRecord> RecordedEdge<R> {
-    #[inline(always)]
-    fn of(instance: u32, cycle: u64, edge: ChunkEdge<R>) -> RecordedEdge<R> {
-        let (value, compact) = match edge {
-            ChunkEdge::Compact(payload) => (R::from_compact(payload), Some(payload)),
-            ChunkEdge::Value(value) => (value, None),
-        };
-        RecordedEdge {
-            instance,
-            cycle,
-            value,
-            compact,
+/// Files the edges of a chunk under their instances in `rec`, as raw records (see
+/// [`TraceRecorder::keep_raw`]): the whole of what the trace thread does per edge. A
+/// compact edge stays one word unless its instance's cycle step outgrows the compact form;
+/// a value's words are copied as they are.
+fn file_by_instance<R: RawRecord>(chunk: &[u64], rec: &mut TraceRecorder) {
+    let (mut at, mut chunk_cycle) = (0, 0u64);
+    while at < chunk.len() {
+        let (instance, cycle, framed) = next_framed(chunk, &mut at, &mut chunk_cycle);
+        let (out, last_cycle) = rec.raw_event(instance as usize, cycle);
+        match framed {
+            Framed::Compact(payload) => {
+                if !push_compact(out, last_cycle, 0, cycle, payload) {
+                    push_header(out, last_cycle, 0, cycle);
+                    R::from_compact(payload).pack(out);
+                }
+            }
+            Framed::Value => {
+                let n = R::packed_len(&chunk[at..]);
+                push_header(out, last_cycle, 0, cycle);
+                out.extend_from_slice(&chunk[at..at + n]);
+                at += n;
+            }
         }
     }
 }
 
-/// The edges of a chunk of words, decoded.
-fn decode<R: RawRecord>(words: &[u64], edges: &mut Vec<RecordedEdge<R>>) {
-    for_each_edge(words, |instance, cycle, edge| {
-        edges.push(RecordedEdge::of(instance, cycle, edge))
-    });
+/// Encodes the raw records a trace sink filed in `rec` into trace bytes (the
+/// [`RawCodec::encode`] of unit `U`), instance by instance, each instance's raw words freed
+/// once encoded.
+fn encode_raw<U: Unit>(rec: &mut TraceRecorder) {
+    let params = U::Params::from_params(rec.params());
+    let inputs = |value: &U::Recorded| U::recorded_inputs(value, &params);
+    let mut tails = CompactTails::new();
+    for inst in 0..rec.instance_count() {
+        let raw = rec.take_raw(inst);
+        for_each_edge::<U::Recorded>(&raw, |_, cycle, edge| match edge {
+            // A kept compact value is copied without being decoded.
+            ChunkEdge::Compact(payload) if U::Recorded::COMPACT_VALUES_RECUR => {
+                let tail = tails.tail(payload, |out| {
+                    rec.encode_inputs(&inputs(&U::Recorded::from_compact(payload)), out)
+                });
+                rec.record_encoded(inst, cycle, tail)
+            }
+            ChunkEdge::Compact(payload) => {
+                rec.record_inputs(inst, cycle, &inputs(&U::Recorded::from_compact(payload)))
+            }
+            ChunkEdge::Value(value) => rec.record_inputs(inst, cycle, &inputs(&value)),
+        });
+    }
+}
+
+/// The events of one instance's raw records, as the unit's input ports at `params` (the
+/// [`RawCodec::events`] of unit `U`): what replaying a trace recorded in this process
+/// decodes, with no trace bytes in between.
+fn raw_events<'a, U: Unit>(words: &'a [u64], params: &Params) -> RawEvents<'a> {
+    let params = U::Params::from_params(params);
+    let (mut at, mut last_cycle) = (0, 0u64);
+    Box::new(move |ports| {
+        if at >= words.len() {
+            return None;
+        }
+        let (_, cycle, framed) = next_framed(words, &mut at, &mut last_cycle);
+        let value = match framed {
+            Framed::Compact(payload) => U::Recorded::from_compact(payload),
+            Framed::Value => {
+                let (value, n) = U::Recorded::unpack(&words[at..]);
+                at += n;
+                value
+            }
+        };
+        ports[0].set_u64(1); // rst_n
+        U::recorded_inputs(&value, &params).write_ports(ports);
+        Some(cycle)
+    })
+}
+
+/// The raw-record codec of unit `U`, for its trace sinks' recorders.
+fn raw_codec<U: Unit>() -> RawCodec {
+    RawCodec {
+        encode: encode_raw::<U>,
+        events: raw_events::<U>,
+    }
 }
 
 /// Slots of [`CompactTails`].
@@ -252,10 +355,6 @@ impl CompactTails {
         }
     }
 
-    fn clear(&mut self) {
-        self.slots.fill(Self::EMPTY);
-    }
-
     #[inline(always)]
     fn slot(payload: u64) -> usize {
         // Fibonacci hashing: PCs and register numbers differ in their low bits.
@@ -263,7 +362,7 @@ impl CompactTails {
     }
 
     /// The kept tail of the value of compact `payload`, if any.
-    #[inline(always)]
+    #[cfg(test)]
     fn get(&self, payload: u64) -> Option<&[u8]> {
         let slot = &self.slots[Self::slot(payload)];
         (slot.key == payload | Self::FILLED).then(|| &slot.bytes[..slot.len as usize])
@@ -345,14 +444,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the encoder side of a sink keeps between chunks.
-struct Encoder<U: Unit> {
-    recorder: TraceRecorder,
-    /// The decoded edges of one chunk (reused).
-    edges: Vec<RecordedEdge<U::Recorded>>,
-    compact_tails: CompactTails,
-}
-
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
     chunk: Vec<u64>,
@@ -367,7 +458,9 @@ pub struct TraceSink<U: Unit> {
 
 /// What a sink shares with the jobs that encode its chunks.
 struct Shared<U: Unit> {
-    encoder: Mutex<Encoder<U>>,
+    /// The recorder, keeping raw records (see [`TraceRecorder::keep_raw`]).
+    recorder: Mutex<TraceRecorder>,
+    unit: std::marker::PhantomData<fn() -> U>,
     /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
     /// allocates nothing (a fresh chunk per hand-over cost page faults and cross-thread
     /// frees, more than the copying itself).
@@ -377,34 +470,10 @@ struct Shared<U: Unit> {
 }
 
 impl<U: Unit> Shared<U> {
-    /// Encodes `chunk` into the recorder (the chunks of a sink in the order they were
-    /// handed over) and keeps it for reuse.
+    /// Files `chunk`'s edges under their instances in the recorder (the chunks of a sink
+    /// in the order they were handed over) and keeps it for reuse.
     fn encode(&self, mut chunk: Vec<u64>) {
-        let mut guard = lock(&self.encoder);
-        let Encoder {
-            recorder,
-            edges,
-            compact_tails,
-        } = &mut *guard;
-        if U::Recorded::COMPACT_VALUES_RECUR {
-            // Edge by edge, so that a kept compact value is copied without being decoded.
-            for_each_edge::<U::Recorded>(&chunk, |instance, cycle, edge| {
-                if let ChunkEdge::Compact(payload) = edge {
-                    if let Some(tail) = compact_tails.get(payload) {
-                        recorder.record_encoded(instance as usize, cycle, tail);
-                        return;
-                    }
-                }
-                let edge = RecordedEdge::of(instance, cycle, edge);
-                U::encode_recorded(recorder, std::slice::from_ref(&edge), compact_tails);
-            });
-        } else {
-            // Decoded first: the unit's encoding loop then runs over plain values.
-            edges.clear();
-            decode(&chunk, edges);
-            U::encode_recorded(recorder, edges, compact_tails);
-        }
-        drop(guard);
+        file_by_instance::<U::Recorded>(&chunk, &mut lock(&self.recorder));
         chunk.clear();
         lock(&self.spare).push(chunk);
     }
@@ -439,18 +508,16 @@ pub fn encode_tails(tails: Vec<TraceTail>) {
 }
 
 impl<U: Unit> TraceSink<U> {
-    pub fn new(recorder: TraceRecorder) -> TraceSink<U> {
+    pub fn new(mut recorder: TraceRecorder) -> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
+        recorder.keep_raw(raw_codec::<U>());
         TraceSink {
             params: recorder.params().clone(),
             chunk: Vec::with_capacity(CHUNK_WORDS + 64),
             last_cycle: 0,
             shared: Arc::new(Shared {
-                encoder: Mutex::new(Encoder {
-                    recorder,
-                    edges: Vec::new(),
-                    compact_tails: CompactTails::new(),
-                }),
+                recorder: Mutex::new(recorder),
+                unit: std::marker::PhantomData,
                 spare: Mutex::default(),
                 in_flight: AtomicUsize::new(0),
             }),
@@ -540,7 +607,7 @@ impl<U: Unit> TraceSink<U> {
     #[cfg(test)]
     fn encoded_events(&mut self) -> u64 {
         self.sync();
-        lock(&self.shared.encoder).recorder.events()
+        lock(&self.shared.recorder).events()
     }
 
     /// Runs `change` on the recorder on the encoder thread, after every edge recorded so far
@@ -557,10 +624,7 @@ impl<U: Unit> TraceSink<U> {
         // Counted in flight like a chunk: a tail must not be encoded before it.
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         submit(Box::new(move || {
-            let mut enc = lock(&shared.encoder);
-            change(&mut enc.recorder);
-            // The kept bytes are the recorder's encoding at its parameters.
-            enc.compact_tails.clear();
+            change(&mut lock(&shared.recorder));
             shared.in_flight.fetch_sub(1, Ordering::Release);
         }));
     }
@@ -570,25 +634,76 @@ impl<U: Unit> TraceSink<U> {
         &self.params
     }
 
-    /// Every recorded edge, encoded.
+    /// The recorder with every recorded edge filed in it (as raw records: they are
+    /// encoded when the trace is written or replayed).
     pub fn finish(mut self) -> TraceRecorder {
         self.sync();
-        let mut enc = lock(&self.shared.encoder);
-        let empty = TraceRecorder::new(enc.recorder.desc(), enc.recorder.params().clone());
-        std::mem::replace(&mut enc.recorder, empty)
+        let mut recorder = lock(&self.shared.recorder);
+        let empty = TraceRecorder::new(recorder.desc(), recorder.params().clone());
+        std::mem::replace(&mut *recorder, empty)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::declare::UnitParams;
     use crate::units::dpe_scoreboard::{
         DpeScoreboard, ScoreboardParams, ScoreboardPorts, SCOREBOARD_DESC,
     };
     use crate::units::simt_stack::{
         SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, StackRecord, SPE_DESC,
     };
+    use crate::units::trace::Trace;
+
+    /// A sink's recorder holds the trace a recorder encoding in place (`direct`) holds:
+    /// its raw records encode to the same bytes, and replay as the same events.
+    fn assert_same_trace(sink: TraceRecorder, direct: TraceRecorder, what: &str) {
+        let mut encoded = sink.clone();
+        encoded.encode_raw();
+        let raw = sink.into_trace("t");
+        let (encoded, direct) = (encoded.into_trace("t"), direct.into_trace("t"));
+        assert_eq!(encoded.header, direct.header, "{what}");
+        assert_eq!(encoded.blobs, direct.blobs, "{what}");
+        assert!(raw.blobs.is_empty(), "{what}: the sink's trace stays raw");
+        let names = |t: &Trace| -> Vec<(String, u64)> {
+            t.header
+                .instances
+                .iter()
+                .map(|i| (i.name.clone(), i.events))
+                .collect()
+        };
+        assert_eq!(names(&raw), names(&direct), "{what}");
+        let (mut a, mut b) = (
+            raw.desc.zero_ports(&raw.params),
+            direct.desc.zero_ports(&direct.params),
+        );
+        for i in 0..direct.header.instances.len() {
+            let (mut from_raw, mut from_bytes) = (raw.events(i), direct.events(i));
+            let mut events = 0;
+            loop {
+                let cycle = from_raw.next_into(&mut a).unwrap();
+                assert_eq!(
+                    cycle,
+                    from_bytes.next_into(&mut b).unwrap(),
+                    "{what}: instance {i}"
+                );
+                if cycle.is_none() {
+                    break;
+                }
+                for (p, port) in direct.desc.ports.iter().enumerate() {
+                    if port.role.is_input() {
+                        assert_eq!(
+                            a[p], b[p],
+                            "{what}: instance {i} event {events} {}",
+                            port.name
+                        );
+                    }
+                }
+                events += 1;
+            }
+            assert_eq!(events, direct.header.instances[i].events, "{what}");
+        }
+    }
 
     fn spe_recorder() -> TraceRecorder {
         let mut rec = TraceRecorder::new(&SPE_DESC, SpeParams::default().to_params().unwrap());
@@ -625,10 +740,7 @@ mod tests {
                     assert_eq!(sink.encoded_events(), k + 1, "all edges so far encoded");
                 }
             }
-            let a = sink.finish().into_trace("t");
-            let b = direct.into_trace("t");
-            assert_eq!(a.header, b.header);
-            assert_eq!(a.blobs, b.blobs);
+            assert_same_trace(sink.finish(), direct, &format!("salt {salt}"));
         };
         std::thread::scope(|s| {
             for salt in 0..3 {
@@ -676,8 +788,7 @@ mod tests {
             }
             encode_tails(tails);
             for (sink, direct) in sinks.into_iter().zip(directs) {
-                let (a, b) = (sink.finish().into_trace("t"), direct.into_trace("t"));
-                assert_eq!((a.header, a.blobs), (b.header, b.blobs), "round {round}");
+                assert_same_trace(sink.finish(), direct, &format!("round {round}"));
             }
         }
     }
@@ -728,6 +839,10 @@ mod tests {
             let (c, k) = crate::units::wcu::WcuInputs::unpack(&words[n + m..]);
             assert_eq!((a, b, c), (spe, dpe, wcu));
             assert_eq!(n + m + k, words.len());
+            // The counts read without building the values.
+            assert_eq!(SpeInputs::packed_len(&words), n);
+            assert_eq!(DpeInputs::packed_len(&words[n..]), m);
+            assert_eq!(crate::units::wcu::WcuInputs::packed_len(&words[n + m..]), k);
         }
     }
 
@@ -826,14 +941,11 @@ mod tests {
             direct.record_inputs(0, c, &sb.staged_port_values(&ScoreboardPorts::of(&p)));
             sb.tick();
         }
-        assert_eq!(
-            sink.finish().into_trace("t").blobs,
-            direct.into_trace("t").blobs
-        );
+        assert_same_trace(sink.finish(), direct, "scoreboard");
     }
 
     /// The table gives back what `encode` wrote for a payload, encodes again only for a
-    /// payload it does not hold (a new one, one that lost its slot, or after a clear), and
+    /// payload it does not hold (a new one, or one that lost its slot), and
     /// never keeps a tail longer than a slot.
     #[test]
     fn compact_tails_keep_exactly_the_bytes_encoded_for_each_payload() {
@@ -844,7 +956,7 @@ mod tests {
         };
         let mut tails = CompactTails::new();
         let mut encodes = 0;
-        for round in 0..3 {
+        for _round in 0..2 {
             for payload in (0..2000u64).chain(0..2000) {
                 let mut encoded = false;
                 let tail = tails.tail(payload, |out| {
@@ -857,12 +969,8 @@ mod tests {
                 let fits = bytes_of(payload).len() <= COMPACT_TAIL_BYTES;
                 assert_eq!(kept, fits.then(|| bytes_of(payload)), "payload {payload}");
             }
-            if round == 1 {
-                tails.clear();
-                assert!((0..2000).all(|p| tails.get(p).is_none()));
-            }
         }
         // 2000 payloads in 256 slots: most lost their slot before they came back.
-        assert!(encodes > 3 * 2000, "{encodes} encodes");
+        assert!(encodes > 2 * 2000, "{encodes} encodes");
     }
 }

@@ -12,10 +12,9 @@ use super::super::decode::DecodedInst;
 use super::KernelCtx;
 use crate::config::GpuConfig;
 use crate::ptx::ir::Kernel;
-use crate::units::declare::{PortGroup, UnitParams};
+use crate::units::declare::UnitParams;
 use crate::units::dpe_scoreboard::{
-    DpeScoreboard, RegMask, ScoreboardParams, ScoreboardPortIn, ScoreboardPorts, MAX_PORTS,
-    SCOREBOARD_DESC,
+    DpeScoreboard, RegMask, ScoreboardParams, MAX_PORTS, SCOREBOARD_DESC,
 };
 use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::trace::TraceRecorder;
@@ -118,21 +117,18 @@ impl RegDeps {
         self.words = k.sb.num_regs.div_ceil(64) as usize;
         self.pending_mem = vec![0; 2 * max_warps * self.words];
         // One trace holds every launch at one parameter set: when this kernel has more
-        // register slots than any recorded before, the events so far are re-encoded with
-        // the wider register fields (a launch with fewer registers behaves identically in
-        // an instance with more: it never names the extra ones). The encoder thread does
-        // it, between the last edge of the launches before and the first of this one.
+        // register slots than any recorded before, the trace is laid out with the wider
+        // register fields, the events so far included (a launch with fewer registers
+        // behaves identically in an instance with more: it never names the extra ones).
+        // The recorded edges are staged operations, laid out only when encoded, so this is
+        // a change of parameters, queued on the trace thread between the last edge of the
+        // launches before and the first of this one.
         let have = self.sb.trace_params().map(ScoreboardParams::from_params);
-        if let Some(have) = have.filter(|have| k.sb.num_regs > have.num_regs) {
+        if have.is_some_and(|have| k.sb.num_regs > have.num_regs) {
             let params = k.sb.to_params().expect("checked at launch");
-            let (old, new) = (ScoreboardPorts::of(&have), ScoreboardPorts::of(&k.sb));
             self.sb.change_trace(params.clone(), move |rec| {
-                rec.reencode(params, |from, to| {
-                    let mut raw = ScoreboardPortIn::default();
-                    new.write(&old.read(&ScoreboardPortIn::read_ports(from)), &mut raw);
-                    raw.write_ports(to)
-                })
-                .expect("re-encoding the SM's own trace")
+                rec.relayout(params)
+                    .expect("a sink's recorder keeps raw records")
             });
         }
     }
