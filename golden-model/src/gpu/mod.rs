@@ -213,7 +213,7 @@ impl<H: GpuHooks> Gpu<H> {
         for sm in &mut self.sms {
             sm.flush_traces(&mut tails);
         }
-        crate::units::trace_sink::encode_tails(tails);
+        crate::units::trace_sink::file_tails(tails);
         let mut all: Vec<TraceRecorder> = Vec::new();
         for sm in &mut self.sms {
             for rec in sm.take_traces() {

@@ -1,32 +1,40 @@
-//! Trace recording off the simulation thread.
+//! Trace recording off the simulation thread, and the raw records a trace keeps until it
+//! is replayed or written.
 //!
-//! Encoding a recorded edge (LEB128 varints of every non-idle input, the scoreboard's port
-//! arrays packed into fields) costs 150-400 host instructions, several times what the unit's
-//! own clock edge costs. A [`TraceSink`] keeps the simulation thread's share to a copy: it
-//! appends each edge's raw record (a header word with the instance and cycle, then the
-//! unit's [`Unit::Recorded`] value as [`RawRecord`] words) to a chunk, and hands full chunks
-//! to one encoder thread shared by the process, which decodes them and runs the unit's
-//! [`Unit::encode_recorded`] into the [`TraceRecorder`]. The trace bytes are exactly those of
-//! encoding in place: one thread encodes every chunk of a recorder, in the order the chunks
-//! were handed over.
+//! A [`TraceSink`] keeps the simulation thread's share of recording to a copy: it appends
+//! each edge's raw record (a header word with the instance and cycle, then the unit's
+//! [`Unit::Recorded`] value as [`RawRecord`] words) to a chunk, and hands full chunks to
+//! one trace thread shared by the process, which files each edge under its instance in the
+//! [`TraceRecorder`], still as raw words (the same framing, one stream per instance): about
+//! 90 host instructions per edge on mandelbrot, most of them the copy.
+//!
+//! Why the records stay raw: encoding an edge into trace bytes (LEB128 varints of every
+//! non-idle input, the scoreboard's port arrays packed into fields) cost 100-500 host
+//! instructions, several times the unit's own clock edge, and on this project's machines
+//! the trace thread's work on the second core slows the simulation on the first (README,
+//! "Speed"). A co-simulation in the same process has no use for the bytes: it replays the
+//! raw records ([`RawCodec::events`], through [`Unit::recorded_inputs`]), which is also
+//! cheaper than decoding varints. Only a trace file encodes them ([`RawCodec::encode`],
+//! when the trace is written), into exactly the bytes of encoding in place.
 //!
 //! Why variable-length words rather than the values as they are: what recording costs the
 //! simulation is mostly memory traffic and stalls, not instructions. Every byte the
 //! simulation thread writes into a chunk is a cache line it must own again when the chunk
-//! comes back from the encoder (on the other core), and a stream of fixed 232-byte
+//! comes back from the trace thread (on the other core), and a stream of fixed 232-byte
 //! scoreboard records evicted the simulation's own data from its L2. Most edges are one
 //! word ([`RawRecord::compact`]: a stack's sequential update, a scoreboard cycle with at
 //! most two operations); the rest are a header and the value's words.
 //!
-//! The simulation thread never waits for the encoder while a kernel runs or between
+//! The simulation thread never waits for the trace thread while a kernel runs or between
 //! launches: a change of the recorder (the scoreboard's trace widening at a launch with more
-//! registers) is itself a job in the encoder's queue ([`TraceSink::change_recorder`]), and
-//! the parameters the simulation checks are kept on this side ([`TraceSink::params`]).
+//! registers) is itself a job in the trace thread's queue ([`TraceSink::change_recorder`]),
+//! and the parameters the simulation checks are kept on this side ([`TraceSink::params`]).
 //!
-//! Memory stays bounded: at most [`QUEUED_CHUNKS`] chunks wait for the encoder (a
-//! simulation that outruns it waits), and the encoded trace is what recording in place
-//! would hold. Where no thread can be started, or with `WARPFORGE_TRACE_INLINE` set (to
-//! measure the difference), chunks are encoded on the calling thread.
+//! Memory stays bounded by the trace: at most [`QUEUED_CHUNKS`] chunks wait for the trace
+//! thread (a simulation that outruns it waits), and the raw records take 8 bytes per
+//! compact edge (the encoded trace: 2-5). Where no thread can be started, or with
+//! `WARPFORGE_TRACE_INLINE` set (to measure the difference), chunks are filed on the
+//! calling thread.
 
 use super::contract::Params;
 use super::declare::Unit;
@@ -37,10 +45,10 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Words per chunk (64 KiB), so a chunk handed over is still in the shared cache when the
-/// encoder reads it. A chunk is handed over at the first edge that ends past it.
+/// trace thread reads it. A chunk is handed over at the first edge that ends past it.
 const CHUNK_WORDS: usize = 8192;
 
-/// Chunks that may wait for the encoder before the simulation waits for it.
+/// Chunks that may wait for the trace thread before the simulation waits for it.
 pub const QUEUED_CHUNKS: usize = 32;
 
 /// A recorded value as raw 64-bit words: what the simulation thread copies per edge.
@@ -64,8 +72,8 @@ pub trait RawRecord: Sized + Send + 'static {
     fn compact(&self) -> Option<u64> {
         None
     }
-    /// Whether compact values recur often enough that the encoder keeps their encoded
-    /// bytes ([`CompactTails`]) and encodes chunks edge by edge to copy them undecoded.
+    /// Whether compact values recur often enough that encoding keeps their encoded bytes
+    /// ([`CompactTails`]) and copies them undecoded.
     const COMPACT_VALUES_RECUR: bool = false;
     /// The value [`RawRecord::compact`] gave `payload` for.
     fn from_compact(payload: u64) -> Self {
@@ -320,11 +328,9 @@ const COMPACT_TAIL_BYTES: usize = 31;
 ///
 /// Why: a stack's sequential updates are most of its edges, one value per PC of a loop
 /// body (99.9% hits on mandelbrot). Encoding one from its value (the presence mask over
-/// all 11 ports, a varint per present word) cost ~250 host instructions on the encoder
-/// thread; a hit is a copy of a few bytes. That matters beside the simulation: on this
-/// project's machines the encoder's work on the second core slows the simulation on the
-/// first (README, "Speed"). A scoreboard cycle's pair of operations recurs too rarely (41%
-/// hits, and a miss costs more than encoding), so the scoreboard does not use it.
+/// all 11 ports, a varint per present word) costs ~250 host instructions; a hit is a copy
+/// of a few bytes. A scoreboard cycle's pair of operations recurs too rarely (41% hits, and
+/// a miss costs more than encoding), so the scoreboard does not use it.
 pub struct CompactTails {
     slots: Box<[CompactTail; COMPACT_TAIL_SLOTS]>,
     /// Where a value that is not kept is encoded.
@@ -392,31 +398,31 @@ impl CompactTails {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Wall time the encoder thread has spent encoding, process-wide.
-static ENCODER_BUSY_NS: AtomicU64 = AtomicU64::new(0);
+/// Wall time the trace thread has spent on jobs, process-wide.
+static TRACE_THREAD_BUSY_NS: AtomicU64 = AtomicU64::new(0);
 
-/// Seconds the encoder thread has spent encoding so far in this process: the host time
+/// Seconds the trace thread has spent filing edges so far in this process: the host time
 /// recording costs beside the simulation thread's own share.
-pub fn encoder_busy_seconds() -> f64 {
-    ENCODER_BUSY_NS.load(Ordering::Relaxed) as f64 * 1e-9
+pub fn trace_thread_busy_seconds() -> f64 {
+    TRACE_THREAD_BUSY_NS.load(Ordering::Relaxed) as f64 * 1e-9
 }
 
-/// The process's encoder thread (`None` where it could not be started).
-fn encoder() -> Option<&'static SyncSender<Job>> {
-    static ENCODER: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
-    ENCODER
+/// The process's trace thread (`None` where it could not be started).
+fn trace_thread() -> Option<&'static SyncSender<Job>> {
+    static TRACE_THREAD: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
+    TRACE_THREAD
         .get_or_init(|| {
             if std::env::var_os("WARPFORGE_TRACE_INLINE").is_some() {
                 return None;
             }
             let (tx, rx) = sync_channel::<Job>(QUEUED_CHUNKS);
             std::thread::Builder::new()
-                .name("trace-encoder".into())
+                .name("trace-thread".into())
                 .spawn(move || {
                     while let Ok(job) = rx.recv() {
                         let started = std::time::Instant::now();
                         job();
-                        ENCODER_BUSY_NS
+                        TRACE_THREAD_BUSY_NS
                             .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     }
                 })
@@ -426,10 +432,10 @@ fn encoder() -> Option<&'static SyncSender<Job>> {
         .as_ref()
 }
 
-/// Runs `job` on the encoder thread, or here when there is none (or it has died: the job
+/// Runs `job` on the trace thread, or here when there is none (or it has died: the job
 /// then reports the same failure on this thread).
 fn submit(job: Job) {
-    match encoder() {
+    match trace_thread() {
         Some(tx) => {
             if let Err(e) = tx.send(job) {
                 (e.0)()
@@ -440,7 +446,7 @@ fn submit(job: Job) {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock means an encode panicked; that panic has already been reported.
+    // A poisoned lock means a job panicked; that panic has already been reported.
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -450,29 +456,30 @@ pub struct TraceSink<U: Unit> {
     /// The cycle of the chunk's last edge (0 at its start): compact edges store the step.
     last_cycle: u64,
     /// The recorder's parameters, kept here so that reading them needs no wait for the
-    /// encoder (the scoreboard's host checks them at every launch).
+    /// trace thread (the scoreboard's host checks them at every launch).
     params: Params,
 
     shared: Arc<Shared<U>>,
 }
 
-/// What a sink shares with the jobs that encode its chunks.
+/// What a sink shares with the jobs that file its chunks.
 struct Shared<U: Unit> {
     /// The recorder, keeping raw records (see [`TraceRecorder::keep_raw`]).
     recorder: Mutex<TraceRecorder>,
     unit: std::marker::PhantomData<fn() -> U>,
-    /// Encoded chunks, emptied, for reuse: after the first few, handing a chunk over
+    /// Filed chunks, emptied, for reuse: after the first few, handing a chunk over
     /// allocates nothing (a fresh chunk per hand-over cost page faults and cross-thread
     /// frees, more than the copying itself).
     spare: Mutex<Vec<Vec<u64>>>,
-    /// Jobs of this sink queued or running on the encoder (chunks and recorder changes).
+    /// Jobs of this sink queued or running on the trace thread (chunks and recorder
+    /// changes).
     in_flight: AtomicUsize,
 }
 
 impl<U: Unit> Shared<U> {
     /// Files `chunk`'s edges under their instances in the recorder (the chunks of a sink
     /// in the order they were handed over) and keeps it for reuse.
-    fn encode(&self, mut chunk: Vec<u64>) {
+    fn file(&self, mut chunk: Vec<u64>) {
         file_by_instance::<U::Recorded>(&chunk, &mut lock(&self.recorder));
         chunk.clear();
         lock(&self.spare).push(chunk);
@@ -480,31 +487,31 @@ impl<U: Unit> Shared<U> {
 }
 
 /// The last chunk of a sink whose recording ends ([`TraceSink::flush`]): queued for the
-/// encoder thread like any other, and encoded by the thread that ends the recording
-/// instead if it gets there first.
+/// trace thread like any other, and filed by the thread that ends the recording instead
+/// if it gets there first.
 ///
 /// Why: when a run ends, every sink (two per SM: the warps' stacks and the scoreboard)
-/// holds a partly filled chunk, and encoding those tails was the whole wait for the
-/// traces: 10-16 ms a run, 2-4% of a short workload's simulation time. The encoder thread
-/// takes the tails from the first sink on, the ending thread from the last one back, and
-/// they meet half way.
+/// holds a partly filled chunk, and handling those tails is the whole wait for the traces
+/// (10-16 ms a run when they were encoded, 2-4% of a short workload's simulation time).
+/// The trace thread takes the tails from the first sink on, the ending thread from the
+/// last one back, and they meet half way.
 pub struct TraceTail(Box<dyn FnOnce() + Send>);
 
 impl TraceTail {
-    /// Encodes the tail on this thread, unless the encoder thread has started it or still
-    /// has earlier chunks of the same sink to encode (they must go first).
-    pub fn encode_here_if_free(self) {
+    /// Files the tail on this thread, unless the trace thread has started it or still has
+    /// earlier chunks of the same sink to file (they must go first).
+    pub fn file_here_if_free(self) {
         (self.0)()
     }
 }
 
-/// Encodes the tails on this thread from the last one back while the encoder thread takes
+/// Files the tails on this thread from the last one back while the trace thread takes
 /// them from the first one on (see [`TraceTail`]).
-pub fn encode_tails(tails: Vec<TraceTail>) {
+pub fn file_tails(tails: Vec<TraceTail>) {
     tails
         .into_iter()
         .rev()
-        .for_each(TraceTail::encode_here_if_free);
+        .for_each(TraceTail::file_here_if_free);
 }
 
 impl<U: Unit> TraceSink<U> {
@@ -540,14 +547,14 @@ impl<U: Unit> TraceSink<U> {
         }
     }
 
-    /// Hands the chunk to the encoder.
+    /// Hands the chunk to the trace thread.
     #[cold]
     #[inline(never)]
     fn hand_over(&mut self) {
         if let Some(chunk) = self.take_chunk() {
             let shared = Arc::clone(&self.shared);
             submit(Box::new(move || {
-                shared.encode(chunk);
+                shared.file(chunk);
                 shared.in_flight.fetch_sub(1, Ordering::Release);
             }));
         }
@@ -573,44 +580,44 @@ impl<U: Unit> TraceSink<U> {
         let (queued, queued_slot) = (Arc::clone(&self.shared), Arc::clone(&slot));
         submit(Box::new(move || {
             if let Some(chunk) = lock(&queued_slot).take() {
-                queued.encode(chunk);
+                queued.file(chunk);
             }
             queued.in_flight.fetch_sub(1, Ordering::Release);
         }));
         let shared = Arc::clone(&self.shared);
         Some(TraceTail(Box::new(move || {
-            // In flight: this tail alone, so every earlier chunk of the sink is encoded.
-            // Taking the chunk out of its slot decides who encodes it.
+            // In flight: this tail alone, so every earlier chunk of the sink is filed.
+            // Taking the chunk out of its slot decides who files it.
             if shared.in_flight.load(Ordering::Acquire) == 1 {
                 let chunk = lock(&slot).take();
                 if let Some(chunk) = chunk {
-                    shared.encode(chunk);
+                    shared.file(chunk);
                 }
             }
         })))
     }
 
-    /// Waits until every edge recorded so far is encoded.
+    /// Waits until every edge recorded so far is filed.
     fn sync(&mut self) {
         self.hand_over();
         let (tx, rx) = sync_channel(1);
         submit(Box::new(move || {
             let _ = tx.send(());
         }));
-        // Jobs run in order: once this one has, every earlier chunk is encoded and its job
-        // (with its handle on the encoder) dropped. An error means the encoder died, after
+        // Jobs run in order: once this one has, every earlier chunk is filed and its job
+        // (with its handle on the recorder) dropped. An error means the trace thread died, after
         // which jobs run on this thread anyway.
         let _ = rx.recv();
     }
 
-    /// The events encoded so far, once every edge recorded so far is.
+    /// The events filed so far, once every edge recorded so far is.
     #[cfg(test)]
-    fn encoded_events(&mut self) -> u64 {
+    fn filed_events(&mut self) -> u64 {
         self.sync();
         lock(&self.shared.recorder).events()
     }
 
-    /// Runs `change` on the recorder on the encoder thread, after every edge recorded so far
+    /// Runs `change` on the recorder on the trace thread, after every edge recorded so far
     /// and before any recorded later, without waiting for it; `params` are the recorder's
     /// parameters after it (a re-encoding at wider ports).
     pub fn change_recorder(
@@ -621,7 +628,7 @@ impl<U: Unit> TraceSink<U> {
         self.hand_over();
         self.params = params;
         let shared = Arc::clone(&self.shared);
-        // Counted in flight like a chunk: a tail must not be encoded before it.
+        // Counted in flight like a chunk: a tail must not be filed before it.
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         submit(Box::new(move || {
             change(&mut lock(&shared.recorder));
@@ -629,7 +636,7 @@ impl<U: Unit> TraceSink<U> {
         }));
     }
 
-    /// The parameters of the trace being recorded (no wait for the encoder).
+    /// The parameters of the trace being recorded (no wait for the trace thread).
     pub fn params(&self) -> &Params {
         &self.params
     }
@@ -714,10 +721,10 @@ mod tests {
     }
 
     /// Edges of three instances, spanning several chunks, with the recorder read back
-    /// mid-way (after a wait for the encoder): the bytes are those of encoding in place,
+    /// mid-way (after a wait for the trace thread): the bytes are those of encoding in place,
     /// also with other sinks recording from other threads at the same time.
     #[test]
-    fn off_thread_encoding_writes_the_bytes_of_encoding_in_place() {
+    fn off_thread_filing_gives_the_trace_of_encoding_in_place() {
         let run = |salt: u64| {
             let mut sink = TraceSink::<SimtStackSpe>::new(spe_recorder());
             let mut direct = spe_recorder();
@@ -737,7 +744,7 @@ mod tests {
                 sink.push(i, cycle[i], &StackRecord(inp));
                 direct.record_inputs(i, cycle[i], &inp);
                 if k == CHUNK_WORDS as u64 / 4 + 5 {
-                    assert_eq!(sink.encoded_events(), k + 1, "all edges so far encoded");
+                    assert_eq!(sink.filed_events(), k + 1, "all edges so far filed");
                 }
             }
             assert_same_trace(sink.finish(), direct, &format!("salt {salt}"));
@@ -749,11 +756,11 @@ mod tests {
         });
     }
 
-    /// The tails of many sinks, encoded by this thread and the encoder thread at once
-    /// ([`encode_tails`]), give the bytes of encoding in place, also when a recorder change
+    /// The tails of many sinks, filed by this thread and the trace thread at once
+    /// ([`file_tails`]), give the bytes of encoding in place, also when a recorder change
     /// (here: a new instance, which the tail's edges use) is queued just before a tail.
     #[test]
-    fn tails_shared_with_the_encoder_write_the_bytes_of_encoding_in_place() {
+    fn tails_shared_with_the_trace_thread_give_the_trace_of_encoding_in_place() {
         for round in 0..20u64 {
             let mut sinks = Vec::new();
             let mut directs = Vec::new();
@@ -786,7 +793,7 @@ mod tests {
                 sinks.push(sink);
                 directs.push(direct);
             }
-            encode_tails(tails);
+            file_tails(tails);
             for (sink, direct) in sinks.into_iter().zip(directs) {
                 assert_same_trace(sink.finish(), direct, &format!("round {round}"));
             }
