@@ -7,6 +7,11 @@
 //! unit saw non-idle inputs, with every input port's value. Between two recorded cycles the
 //! unit saw idle inputs: every input 0 except `rst_n` = 1. Each instance starts from reset.
 //!
+//! A trace recorded by the GPU model keeps the unit's raw records in memory (see
+//! [`TraceRecorder::keep_raw`] and `trace_sink`): a co-simulation in the same process
+//! replays them as they are, and only [`TraceRecorder::write`] encodes them into the file
+//! format below.
+//!
 //! File format (version 2), designed to be small and streamable:
 //! ```text
 //! WFTRACE 2\n
