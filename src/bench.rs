@@ -67,7 +67,6 @@ struct RunFigures {
     /// Host seconds spent inside kernel launches.
     seconds: f64,
     peak_rss_bytes: f64,
-    trace_thread_seconds: f64,
     /// Unit port events the run recorded for co-simulation (0 unless `--record-traces`).
     recorded_trace_events: u64,
     verified: bool,
@@ -120,16 +119,11 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> 
     Ok(RunFigures {
         cycles: sum("cycles"),
         warp_instructions: sum("warp_instructions"),
-        // With recording, until the traces are complete (their encoding runs beside the
-        // simulation and may finish after it).
+        // With recording, until the recorders are handed over (before 2026-11-27's fifth
+        // session, the wait for a thread encoding the traces beside the simulation).
         seconds: sum("wall_seconds") + result["trace_finish_seconds"].as_f64().unwrap_or(0.0),
         peak_rss_bytes: doc["peak_rss_bytes"].as_f64().unwrap_or(0.0),
         recorded_trace_events: doc["recorded_trace_events"].as_u64().unwrap_or(0),
-        // (`trace_trace_thread_seconds` in builds before the trace thread only filed edges.)
-        trace_thread_seconds: doc["trace_thread_seconds"]
-            .as_f64()
-            .or(doc["trace_trace_thread_seconds"].as_f64())
-            .unwrap_or(0.0),
         verified: result["verified"].as_bool().unwrap_or(false) && result["error"].is_null(),
     })
 }
@@ -145,8 +139,6 @@ struct Measurement {
     peak_rss_mib: f64,
     /// Unit port events recorded per run (0 unless `--record-traces`).
     recorded_trace_events: u64,
-    /// Host seconds the trace thread was busy beside the simulation (recording).
-    trace_thread_seconds: f64,
     verified: bool,
 }
 
@@ -189,7 +181,6 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             seconds: secs,
             peak_rss_bytes,
             recorded_trace_events,
-            trace_thread_seconds,
             verified,
         } = best.expect("repeat >= 1");
         let m = Measurement {
@@ -201,7 +192,6 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             warp_instructions_per_second: insts / secs.max(1e-9),
             peak_rss_mib: peak_rss_bytes / (1 << 20) as f64,
             recorded_trace_events,
-            trace_thread_seconds,
             verified,
         };
         eprintln!("{name}: {:.0} cycles/s", m.cycles_per_second);
@@ -211,7 +201,6 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
             m.cycles.to_string(),
             m.warp_instructions.to_string(),
             format!("{:.2}", m.sim_seconds),
-            format!("{:.2}", m.trace_thread_seconds),
             format!("{:.0}", m.cycles_per_second),
             format!("{:.0}", m.warp_instructions_per_second),
             format!("{:.1}", m.peak_rss_mib),
@@ -235,7 +224,6 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
                 "cycles",
                 "warp_insts",
                 "sim_s",
-                "trace_thread_s",
                 "cycles/s",
                 "warp_insts/s",
                 "peak_MiB",

@@ -389,8 +389,6 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             "results": results,
             "reconvergence_comparison": comparison,
             "recorded_trace_events": recorded_events,
-            // Host time the trace thread spent filing recorded edges (beside the simulation's).
-            "trace_thread_seconds": warpforge_model::units::trace_sink::trace_thread_busy_seconds(),
             "peak_rss_bytes": peak_rss_bytes(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)

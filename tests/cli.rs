@@ -290,7 +290,6 @@ fn simulated_stats(args: &[&str], tag: &str) -> serde_json::Value {
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     v.as_object_mut().unwrap().remove("peak_rss_bytes");
-    v.as_object_mut().unwrap().remove("trace_thread_seconds");
     for r in v["results"].as_array_mut().unwrap() {
         r.as_object_mut().unwrap().remove("trace_finish_seconds");
         for l in r["launches"].as_array_mut().unwrap() {

@@ -207,13 +207,6 @@ impl<H: GpuHooks> Gpu<H> {
     /// The recorded traffic of every instance, all SMs together, one recorder per unit
     /// being recorded (recording stops).
     pub fn take_traces(&mut self) -> Vec<TraceRecorder> {
-        // Every sink's last edges go to the encoder at once, and this thread encodes them
-        // too, from the other end (the wait for the traces halves).
-        let mut tails = Vec::new();
-        for sm in &mut self.sms {
-            sm.flush_traces(&mut tails);
-        }
-        crate::units::trace_sink::file_tails(tails);
         let mut all: Vec<TraceRecorder> = Vec::new();
         for sm in &mut self.sms {
             for rec in sm.take_traces() {

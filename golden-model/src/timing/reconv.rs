@@ -12,7 +12,6 @@ use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::simt_stack::{SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
 use crate::units::simt_stack_dpe::{DpeInputs, DpeParams, SimtStackDpe, DPE_DESC};
 use crate::units::trace::TraceRecorder;
-use crate::units::trace_sink::TraceTail;
 
 /// The stacks of every warp slot of one SM.
 pub enum WarpStacks {
@@ -115,14 +114,6 @@ impl WarpStacks {
             }
         }
         Ok(())
-    }
-
-    /// See [`UnitHost::flush_trace`].
-    pub fn flush_trace(&mut self, tails: &mut Vec<TraceTail>) {
-        match self {
-            WarpStacks::Spe(h) => h.flush_trace(tails),
-            WarpStacks::Dpe(h) => h.flush_trace(tails),
-        }
     }
 
     /// The recorded traffic (recording stops).

@@ -11,7 +11,7 @@
 
 use super::declare::{PortGroup, Unit, UnitParams};
 use super::trace::TraceRecorder;
-use super::trace_sink::{TraceSink, TraceTail};
+use super::trace_sink::TraceSink;
 use std::collections::BTreeMap;
 
 /// Every instance of one unit kind in the GPU model.
@@ -130,33 +130,22 @@ impl<U: Unit> UnitHost<U> {
         self.trace = Some(TraceSink::new(trace));
     }
 
-    /// The parameters of the trace being recorded, if one is (read without waiting for the
-    /// encoder thread).
+    /// The parameters of the trace being recorded, if one is.
     pub fn trace_params(&self) -> Option<&super::contract::Params> {
         self.trace.as_ref().map(TraceSink::params)
     }
 
-    /// Changes the trace being recorded (see [`TraceSink::change_recorder`]): `params` are
-    /// its parameters after `change`. Nothing happens when no trace is on.
-    pub fn change_trace(
-        &mut self,
-        params: super::contract::Params,
-        change: impl FnOnce(&mut TraceRecorder) + Send + 'static,
-    ) {
+    /// Changes the trace being recorded (see [`TraceSink::change_recorder`]). Nothing
+    /// happens when no trace is on.
+    pub fn change_trace(&mut self, change: impl FnOnce(&mut TraceRecorder)) {
         if let Some(sink) = self.trace.as_mut() {
-            sink.change_recorder(params, change)
+            sink.change_recorder(change)
         }
     }
 
     /// The recorded traffic (recording stops).
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
         self.trace.take().map(TraceSink::finish)
-    }
-
-    /// Hands the trace's last edges to the encoder (see [`TraceSink::flush`]), before
-    /// [`UnitHost::take_trace`].
-    pub fn flush_trace(&mut self, tails: &mut Vec<TraceTail>) {
-        tails.extend(self.trace.as_mut().and_then(TraceSink::flush));
     }
 
     /// One clock edge of instance `i` at `cycle` with non-idle inputs `inp` (a cycle in

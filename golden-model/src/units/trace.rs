@@ -73,13 +73,20 @@ pub struct TraceRecorder {
     /// Set while the recorder keeps raw records (a trace sink's: see
     /// [`TraceRecorder::keep_raw`]).
     raw: Option<RawCodec>,
+    /// A trace sink's chunks not filed under their instances yet, each list with the
+    /// recorder's instance that is its instance 0.
+    chunks: Vec<(Vec<Vec<u64>>, usize)>,
+    /// The edges in `chunks`.
+    chunk_edges: u64,
 }
 
 /// How the unit of a recorder that keeps raw records (a trace sink's) reads them back: the
 /// functions `trace_sink` instantiates for the unit's [`super::declare::Unit::Recorded`].
 #[derive(Clone, Copy)]
 pub struct RawCodec {
-    /// Encodes a recorder's raw records into its trace bytes (for a trace file).
+    /// Files a recorder's chunks ([`TraceRecorder::add_chunks`]) under their instances.
+    pub file: fn(&mut TraceRecorder),
+    /// Encodes a recorder's filed raw records into its trace bytes (for a trace file).
     pub encode: fn(&mut TraceRecorder),
     /// One instance's raw records as events at the trace's parameters (for a replay).
     pub events: for<'a> fn(&'a [u64], &Params) -> RawEvents<'a>,
@@ -124,6 +131,31 @@ impl TraceRecorder {
             max_event_bytes,
             instances: Vec::new(),
             raw: None,
+            chunks: Vec::new(),
+            chunk_edges: 0,
+        }
+    }
+
+    /// Adds a trace sink's chunks of raw edges (`edges` of them), to be filed under their
+    /// instances when the trace is replayed or written.
+    pub(crate) fn add_chunks(&mut self, chunks: Vec<Vec<u64>>, edges: u64) {
+        debug_assert!(self.raw.is_some());
+        if !chunks.is_empty() {
+            self.chunks.push((chunks, 0));
+            self.chunk_edges += edges;
+        }
+    }
+
+    /// Takes the chunks out, to be filed (by [`RawCodec::file`]).
+    pub(crate) fn take_chunks(&mut self) -> Vec<(Vec<Vec<u64>>, usize)> {
+        self.chunk_edges = 0;
+        std::mem::take(&mut self.chunks)
+    }
+
+    /// Files the chunks not filed yet under their instances.
+    fn file_chunks(&mut self) {
+        if let (Some(codec), false) = (self.raw, self.chunks.is_empty()) {
+            (codec.file)(self);
         }
     }
 
@@ -167,6 +199,7 @@ impl TraceRecorder {
     /// Encodes the raw records, if the recorder keeps them: afterwards it holds trace
     /// bytes only.
     pub fn encode_raw(&mut self) {
+        self.file_chunks();
         if let Some(codec) = self.raw.take() {
             (codec.encode)(self);
         }
@@ -302,12 +335,21 @@ impl TraceRecorder {
             self.encode_raw();
             other.encode_raw();
         }
+        // `other`'s instance 0 becomes this one's instance `offset`.
+        let offset = self.instances.len();
+        self.chunks.extend(
+            other
+                .chunks
+                .drain(..)
+                .map(|(chunks, first)| (chunks, first + offset)),
+        );
+        self.chunk_edges += other.chunk_edges;
         self.instances.extend(other.instances);
     }
 
     /// Total events recorded.
     pub fn events(&self) -> u64 {
-        self.instances.iter().map(|i| i.events).sum()
+        self.chunk_edges + self.instances.iter().map(|i| i.events).sum::<u64>()
     }
 
     /// Write the trace file; instances with no events are left out.
@@ -330,7 +372,8 @@ impl TraceRecorder {
 
     /// The trace in memory, as [`Trace::read`] would return it from the written file.
     /// Raw records stay raw (see [`TraceRecorder::keep_raw`]): the replay decodes them.
-    pub fn into_trace(self, source: &str) -> Trace {
+    pub fn into_trace(mut self, source: &str) -> Trace {
+        self.file_chunks();
         let kept: Vec<InstanceRecord> = self
             .instances
             .into_iter()

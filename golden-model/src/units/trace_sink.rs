@@ -1,55 +1,39 @@
-//! Trace recording off the simulation thread, and the raw records a trace keeps until it
-//! is replayed or written.
+//! Trace recording on the simulation thread at the cost of a copy, and the raw records a
+//! trace keeps until it is replayed or written.
 //!
-//! A [`TraceSink`] keeps the simulation thread's share of recording to a copy: it appends
-//! each edge's raw record (a header word with the instance and cycle, then the unit's
-//! [`Unit::Recorded`] value as [`RawRecord`] words) to a chunk, and hands full chunks to
-//! one trace thread shared by the process, which files each edge under its instance in the
-//! [`TraceRecorder`], still as raw words (the same framing, one stream per instance): about
-//! 90 host instructions per edge on mandelbrot, most of them the copy.
+//! A [`TraceSink`] appends each edge's raw record (a header word with the instance and
+//! cycle, then the unit's [`Unit::Recorded`] value as [`RawRecord`] words) to a chunk of
+//! words, and keeps the chunks. Nothing else happens while the simulation runs. When the
+//! trace is used, its chunks are filed under their instances, still as raw words (the same
+//! framing, one stream per instance, [`RawCodec::file`]); a co-simulation in the same
+//! process then replays the raw records ([`RawCodec::events`], through
+//! [`Unit::recorded_inputs`]), and only a trace file encodes them into the trace format
+//! ([`RawCodec::encode`], into exactly the bytes of encoding in place).
 //!
-//! Why the records stay raw: encoding an edge into trace bytes (LEB128 varints of every
-//! non-idle input, the scoreboard's port arrays packed into fields) cost 100-500 host
-//! instructions, several times the unit's own clock edge, and on this project's machines
-//! the trace thread's work on the second core slows the simulation on the first (README,
-//! "Speed"). A co-simulation in the same process has no use for the bytes: it replays the
-//! raw records ([`RawCodec::events`], through [`Unit::recorded_inputs`]), which is also
-//! cheaper than decoding varints. Only a trace file encodes them ([`RawCodec::encode`],
-//! when the trace is written), into exactly the bytes of encoding in place.
+//! Why: encoding an edge into trace bytes (LEB128 varints of every non-idle input, the
+//! scoreboard's port arrays packed into fields) cost 100-500 host instructions, several
+//! times the unit's own clock edge. Until 2026-11-27 a thread beside the simulation
+//! encoded the chunks; but on this project's machines work on the second core slows the
+//! simulation on the first (README, "Speed"), so that thread's work counted in the
+//! simulation's time even though none of it ran there. A co-simulation in the same process
+//! has no use for the bytes, and replaying raw records is cheaper than decoding varints.
 //!
 //! Why variable-length words rather than the values as they are: what recording costs the
-//! simulation is mostly memory traffic and stalls, not instructions. Every byte the
-//! simulation thread writes into a chunk is a cache line it must own again when the chunk
-//! comes back from the trace thread (on the other core), and a stream of fixed 232-byte
-//! scoreboard records evicted the simulation's own data from its L2. Most edges are one
-//! word ([`RawRecord::compact`]: a stack's sequential update, a scoreboard cycle with at
-//! most two operations); the rest are a header and the value's words.
+//! simulation is mostly memory traffic and stalls, not instructions, and a stream of fixed
+//! 232-byte scoreboard records evicted the simulation's own data from its L2. Most edges
+//! are one word ([`RawRecord::compact`]: a stack's sequential update, a scoreboard cycle
+//! with at most two operations); the rest are a header and the value's words.
 //!
-//! The simulation thread never waits for the trace thread while a kernel runs or between
-//! launches: a change of the recorder (the scoreboard's trace widening at a launch with more
-//! registers) is itself a job in the trace thread's queue ([`TraceSink::change_recorder`]),
-//! and the parameters the simulation checks are kept on this side ([`TraceSink::params`]).
-//!
-//! Memory stays bounded by the trace: at most [`QUEUED_CHUNKS`] chunks wait for the trace
-//! thread (a simulation that outruns it waits), and the raw records take 8 bytes per
-//! compact edge (the encoded trace: 2-5). Where no thread can be started, or with
-//! `WARPFORGE_TRACE_INLINE` set (to measure the difference), chunks are filed on the
-//! calling thread.
+//! Memory: the raw records are the trace, 8 bytes per compact edge (the encoded trace:
+//! 2-5), held until the trace is replayed or written.
 
 use super::contract::Params;
 use super::declare::Unit;
 use super::declare::{PortGroup, UnitParams};
 use super::trace::{RawCodec, RawEvents, TraceRecorder};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-/// Words per chunk (64 KiB), so a chunk handed over is still in the shared cache when the
-/// trace thread reads it. A chunk is handed over at the first edge that ends past it.
+/// Words per chunk (64 KiB). A chunk is full at the first edge that ends past it.
 const CHUNK_WORDS: usize = 8192;
-
-/// Chunks that may wait for the trace thread before the simulation waits for it.
-pub const QUEUED_CHUNKS: usize = 32;
 
 /// A recorded value as raw 64-bit words: what the simulation thread copies per edge.
 /// `declare_unit!` implements it for every port group (a presence word, then the words of
@@ -233,15 +217,16 @@ fn for_each_edge<R: RawRecord>(words: &[u64], mut each: impl FnMut(u32, u64, Chu
     }
 }
 
-/// Files the edges of a chunk under their instances in `rec`, as raw records (see
-/// [`TraceRecorder::keep_raw`]): the whole of what the trace thread does per edge. A
-/// compact edge stays one word unless its instance's cycle step outgrows the compact form;
-/// a value's words are copied as they are.
-fn file_by_instance<R: RawRecord>(chunk: &[u64], rec: &mut TraceRecorder) {
+/// Files the edges of a chunk under their instances in `rec` (the chunk's instance 0 is
+/// `rec`'s `first_instance`), as raw records (see [`TraceRecorder::keep_raw`]): about 90
+/// host instructions per edge on mandelbrot, most of them the copy. A compact edge stays
+/// one word unless its instance's cycle step outgrows the compact form; a value's words are
+/// copied as they are.
+fn file_by_instance<R: RawRecord>(chunk: &[u64], first_instance: usize, rec: &mut TraceRecorder) {
     let (mut at, mut chunk_cycle) = (0, 0u64);
     while at < chunk.len() {
         let (instance, cycle, framed) = next_framed(chunk, &mut at, &mut chunk_cycle);
-        let (out, last_cycle) = rec.raw_event(instance as usize, cycle);
+        let (out, last_cycle) = rec.raw_event(first_instance + instance as usize, cycle);
         match framed {
             Framed::Compact(payload) => {
                 if !push_compact(out, last_cycle, 0, cycle, payload) {
@@ -309,9 +294,20 @@ fn raw_events<'a, U: Unit>(words: &'a [u64], params: &Params) -> RawEvents<'a> {
     })
 }
 
+/// Files the chunks a trace sink recorded into `rec` under their instances (the
+/// [`RawCodec::file`] of unit `U`), each chunk freed once filed.
+fn file_chunks<U: Unit>(rec: &mut TraceRecorder) {
+    for (chunks, first_instance) in rec.take_chunks() {
+        for chunk in chunks {
+            file_by_instance::<U::Recorded>(&chunk, first_instance, rec);
+        }
+    }
+}
+
 /// The raw-record codec of unit `U`, for its trace sinks' recorders.
 fn raw_codec<U: Unit>() -> RawCodec {
     RawCodec {
+        file: file_chunks::<U>,
         encode: encode_raw::<U>,
         events: raw_events::<U>,
     }
@@ -396,122 +392,18 @@ impl CompactTails {
     }
 }
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Wall time the trace thread has spent on jobs, process-wide.
-static TRACE_THREAD_BUSY_NS: AtomicU64 = AtomicU64::new(0);
-
-/// Seconds the trace thread has spent filing edges so far in this process: the host time
-/// recording costs beside the simulation thread's own share.
-pub fn trace_thread_busy_seconds() -> f64 {
-    TRACE_THREAD_BUSY_NS.load(Ordering::Relaxed) as f64 * 1e-9
-}
-
-/// The process's trace thread (`None` where it could not be started).
-fn trace_thread() -> Option<&'static SyncSender<Job>> {
-    static TRACE_THREAD: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
-    TRACE_THREAD
-        .get_or_init(|| {
-            if std::env::var_os("WARPFORGE_TRACE_INLINE").is_some() {
-                return None;
-            }
-            let (tx, rx) = sync_channel::<Job>(QUEUED_CHUNKS);
-            std::thread::Builder::new()
-                .name("trace-thread".into())
-                .spawn(move || {
-                    while let Ok(job) = rx.recv() {
-                        let started = std::time::Instant::now();
-                        job();
-                        TRACE_THREAD_BUSY_NS
-                            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    }
-                })
-                .ok()
-                .map(|_| tx)
-        })
-        .as_ref()
-}
-
-/// Runs `job` on the trace thread, or here when there is none (or it has died: the job
-/// then reports the same failure on this thread).
-fn submit(job: Job) {
-    match trace_thread() {
-        Some(tx) => {
-            if let Err(e) = tx.send(job) {
-                (e.0)()
-            }
-        }
-        None => job(),
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock means a job panicked; that panic has already been reported.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
     chunk: Vec<u64>,
     /// The cycle of the chunk's last edge (0 at its start): compact edges store the step.
     last_cycle: u64,
-    /// The recorder's parameters, kept here so that reading them needs no wait for the
-    /// trace thread (the scoreboard's host checks them at every launch).
-    params: Params,
-
-    shared: Arc<Shared<U>>,
-}
-
-/// What a sink shares with the jobs that file its chunks.
-struct Shared<U: Unit> {
+    /// Full chunks, in recording order.
+    chunks: Vec<Vec<u64>>,
+    /// Edges recorded (the recorder counts them per instance only once they are filed).
+    edges: u64,
     /// The recorder, keeping raw records (see [`TraceRecorder::keep_raw`]).
-    recorder: Mutex<TraceRecorder>,
+    recorder: TraceRecorder,
     unit: std::marker::PhantomData<fn() -> U>,
-    /// Filed chunks, emptied, for reuse: after the first few, handing a chunk over
-    /// allocates nothing (a fresh chunk per hand-over cost page faults and cross-thread
-    /// frees, more than the copying itself).
-    spare: Mutex<Vec<Vec<u64>>>,
-    /// Jobs of this sink queued or running on the trace thread (chunks and recorder
-    /// changes).
-    in_flight: AtomicUsize,
-}
-
-impl<U: Unit> Shared<U> {
-    /// Files `chunk`'s edges under their instances in the recorder (the chunks of a sink
-    /// in the order they were handed over) and keeps it for reuse.
-    fn file(&self, mut chunk: Vec<u64>) {
-        file_by_instance::<U::Recorded>(&chunk, &mut lock(&self.recorder));
-        chunk.clear();
-        lock(&self.spare).push(chunk);
-    }
-}
-
-/// The last chunk of a sink whose recording ends ([`TraceSink::flush`]): queued for the
-/// trace thread like any other, and filed by the thread that ends the recording instead
-/// if it gets there first.
-///
-/// Why: when a run ends, every sink (two per SM: the warps' stacks and the scoreboard)
-/// holds a partly filled chunk, and handling those tails is the whole wait for the traces
-/// (10-16 ms a run when they were encoded, 2-4% of a short workload's simulation time).
-/// The trace thread takes the tails from the first sink on, the ending thread from the
-/// last one back, and they meet half way.
-pub struct TraceTail(Box<dyn FnOnce() + Send>);
-
-impl TraceTail {
-    /// Files the tail on this thread, unless the trace thread has started it or still has
-    /// earlier chunks of the same sink to file (they must go first).
-    pub fn file_here_if_free(self) {
-        (self.0)()
-    }
-}
-
-/// Files the tails on this thread from the last one back while the trace thread takes
-/// them from the first one on (see [`TraceTail`]).
-pub fn file_tails(tails: Vec<TraceTail>) {
-    tails
-        .into_iter()
-        .rev()
-        .for_each(TraceTail::file_here_if_free);
 }
 
 impl<U: Unit> TraceSink<U> {
@@ -519,15 +411,12 @@ impl<U: Unit> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
         recorder.keep_raw(raw_codec::<U>());
         TraceSink {
-            params: recorder.params().clone(),
             chunk: Vec::with_capacity(CHUNK_WORDS + 64),
             last_cycle: 0,
-            shared: Arc::new(Shared {
-                recorder: Mutex::new(recorder),
-                unit: std::marker::PhantomData,
-                spare: Mutex::default(),
-                in_flight: AtomicUsize::new(0),
-            }),
+            chunks: Vec::new(),
+            edges: 0,
+            recorder,
+            unit: std::marker::PhantomData,
         }
     }
 
@@ -542,112 +431,47 @@ impl<U: Unit> TraceSink<U> {
             cycle,
             value,
         );
+        self.edges += 1;
         if self.chunk.len() >= CHUNK_WORDS {
-            self.hand_over();
+            self.next_chunk();
         }
     }
 
-    /// Hands the chunk to the trace thread.
+    /// Keeps the full chunk and starts a new one.
     #[cold]
     #[inline(never)]
-    fn hand_over(&mut self) {
-        if let Some(chunk) = self.take_chunk() {
-            let shared = Arc::clone(&self.shared);
-            submit(Box::new(move || {
-                shared.file(chunk);
-                shared.in_flight.fetch_sub(1, Ordering::Release);
-            }));
-        }
-    }
-
-    /// The chunk, counted in flight, replaced by an empty one; `None` when it is empty.
-    fn take_chunk(&mut self) -> Option<Vec<u64>> {
-        if self.chunk.is_empty() {
-            return None;
-        }
-        let reused = lock(&self.shared.spare).pop();
-        let next = reused.unwrap_or_else(|| Vec::with_capacity(CHUNK_WORDS + 64));
+    fn next_chunk(&mut self) {
+        let full = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_WORDS + 64));
+        self.chunks.push(full);
         self.last_cycle = 0;
-        self.shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        Some(std::mem::replace(&mut self.chunk, next))
     }
 
-    /// Hands the partly filled chunk over as a [`TraceTail`] (at the end of a recording,
-    /// before [`TraceSink::finish`]); `None` when it is empty.
-    pub fn flush(&mut self) -> Option<TraceTail> {
-        let chunk = self.take_chunk()?;
-        let slot = Arc::new(Mutex::new(Some(chunk)));
-        let (queued, queued_slot) = (Arc::clone(&self.shared), Arc::clone(&slot));
-        submit(Box::new(move || {
-            if let Some(chunk) = lock(&queued_slot).take() {
-                queued.file(chunk);
-            }
-            queued.in_flight.fetch_sub(1, Ordering::Release);
-        }));
-        let shared = Arc::clone(&self.shared);
-        Some(TraceTail(Box::new(move || {
-            // In flight: this tail alone, so every earlier chunk of the sink is filed.
-            // Taking the chunk out of its slot decides who files it.
-            if shared.in_flight.load(Ordering::Acquire) == 1 {
-                let chunk = lock(&slot).take();
-                if let Some(chunk) = chunk {
-                    shared.file(chunk);
-                }
-            }
-        })))
+    /// Runs `change` on the recorder (a new instance, or the scoreboard's trace widening to
+    /// wider parameters, [`TraceRecorder::relayout`]): it applies to the edges recorded so
+    /// far too, since they are laid out only when replayed or written.
+    pub fn change_recorder(&mut self, change: impl FnOnce(&mut TraceRecorder)) {
+        change(&mut self.recorder)
     }
 
-    /// Waits until every edge recorded so far is filed.
-    fn sync(&mut self) {
-        self.hand_over();
-        let (tx, rx) = sync_channel(1);
-        submit(Box::new(move || {
-            let _ = tx.send(());
-        }));
-        // Jobs run in order: once this one has, every earlier chunk is filed and its job
-        // (with its handle on the recorder) dropped. An error means the trace thread died, after
-        // which jobs run on this thread anyway.
-        let _ = rx.recv();
-    }
-
-    /// The events filed so far, once every edge recorded so far is.
-    #[cfg(test)]
-    fn filed_events(&mut self) -> u64 {
-        self.sync();
-        lock(&self.shared.recorder).events()
-    }
-
-    /// Runs `change` on the recorder on the trace thread, after every edge recorded so far
-    /// and before any recorded later, without waiting for it; `params` are the recorder's
-    /// parameters after it (a re-encoding at wider ports).
-    pub fn change_recorder(
-        &mut self,
-        params: Params,
-        change: impl FnOnce(&mut TraceRecorder) + Send + 'static,
-    ) {
-        self.hand_over();
-        self.params = params;
-        let shared = Arc::clone(&self.shared);
-        // Counted in flight like a chunk: a tail must not be filed before it.
-        shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        submit(Box::new(move || {
-            change(&mut lock(&shared.recorder));
-            shared.in_flight.fetch_sub(1, Ordering::Release);
-        }));
-    }
-
-    /// The parameters of the trace being recorded (no wait for the trace thread).
+    /// The parameters of the trace being recorded.
     pub fn params(&self) -> &Params {
-        &self.params
+        self.recorder.params()
     }
 
-    /// The recorder with every recorded edge filed in it (as raw records: they are
-    /// encoded when the trace is written or replayed).
+    /// Edges recorded so far.
+    pub fn edges(&self) -> u64 {
+        self.edges
+    }
+
+    /// The recorder holding every recorded edge, as raw chunks: filed under their
+    /// instances when the trace is replayed or written (not here: this runs inside the
+    /// simulation's timed window).
     pub fn finish(mut self) -> TraceRecorder {
-        self.sync();
-        let mut recorder = lock(&self.shared.recorder);
-        let empty = TraceRecorder::new(recorder.desc(), recorder.params().clone());
-        std::mem::replace(&mut *recorder, empty)
+        if !self.chunk.is_empty() {
+            self.next_chunk();
+        }
+        self.recorder.add_chunks(self.chunks, self.edges);
+        self.recorder
     }
 }
 
@@ -720,12 +544,11 @@ mod tests {
         rec
     }
 
-    /// Edges of three instances, spanning several chunks, with the recorder read back
-    /// mid-way (after a wait for the trace thread): the bytes are those of encoding in place,
-    /// also with other sinks recording from other threads at the same time.
+    /// Edges of three instances, spanning several chunks: the sink's trace is the trace of
+    /// encoding in place.
     #[test]
-    fn off_thread_filing_gives_the_trace_of_encoding_in_place() {
-        let run = |salt: u64| {
+    fn a_sink_gives_the_trace_of_encoding_in_place() {
+        for salt in 0..3 {
             let mut sink = TraceSink::<SimtStackSpe>::new(spe_recorder());
             let mut direct = spe_recorder();
             // Instance 2's cycles cross 2^48, where its headers take the wide form.
@@ -743,33 +566,32 @@ mod tests {
                 };
                 sink.push(i, cycle[i], &StackRecord(inp));
                 direct.record_inputs(i, cycle[i], &inp);
-                if k == CHUNK_WORDS as u64 / 4 + 5 {
-                    assert_eq!(sink.filed_events(), k + 1, "all edges so far filed");
-                }
             }
-            assert_same_trace(sink.finish(), direct, &format!("salt {salt}"));
-        };
-        std::thread::scope(|s| {
-            for salt in 0..3 {
-                s.spawn(move || run(salt));
-            }
-        });
+            assert_eq!(sink.edges(), 3 * CHUNK_WORDS as u64 / 2 + 17);
+            let rec = sink.finish();
+            assert_eq!(
+                rec.events(),
+                3 * CHUNK_WORDS as u64 / 2 + 17,
+                "counted unfiled"
+            );
+            assert_same_trace(rec, direct, &format!("salt {salt}"));
+        }
     }
 
-    /// The tails of many sinks, filed by this thread and the trace thread at once
-    /// ([`file_tails`]), give the bytes of encoding in place, also when a recorder change
-    /// (here: a new instance, which the tail's edges use) is queued just before a tail.
+    /// The sinks of several SMs, absorbed into one recorder as the GPU does, give the trace
+    /// of their recorders encoding in place absorbed the same way (each sink's instances
+    /// after those of the sinks before), also when an instance is added to a sink mid-way
+    /// (a recorder change, which the later edges use).
     #[test]
-    fn tails_shared_with_the_trace_thread_give_the_trace_of_encoding_in_place() {
-        for round in 0..20u64 {
-            let mut sinks = Vec::new();
-            let mut directs = Vec::new();
-            let mut tails = Vec::new();
-            for s in 0..12u64 {
+    fn absorbed_sinks_give_the_trace_of_encoding_in_place() {
+        for round in 0..6u64 {
+            let (mut all, mut all_direct): (Option<TraceRecorder>, Option<TraceRecorder>) =
+                (None, None);
+            for s in 0..5u64 {
                 let mut sink = TraceSink::<SimtStackSpe>::new(spe_recorder());
                 let mut direct = spe_recorder();
-                // Some sinks leave full chunks queued behind their tail; others none.
-                let edges = (s * 977 + round * 131) % (2 * CHUNK_WORDS as u64) + 1;
+                // Some sinks fill several chunks, others part of one, one none at all.
+                let edges = (s * 977 + round * 131) % (2 * CHUNK_WORDS as u64) * (s != 2) as u64;
                 let mut cycle = 0;
                 for k in 0..edges {
                     cycle += 1 + k % 3;
@@ -777,8 +599,8 @@ mod tests {
                     sink.push((k % 3) as usize, cycle, &StackRecord(inp));
                     direct.record_inputs((k % 3) as usize, cycle, &inp);
                 }
-                if s % 3 == 0 {
-                    sink.change_recorder(sink.params().clone(), |rec| {
+                if s % 2 == 0 {
+                    sink.change_recorder(|rec| {
                         rec.add_instance("late".into());
                     });
                     direct.add_instance("late".into());
@@ -789,14 +611,16 @@ mod tests {
                         direct.record_inputs(3, cycle, &inp);
                     }
                 }
-                tails.extend(sink.flush());
-                sinks.push(sink);
-                directs.push(direct);
+                match (&mut all, &mut all_direct) {
+                    (Some(a), Some(d)) => {
+                        a.absorb(sink.finish());
+                        d.absorb(direct);
+                    }
+                    _ => (all, all_direct) = (Some(sink.finish()), Some(direct)),
+                }
             }
-            file_tails(tails);
-            for (sink, direct) in sinks.into_iter().zip(directs) {
-                assert_same_trace(sink.finish(), direct, &format!("round {round}"));
-            }
+            let (all, all_direct) = (all.unwrap(), all_direct.unwrap());
+            assert_same_trace(all, all_direct, &format!("round {round}"));
         }
     }
 

@@ -63,7 +63,6 @@ use crate::units::declare::{PortGroup, UnitParams};
 use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::slp_perm::{Slp, SlpInputs, SlpMode, SlpParams, SlpPerm, SLP_DESC};
 use crate::units::trace::TraceRecorder;
-use crate::units::trace_sink::TraceTail;
 use crate::units::wcu::{CompactedWarp, CtaMask, Wcu, WcuInputs, WcuParams, WCU_DESC};
 
 /// Lanes of a warp (the GPU model's warp size).
@@ -426,12 +425,6 @@ impl Compaction {
             return Ok(true);
         }
         Ok(false)
-    }
-
-    pub fn flush_traces(&mut self, tails: &mut Vec<TraceTail>) {
-        self.wcu.flush_trace(tails);
-        self.capt.iter_mut().for_each(|c| c.flush_trace(tails));
-        self.perm.iter_mut().for_each(|c| c.flush_trace(tails));
     }
 
     pub fn take_traces(&mut self) -> Vec<TraceRecorder> {

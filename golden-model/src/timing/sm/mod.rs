@@ -68,7 +68,6 @@ use crate::units::contract::UnitDesc;
 use crate::units::dpe_scoreboard::{ScoreboardParams, SCOREBOARD_DESC};
 use crate::units::host::UnitActivity;
 use crate::units::trace::TraceRecorder;
-use crate::units::trace_sink::TraceTail;
 use backend::{Pipelines, Writebacks};
 use barriers::Barriers;
 use compaction::Compaction;
@@ -181,16 +180,6 @@ impl Sm {
             self.deps.record(cfg, self.id)
         } else {
             Err(format!("unit {} has no instance in the SM", unit.name))
-        }
-    }
-
-    /// Hands the last recorded edges of every unit being recorded to the encoder (see
-    /// [`crate::units::trace_sink::TraceTail`]), before [`Sm::take_traces`].
-    pub fn flush_traces(&mut self, tails: &mut Vec<TraceTail>) {
-        self.stacks.flush_trace(tails);
-        self.deps.flush_trace(tails);
-        if let Some(c) = self.compaction.as_mut() {
-            c.flush_traces(tails);
         }
     }
 

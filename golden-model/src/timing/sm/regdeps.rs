@@ -18,7 +18,6 @@ use crate::units::dpe_scoreboard::{
 };
 use crate::units::host::{UnitActivity, UnitHost};
 use crate::units::trace::TraceRecorder;
-use crate::units::trace_sink::TraceTail;
 use std::collections::VecDeque;
 
 /// Reserve ports of the scoreboard: each scheduler issues at most one instruction per cycle
@@ -121,12 +120,11 @@ impl RegDeps {
         // register fields, the events so far included (a launch with fewer registers
         // behaves identically in an instance with more: it never names the extra ones).
         // The recorded edges are staged operations, laid out only when encoded, so this is
-        // a change of parameters, queued on the trace thread between the last edge of the
-        // launches before and the first of this one.
+        // a change of parameters.
         let have = self.sb.trace_params().map(ScoreboardParams::from_params);
         if have.is_some_and(|have| k.sb.num_regs > have.num_regs) {
             let params = k.sb.to_params().expect("checked at launch");
-            self.sb.change_trace(params.clone(), move |rec| {
+            self.sb.change_trace(|rec| {
                 rec.relayout(params)
                     .expect("a sink's recorder keeps raw records")
             });
@@ -142,11 +140,6 @@ impl RegDeps {
         rec.add_instance(format!("sm{sm}"));
         self.sb.record(rec);
         Ok(())
-    }
-
-    /// The recorded traffic (recording stops).
-    pub fn flush_trace(&mut self, tails: &mut Vec<TraceTail>) {
-        self.sb.flush_trace(tails)
     }
 
     pub fn take_trace(&mut self) -> Option<TraceRecorder> {
