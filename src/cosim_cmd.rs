@@ -683,7 +683,11 @@ fn export_tb(
 }
 
 /// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
-type TraceGroup = (String, Params, Vec<(String, Trace)>);
+type TraceGroup = (
+    String,
+    Params,
+    Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
+);
 
 /// The co-simulation that follows `warpforge run`: generate the RTL of every unit at the
 /// parameters the runs instantiated it with, write exactly that RTL to
@@ -699,23 +703,24 @@ pub fn cosim_recorded(
 ) -> Result<bool> {
     // One RTL and one build per (unit, parameters); traces in workload order.
     let mut groups: Vec<TraceGroup> = vec![];
+    // The recorders stay as they are until their turn: a recorder's raw records are filed
+    // under their instances when it becomes a trace, and held at most one at a time.
     for (workload, rec) in traces {
-        let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
         match groups
             .iter_mut()
-            .find(|(u, p, _)| u == trace.desc.name && *p == trace.params)
+            .find(|(u, p, _)| u == rec.desc().name && p == rec.params())
         {
-            Some(g) => g.2.push((workload, trace)),
+            Some(g) => g.2.push((workload, rec)),
             None => groups.push((
-                trace.desc.name.to_string(),
-                trace.params.clone(),
-                vec![(workload, trace)],
+                rec.desc().name.to_string(),
+                rec.params().clone(),
+                vec![(workload, rec)],
             )),
         }
     }
     let mut generated = vec![];
     for (_, params, list) in &groups {
-        let desc = list[0].1.desc;
+        let desc = list[0].1.desc();
         let g = warpforge_gen::generate(desc, params)?;
         let dir = rtl_out.join(warpforge_gen::params_dir(desc, params));
         g.write(&dir)?;
@@ -737,8 +742,9 @@ pub fn cosim_recorded(
     }
     let out = PathBuf::from("cosim-failures");
     let mut rows = vec![];
-    for ((_, params, list), g) in groups.iter().zip(&generated) {
-        let desc = list[0].1.desc;
+    for ((_, params, list), g) in groups.into_iter().zip(&generated) {
+        let desc = list[0].1.desc();
+        let traces = list.len();
         // Exactly the files written above.
         let rtl = RtlSource::cosim_of(g);
         let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
@@ -746,20 +752,21 @@ pub fn cosim_recorded(
         let started = Instant::now();
         let mut summaries = vec![];
         let mut failure = None;
-        for (workload, trace) in list {
-            match cosim.run_trace(trace) {
+        for (workload, rec) in list {
+            let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
+            match cosim.run_trace(&trace) {
                 Ok(s) => summaries.extend(s),
                 Err(e) => {
-                    failure = Some((workload.clone(), e));
+                    failure = Some((workload, e));
                     break;
                 }
             }
         }
-        let source = format!("{} workload traces ({size})", list.len());
+        let source = format!("{traces} workload traces ({size})");
         let row = match failure {
-            None => outcome(desc, params, source, started, Ok(summaries))?,
+            None => outcome(desc, &params, source, started, Ok(summaries))?,
             Some((w, e)) => {
-                let mut row = outcome(desc, params, source, started, Err(e))?;
+                let mut row = outcome(desc, &params, source, started, Err(e))?;
                 row.result = format!("{} in {w}", row.result);
                 row
             }

@@ -468,7 +468,9 @@ impl<U: Unit> TraceSink<U> {
     /// simulation's timed window).
     pub fn finish(mut self) -> TraceRecorder {
         if !self.chunk.is_empty() {
-            self.next_chunk();
+            // Of a GPU's two sinks per SM per run, kept until the co-simulation.
+            self.chunk.shrink_to_fit();
+            self.chunks.push(self.chunk);
         }
         self.recorder.add_chunks(self.chunks, self.edges);
         self.recorder
