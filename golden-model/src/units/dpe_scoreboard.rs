@@ -844,9 +844,9 @@ impl DpeScoreboard {
 
 impl Unit for DpeScoreboard {
     /// A trace keeps the operations as staged (the GPU model stages them over a cycle:
-    /// `RegDeps::edge`); the encoder packs them into the trace's port layout off the
-    /// simulation thread. The query ports are combinational and leave no state: a trace
-    /// drives them idle.
+    /// `RegDeps::edge`); [`Unit::recorded_inputs`] lays them out at the trace's parameters
+    /// when the trace is replayed or written. The query ports are combinational and leave
+    /// no state: a trace drives them idle.
     type Recorded = ScoreboardInputs;
     fn recorded(&self, inp: &ScoreboardPortIn) -> ScoreboardInputs {
         ScoreboardPorts::of(&self.params).read(inp)

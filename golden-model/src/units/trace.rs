@@ -280,8 +280,8 @@ impl TraceRecorder {
     }
 
     /// Appends to `out` the bytes [`TraceRecorder::record_inputs`] writes for `inp` after the
-    /// cycle delta, for [`TraceRecorder::record_encoded`] (the trace encoder keeps them for
-    /// values that recur).
+    /// cycle delta, for [`TraceRecorder::record_encoded`] (encoding a trace file keeps them
+    /// for values that recur).
     #[inline]
     pub fn encode_inputs<G: PortGroup>(&self, inp: &G, out: &mut Vec<u8>) {
         debug_assert_eq!(G::POSITIONS, &self.inputs[1..], "the unit's input group");
