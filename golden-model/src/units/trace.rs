@@ -162,10 +162,8 @@ impl TraceRecorder {
     /// Keep the events as the unit's raw records (a trace sink's framing of
     /// [`super::trace_sink::RawRecord`] words, one stream per instance) instead of encoding
     /// them: a replay in this process reads them through `codec` ([`Trace::events`]), and
-    /// only a trace file has them encoded. Why: encoding costs 150-500 host instructions per edge, several times the
-    /// unit's own clock edge, and on this project's machines work on the second core slows
-    /// the simulation on the first (README, "Speed"); filing a record under its instance
-    /// costs a few tens. Only for a recorder with no events yet.
+    /// only a trace file has them encoded (why: see `trace_sink`). Only for a recorder with
+    /// no events yet.
     pub fn keep_raw(&mut self, codec: RawCodec) {
         assert_eq!(self.events(), 0, "keep_raw on a recorder with events");
         self.raw = Some(codec);
@@ -312,7 +310,7 @@ impl TraceRecorder {
 
     /// Lays the events out at `params` (of the same unit) from now on, those recorded so
     /// far included: for a unit whose recorded form does not depend on its parameters and
-    /// is laid out when encoded ([`super::declare::Unit::encode_recorded`]), such as the
+    /// is laid out when used ([`super::declare::Unit::recorded_inputs`]), such as the
     /// scoreboard's staged operations, whose trace widens `NUM_REGS` when a later launch
     /// uses more registers. Refused for a recorder that has encoded events already.
     pub fn relayout(&mut self, params: Params) -> Result<(), String> {
