@@ -45,7 +45,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Measure the runs as a default `warpforge run` does them: recording the port traffic
-    /// of every unit instance for co-simulation (co-simulated afterwards, not timed).
+    /// of every unit instance for co-simulation (the co-simulation itself is left out).
     #[arg(long)]
     record_traces: bool,
     /// Measure what recording costs: each workload alternately without and with recording
@@ -91,9 +91,11 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> 
     .arg("--no-compare")
     .arg("--json")
     .arg(&json);
-    if !record {
-        cmd.arg("--no-cosim");
-    }
+    cmd.arg(if record {
+        "--record-only"
+    } else {
+        "--no-cosim"
+    });
     for o in &a.overrides {
         cmd.args(["--set", o]);
     }
@@ -251,22 +253,26 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
 struct Overhead {
     workload: String,
     cycles: u64,
-    /// Fastest run without recording, and with it (seconds inside the launches, with the
-    /// wait for the last traces' encoding).
+    /// Fastest run without recording, and with it (seconds inside the launches).
     sim_seconds: f64,
     recording_seconds: f64,
-    /// `recording_seconds / sim_seconds - 1`, in percent.
+    /// What recording adds, in percent: the median over the alternating pairs of runs of
+    /// the recording run's time over the plain run's, minus 1.
     overhead_percent: f64,
+    /// `recording_seconds / sim_seconds - 1`, in percent (the fastest runs of each).
+    fastest_overhead_percent: f64,
     verified: bool,
 }
 
 /// `--recording-overhead`: per workload, runs without and with recording alternate (so
-/// that a slow spell of the host falls on both), the fastest of each is kept.
+/// that a slow spell of the host falls on both); the overhead is the median of the pairs'
+/// ratios, and the fastest of each is kept too.
 fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> Result<u8> {
     let mut rows = Vec::new();
     let mut all = Vec::new();
     for name in names {
-        let [plain, rec] = alternate(tmp, name, a, [(exe, false), (exe, true)])?;
+        let runs = alternate(tmp, name, a, [(exe, false), (exe, true)])?;
+        let [plain, rec] = &runs.fastest;
         if (plain.cycles, plain.warp_instructions) != (rec.cycles, rec.warp_instructions) {
             bail!("workload {name}: recording changed the simulated results");
         }
@@ -275,7 +281,8 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
             cycles: plain.cycles as u64,
             sim_seconds: plain.seconds,
             recording_seconds: rec.seconds,
-            overhead_percent: 100.0 * (rec.seconds / plain.seconds.max(1e-9) - 1.0),
+            overhead_percent: runs.median_pair_change(),
+            fastest_overhead_percent: runs.fastest_change(),
             verified: plain.verified && rec.verified,
         };
         eprintln!("{name}: recording {:+.1}%", o.overhead_percent);
@@ -284,12 +291,14 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
             o.cycles.to_string(),
             format!("{:.3}", o.sim_seconds),
             format!("{:.3}", o.recording_seconds),
+            format!("{:+.1}%", o.fastest_overhead_percent),
             format!("{:+.1}%", o.overhead_percent),
             if o.verified { "yes" } else { "NO" }.into(),
         ]);
         all.push(o);
     }
-    let median = median(all.iter().map(|o| o.overhead_percent).collect());
+    let median_pairs = median(all.iter().map(|o| o.overhead_percent).collect());
+    let median_fastest = median(all.iter().map(|o| o.fastest_overhead_percent).collect());
     print!(
         "{}",
         crate::report::table(
@@ -298,18 +307,22 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
                 "cycles",
                 "sim_s",
                 "recording_s",
-                "overhead",
+                "fastest",
+                "pairs",
                 "verified"
             ],
             &rows
         )
     );
     println!(
-        "\nmedian recording overhead {median:+.1}% (fastest of {} runs each, alternating)",
+        "\nmedian recording overhead {median_pairs:+.1}% (per workload the median of {} \
+         alternating pairs' ratios; fastest run of each: {median_fastest:+.1}%)",
         a.repeat
     );
     if let Some(p) = &a.json {
-        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(), "median_overhead_percent": median, "workloads": all});
+        let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(),
+            "median_overhead_percent": median_pairs,
+            "median_fastest_overhead_percent": median_fastest, "workloads": all});
         write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|o| o.verified) { 0 } else { 1 })
@@ -318,28 +331,53 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
 /// One way of running a workload: the executable, and whether it records traces.
 type Variant<'a> = (&'a Path, bool);
 
+/// The runs of two variants of one workload, alternating.
+struct Alternated {
+    /// Each variant's fastest run.
+    fastest: [RunFigures; 2],
+    /// Per pair of consecutive runs, the second variant's time over the first's.
+    ratios: Vec<f64>,
+}
+
+impl Alternated {
+    /// The median of the per-pair ratios, minus 1, in percent. On a host whose speed moves
+    /// by tens of percent from one second to the next, two runs a second apart see nearly
+    /// the same host, so the ratio within a pair is steadier than the ratio of two fastest
+    /// runs that may come from different moments.
+    fn median_pair_change(&self) -> f64 {
+        100.0 * (median(self.ratios.clone()) - 1.0)
+    }
+
+    /// The fastest second-variant run over the fastest first-variant one, minus 1, in percent.
+    fn fastest_change(&self) -> f64 {
+        let [a, b] = &self.fastest;
+        100.0 * (b.seconds / a.seconds.max(1e-9) - 1.0)
+    }
+}
+
 /// Runs workload `name` `--repeat` times in each of two variants, alternating between them
-/// run by run (so that a slow spell of the host falls on both), and keeps each one's
-/// fastest run.
-fn alternate(
-    tmp: &Path,
-    name: &str,
-    a: &BenchArgs,
-    variants: [Variant; 2],
-) -> Result<[RunFigures; 2]> {
+/// run by run (so that a slow spell of the host falls on both).
+fn alternate(tmp: &Path, name: &str, a: &BenchArgs, variants: [Variant; 2]) -> Result<Alternated> {
     let mut best: [Option<RunFigures>; 2] = [None, None];
+    let mut ratios = Vec::new();
     for _ in 0..a.repeat {
-        for ((exe, record), slot) in variants.iter().zip(best.iter_mut()) {
+        let mut pair = [0.0; 2];
+        for (((exe, record), slot), t) in variants.iter().zip(best.iter_mut()).zip(&mut pair) {
             let run = run_once(exe, tmp, name, a, *record)?;
+            *t = run.seconds;
             if slot.as_ref().is_none_or(|b| run.seconds < b.seconds) {
                 *slot = Some(run);
             }
         }
+        ratios.push(pair[1] / pair[0].max(1e-9));
     }
     let [Some(first), Some(second)] = best else {
         bail!("--repeat must be at least 1")
     };
-    Ok([first, second])
+    Ok(Alternated {
+        fastest: [first, second],
+        ratios,
+    })
 }
 
 #[derive(Debug, Serialize)]
@@ -354,6 +392,9 @@ struct Comparison {
     /// `cycles_per_second / against_cycles_per_second - 1`, in percent: above 0, this build
     /// is faster.
     change_percent: f64,
+    /// The same change from the alternating pairs of runs: the median of the pairs' speed
+    /// ratios, minus 1, in percent.
+    pairs_change_percent: f64,
     verified: bool,
 }
 
@@ -378,20 +419,23 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             }
             Err(e) => return Err(e.context(format!("--against {}: its run failed", old.display()))),
         }
-        let [then, now] = alternate(
+        let runs = alternate(
             tmp,
             name,
             a,
             [(old, a.record_traces), (exe, a.record_traces)],
         )?;
+        let [then, now] = &runs.fastest;
         let rate = |f: &RunFigures| f.cycles / f.seconds.max(1e-9);
         let c = Comparison {
             workload: name.to_string(),
             cycles_against: then.cycles as u64,
             cycles: now.cycles as u64,
-            against_cycles_per_second: rate(&then),
-            cycles_per_second: rate(&now),
-            change_percent: 100.0 * (rate(&now) / rate(&then) - 1.0),
+            against_cycles_per_second: rate(then),
+            cycles_per_second: rate(now),
+            change_percent: 100.0 * (rate(now) / rate(then) - 1.0),
+            pairs_change_percent: 100.0
+                * (median(runs.ratios.iter().map(|r| 1.0 / r.max(1e-9)).collect()) - 1.0),
             verified: now.verified,
         };
         eprintln!("{name}: {:+.1}%", c.change_percent);
@@ -402,6 +446,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             format!("{:.0}", c.against_cycles_per_second),
             format!("{:.0}", c.cycles_per_second),
             format!("{:+.1}%", c.change_percent),
+            format!("{:+.1}%", c.pairs_change_percent),
             if c.verified { "yes" } else { "NO" }.into(),
         ]);
         all.push(c);
@@ -415,6 +460,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     let median_then = median(all.iter().map(|c| c.against_cycles_per_second).collect());
     let median_now = median(all.iter().map(|c| c.cycles_per_second).collect());
     let median_change = median(all.iter().map(|c| c.change_percent).collect());
+    let median_pairs = median(all.iter().map(|c| c.pairs_change_percent).collect());
     print!(
         "{}",
         crate::report::table(
@@ -425,6 +471,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
                 "cycles/s (against)",
                 "cycles/s",
                 "change",
+                "pairs",
                 "verified"
             ],
             &rows
@@ -432,7 +479,8 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     );
     println!(
         "\nmedian {median_then:.0} -> {median_now:.0} simulated cycles/s ({:+.1}%); median \
-         per-workload change {median_change:+.1}% ({}, fastest of {} runs each, alternating)",
+         per-workload change {median_change:+.1}% ({}, fastest of {} runs each, alternating); \
+         median of the pairs' ratios {median_pairs:+.1}%",
         100.0 * (median_now / median_then.max(1e-9) - 1.0),
         mode_label(a.record_traces),
         a.repeat
@@ -456,7 +504,8 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             "against": old.display().to_string(), "recording_traces": a.record_traces,
             "median_against_cycles_per_second": median_then,
             "median_cycles_per_second": median_now,
-            "median_change_percent": median_change, "skipped": skipped, "workloads": all});
+            "median_change_percent": median_change,
+            "median_pairs_change_percent": median_pairs, "skipped": skipped, "workloads": all});
         write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|c| c.verified) { 0 } else { 1 })

@@ -134,6 +134,11 @@ pub struct RunArgs {
     /// installed).
     #[arg(long)]
     no_cosim: bool,
+    /// Record the port traffic of every unit instance as for the co-simulation, then drop it
+    /// instead of co-simulating: what `warpforge bench` times when it measures recording
+    /// (the co-simulation after the runs is not timed, and would take most of the bench).
+    #[arg(long, hide = true, conflicts_with = "no_cosim")]
+    record_only: bool,
     /// Where the generated RTL of every unit goes (with the co-simulation).
     #[arg(long, value_name = "DIR", default_value = "warpforge-rtl")]
     rtl_out: PathBuf,
@@ -355,7 +360,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         }
     }
     let mut code = 0;
-    if cosim {
+    if cosim && !a.record_only {
         let ok = cosim_cmd::cosim_recorded(traces, &a.rtl_out, a.size, a.quiet)?;
         if !ok {
             code = EXIT_FAIL;

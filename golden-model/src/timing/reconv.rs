@@ -9,7 +9,9 @@ use crate::exec::Flow;
 use crate::ptx::ir::END_PC;
 use crate::units::declare::UnitParams;
 use crate::units::host::{UnitActivity, UnitHost};
-use crate::units::simt_stack::{SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, UpdKind, SPE_DESC};
+use crate::units::simt_stack::{
+    SeqUpdate, SimtStackSpe, SpeInputs, SpeParams, StackRecord, UpdKind, SPE_DESC,
+};
 use crate::units::simt_stack_dpe::{DpeInputs, DpeParams, SimtStackDpe, DPE_DESC};
 use crate::units::trace::TraceRecorder;
 
@@ -177,14 +179,27 @@ impl WarpStacks {
         view: &mut StackView,
     ) -> StackEffect {
         let spe = stack_update(pc, flow);
+        // A sequential update is recorded in its compact form without comparing every port
+        // to find that out (`UnitHost::tick_compact`).
+        let seq = matches!(flow, Flow::Seq);
         match self {
             WarpStacks::Spe(h) => {
-                h.tick(w, cycle, &spe);
+                if seq {
+                    h.tick_compact(w, cycle, &spe, StackRecord::<SpeInputs>::seq_payload(pc, 0));
+                } else {
+                    h.tick(w, cycle, &spe);
+                }
                 *view = spe_view(h.instance(w));
                 StackEffect::default()
             }
             WarpStacks::Dpe(h) => {
-                let ev = h.tick(w, cycle, &DpeInputs::update_from(side as u8, &spe));
+                let inp = DpeInputs::update_from(side as u8, &spe);
+                let ev = if seq {
+                    let payload = StackRecord::<DpeInputs>::seq_payload(pc, side as u8);
+                    h.tick_compact(w, cycle, &inp, payload)
+                } else {
+                    h.tick(w, cycle, &inp)
+                };
                 *view = dpe_view(h.instance(w));
                 StackEffect {
                     sb_copy: ev.ev_sb_copy,

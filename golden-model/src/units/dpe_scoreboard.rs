@@ -919,8 +919,8 @@ mod tests {
 
     /// Any staged cycle (0-8 reserves and releases, a copy or not, operations that fit the
     /// dense form or not) packs into raw words and back (their count read from the head
-    /// word alone too), and one that has a compact form
-    /// comes back from it.
+    /// word alone too), and one that has a compact form comes back from it; the stale
+    /// operations in unused port slots are never part of a record.
     #[test]
     fn staged_inputs_round_trip_through_raw_and_compact_words() {
         use crate::units::trace_sink::RawRecord;
@@ -931,6 +931,15 @@ mod tests {
         for _ in 0..5000 {
             let r = next();
             let mut v = ScoreboardInputs::IDLE;
+            // Unused port slots hold the operations of earlier cycles, as in the GPU model.
+            for op in v.rsv.ops.iter_mut().chain(v.rel.ops.iter_mut()) {
+                let o = next();
+                *op = RegRef {
+                    warp: (o & 127) as u32,
+                    side: (o >> 7 & 1) as u8,
+                    reg: (o >> 8 & 511) as u32,
+                };
+            }
             let big = r & 0xf == 0;
             for (stage, n) in [(&mut v.rsv, r >> 4 & 7), (&mut v.rel, r >> 8 & 7)] {
                 for _ in 0..(n as usize * (r >> 12 & 3) as usize / 3).min(MAX_PORTS) {

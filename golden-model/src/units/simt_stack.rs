@@ -784,6 +784,16 @@ impl SeqUpdate for SpeInputs {
     }
 }
 
+impl<I: SeqUpdate> StackRecord<I> {
+    /// The compact form ([`RawRecord::compact`]) of the sequential update of the instruction
+    /// at `pc` on `side` (0 or 1): the PC, and the side above its 32 bits.
+    #[inline(always)]
+    pub fn seq_payload(pc: u32, side: u8) -> u64 {
+        debug_assert!(side < 2);
+        pc as u64 | (side as u64) << 32
+    }
+}
+
 impl<I: SeqUpdate> RawRecord for StackRecord<I> {
     #[inline(always)]
     fn pack(&self, out: &mut Vec<u64>) {
@@ -797,11 +807,11 @@ impl<I: SeqUpdate> RawRecord for StackRecord<I> {
     fn packed_len(words: &[u64]) -> usize {
         I::packed_len(words)
     }
-    /// The PC, and the side above its 32 bits.
+    /// [`StackRecord::seq_payload`] of a sequential update.
     #[inline(always)]
     fn compact(&self) -> Option<u64> {
         let (pc, side) = self.0.pc_side();
-        (side < 2 && self.0 == I::seq(pc, side)).then_some(pc as u64 | (side as u64) << 32)
+        (side < 2 && self.0 == I::seq(pc, side)).then(|| Self::seq_payload(pc, side))
     }
     /// One value per PC of a loop body: 99.9% of them recur on mandelbrot.
     const COMPACT_VALUES_RECUR: bool = true;

@@ -437,6 +437,33 @@ impl<U: Unit> TraceSink<U> {
         }
     }
 
+    /// Records instance `instance`'s edge at `cycle` whose value's compact form is
+    /// `payload` (see [`super::host::UnitHost::tick_compact`]); `value` gives the value for
+    /// the rare edge whose instance or cycle step does not fit the one-word form.
+    #[inline(always)]
+    pub fn push_compact(
+        &mut self,
+        instance: usize,
+        cycle: u64,
+        payload: u64,
+        value: impl FnOnce() -> U::Recorded,
+    ) {
+        if !push_compact(
+            &mut self.chunk,
+            &mut self.last_cycle,
+            instance,
+            cycle,
+            payload,
+        ) {
+            push_header(&mut self.chunk, &mut self.last_cycle, instance, cycle);
+            value().pack(&mut self.chunk);
+        }
+        self.edges += 1;
+        if self.chunk.len() >= CHUNK_WORDS {
+            self.next_chunk();
+        }
+    }
+
     /// Keeps the full chunk and starts a new one.
     #[cold]
     #[inline(never)]
