@@ -595,29 +595,25 @@ fn bench_measures_the_recording_overhead() {
     );
     // The recording runs record every unit, and then co-simulate nothing (`run
     // --record-only`, what the bench runs): no RTL is written.
-    let dir = std::env::temp_dir().join(format!("warpforge-record-only-{}", std::process::id()));
-    let rtl = dir.join("rtl");
-    let run_json = dir.join("run.json");
-    std::fs::create_dir_all(&dir).unwrap();
-    let o = warpforge(&[
-        "run",
+    let rtl = std::env::temp_dir().join(format!("warpforge-record-only-{}", std::process::id()));
+    let args = [
         "--workload",
         "vecadd",
         "--size",
         "tiny",
         "--no-compare",
         "--record-only",
-        "--rtl-out",
-        rtl.to_str().unwrap(),
-        "--json",
-        run_json.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+    ];
+    let r = simulated_stats(
+        &[&args[..], &["--rtl-out", rtl.to_str().unwrap()]].concat(),
+        "rec-only",
+    );
     assert!(r["recorded_trace_events"].as_u64().unwrap() > 0, "{r}");
-    assert!(!rtl.exists(), "--record-only wrote RTL: {}", text(&o));
-    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        !rtl.exists(),
+        "--record-only wrote RTL into {}",
+        rtl.display()
+    );
     // It measures both modes: asking for one of them as well is a mistake.
     let o = bench_tiny(&["--recording-overhead", "--record-traces"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
