@@ -348,6 +348,12 @@ impl Alternated {
         100.0 * (median(self.ratios.clone()) - 1.0)
     }
 
+    /// [`Self::median_pair_change`] in speed: the median of the pairs' first-variant time
+    /// over the second's, minus 1, in percent (above 0, the second variant is faster).
+    fn median_pair_speedup(&self) -> f64 {
+        100.0 * (median(self.ratios.iter().map(|r| 1.0 / r.max(1e-9)).collect()) - 1.0)
+    }
+
     /// The fastest second-variant run over the fastest first-variant one, minus 1, in percent.
     fn fastest_change(&self) -> f64 {
         let [a, b] = &self.fastest;
@@ -434,8 +440,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             against_cycles_per_second: rate(then),
             cycles_per_second: rate(now),
             change_percent: 100.0 * (rate(now) / rate(then) - 1.0),
-            pairs_change_percent: 100.0
-                * (median(runs.ratios.iter().map(|r| 1.0 / r.max(1e-9)).collect()) - 1.0),
+            pairs_change_percent: runs.median_pair_speedup(),
             verified: now.verified,
         };
         eprintln!("{name}: {:+.1}%", c.change_percent);

@@ -431,10 +431,7 @@ impl<U: Unit> TraceSink<U> {
             cycle,
             value,
         );
-        self.edges += 1;
-        if self.chunk.len() >= CHUNK_WORDS {
-            self.next_chunk();
-        }
+        self.edge_written();
     }
 
     /// Records instance `instance`'s edge at `cycle` whose value's compact form is
@@ -458,6 +455,12 @@ impl<U: Unit> TraceSink<U> {
             push_header(&mut self.chunk, &mut self.last_cycle, instance, cycle);
             value().pack(&mut self.chunk);
         }
+        self.edge_written();
+    }
+
+    /// Counts the edge just written and starts a new chunk when this one is full.
+    #[inline(always)]
+    fn edge_written(&mut self) {
         self.edges += 1;
         if self.chunk.len() >= CHUNK_WORDS {
             self.next_chunk();
