@@ -27,6 +27,8 @@ use std::process::Command;
 use warpforge_model::config::GpuConfig;
 use warpforge_workloads::Size;
 
+use crate::bench_stats::{median, median_interval};
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Workload name, or `all`.
@@ -261,6 +263,8 @@ struct Overhead {
     overhead_percent: f64,
     /// `recording_seconds / sim_seconds - 1`, in percent (the fastest runs of each).
     fastest_overhead_percent: f64,
+    /// Each alternating pair's overhead, in percent, in run order.
+    pairs_percent: Vec<f64>,
     verified: bool,
 }
 
@@ -283,6 +287,7 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
             recording_seconds: rec.seconds,
             overhead_percent: runs.median_pair_change(),
             fastest_overhead_percent: runs.fastest_change(),
+            pairs_percent: runs.pair_changes(),
             verified: plain.verified && rec.verified,
         };
         eprintln!("{name}: recording {:+.1}%", o.overhead_percent);
@@ -299,6 +304,11 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
     }
     let median_pairs = median(all.iter().map(|o| o.overhead_percent).collect());
     let median_fastest = median(all.iter().map(|o| o.fastest_overhead_percent).collect());
+    let (low, high) = median_interval(
+        &all.iter()
+            .map(|o| o.pairs_percent.clone())
+            .collect::<Vec<_>>(),
+    );
     print!(
         "{}",
         crate::report::table(
@@ -316,13 +326,16 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
     );
     println!(
         "\nmedian recording overhead {median_pairs:+.1}% (per workload the median of {} \
-         alternating pairs' ratios; fastest run of each: {median_fastest:+.1}%)",
+         alternating pairs' ratios; fastest run of each: {median_fastest:+.1}%)\n\
+         95% interval of that median {low:+.1}% .. {high:+.1}% (bootstrap over each workload's \
+         pairs: how far this host's noise lets the figure be trusted)",
         a.repeat
     );
     if let Some(p) = &a.json {
         let doc = serde_json::json!({"config": a.config, "size": a.size.to_string(),
             "median_overhead_percent": median_pairs,
-            "median_fastest_overhead_percent": median_fastest, "workloads": all});
+            "median_fastest_overhead_percent": median_fastest,
+            "median_overhead_interval_percent": [low, high], "workloads": all});
         write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|o| o.verified) { 0 } else { 1 })
@@ -345,13 +358,26 @@ impl Alternated {
     /// the same host, so the ratio within a pair is steadier than the ratio of two fastest
     /// runs that may come from different moments.
     fn median_pair_change(&self) -> f64 {
-        100.0 * (median(self.ratios.clone()) - 1.0)
+        median(self.pair_changes())
+    }
+
+    /// Each pair's second-variant time over its first's, minus 1, in percent.
+    fn pair_changes(&self) -> Vec<f64> {
+        self.ratios.iter().map(|r| 100.0 * (r - 1.0)).collect()
     }
 
     /// [`Self::median_pair_change`] in speed: the median of the pairs' first-variant time
     /// over the second's, minus 1, in percent (above 0, the second variant is faster).
     fn median_pair_speedup(&self) -> f64 {
-        100.0 * (median(self.ratios.iter().map(|r| 1.0 / r.max(1e-9)).collect()) - 1.0)
+        median(self.pair_speedups())
+    }
+
+    /// Each pair's first-variant time over its second's, minus 1, in percent.
+    fn pair_speedups(&self) -> Vec<f64> {
+        self.ratios
+            .iter()
+            .map(|r| 100.0 * (1.0 / r.max(1e-9) - 1.0))
+            .collect()
     }
 
     /// The fastest second-variant run over the fastest first-variant one, minus 1, in percent.
@@ -401,6 +427,8 @@ struct Comparison {
     /// The same change from the alternating pairs of runs: the median of the pairs' speed
     /// ratios, minus 1, in percent.
     pairs_change_percent: f64,
+    /// Each alternating pair's speed change, in percent, in run order.
+    pairs_percent: Vec<f64>,
     verified: bool,
 }
 
@@ -441,6 +469,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             cycles_per_second: rate(now),
             change_percent: 100.0 * (rate(now) / rate(then) - 1.0),
             pairs_change_percent: runs.median_pair_speedup(),
+            pairs_percent: runs.pair_speedups(),
             verified: now.verified,
         };
         eprintln!("{name}: {:+.1}%", c.change_percent);
@@ -466,6 +495,11 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     let median_now = median(all.iter().map(|c| c.cycles_per_second).collect());
     let median_change = median(all.iter().map(|c| c.change_percent).collect());
     let median_pairs = median(all.iter().map(|c| c.pairs_change_percent).collect());
+    let (low, high) = median_interval(
+        &all.iter()
+            .map(|c| c.pairs_percent.clone())
+            .collect::<Vec<_>>(),
+    );
     print!(
         "{}",
         crate::report::table(
@@ -485,7 +519,8 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     println!(
         "\nmedian {median_then:.0} -> {median_now:.0} simulated cycles/s ({:+.1}%); median \
          per-workload change {median_change:+.1}% ({}, fastest of {} runs each, alternating); \
-         median of the pairs' ratios {median_pairs:+.1}%",
+         median of the pairs' ratios {median_pairs:+.1}% (95% interval {low:+.1}% .. \
+         {high:+.1}%, bootstrap over each workload's pairs)",
         100.0 * (median_now / median_then.max(1e-9) - 1.0),
         mode_label(a.record_traces),
         a.repeat
@@ -510,7 +545,9 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
             "median_against_cycles_per_second": median_then,
             "median_cycles_per_second": median_now,
             "median_change_percent": median_change,
-            "median_pairs_change_percent": median_pairs, "skipped": skipped, "workloads": all});
+            "median_pairs_change_percent": median_pairs,
+            "median_pairs_change_interval_percent": [low, high],
+            "skipped": skipped, "workloads": all});
         write_json(p, &doc)?;
     }
     Ok(if all.iter().all(|c| c.verified) { 0 } else { 1 })
@@ -520,15 +557,6 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
 fn write_json(p: &Path, doc: &serde_json::Value) -> Result<()> {
     std::fs::write(p, serde_json::to_string_pretty(doc)?)
         .with_context(|| format!("cannot write {}", p.display()))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// What the timed runs include, for the summary line.

@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod bench_stats;
 mod cc_cmd;
 mod charts;
 mod compaction_cmd;
@@ -137,7 +138,8 @@ pub struct RunArgs {
     /// Record the port traffic of every unit instance as for the co-simulation, then drop it
     /// instead of co-simulating: what `warpforge bench` times when it measures recording
     /// (the co-simulation after the runs is not timed, and would take most of the bench).
-    #[arg(long, hide = true, conflicts_with = "no_cosim")]
+    /// Functional runs have no units, so there is nothing to record.
+    #[arg(long, hide = true, conflicts_with_all = ["no_cosim", "functional"])]
     record_only: bool,
     /// Where the generated RTL of every unit goes (with the co-simulation).
     #[arg(long, value_name = "DIR", default_value = "warpforge-rtl")]

@@ -588,6 +588,12 @@ fn bench_measures_the_recording_overhead() {
     assert!((fastest - 100.0 * (rec / plain - 1.0)).abs() < 1e-9, "{m}");
     assert!((pct - fastest).abs() < 1e-9, "{m}");
     assert_eq!(v["median_overhead_percent"].as_f64(), Some(pct), "{v}");
+    // One workload of one pair: the interval is that pair's figure on both sides.
+    assert_eq!(m["pairs_percent"].as_array().map(Vec::len), Some(1), "{m}");
+    let interval = &v["median_overhead_interval_percent"];
+    for side in 0..2 {
+        assert!((interval[side].as_f64().unwrap() - pct).abs() < 1e-9, "{v}");
+    }
     assert_eq!(
         v["median_fastest_overhead_percent"].as_f64(),
         Some(fastest),
@@ -614,6 +620,17 @@ fn bench_measures_the_recording_overhead() {
         "--record-only wrote RTL into {}",
         rtl.display()
     );
+    // A functional run has no units to record: asking for both is a mistake, not a
+    // recording of nothing.
+    let o = warpforge(&[
+        "run",
+        "--workload",
+        "vecadd",
+        "--functional",
+        "--record-only",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--functional"), "{}", text(&o));
     // It measures both modes: asking for one of them as well is a mistake.
     let o = bench_tiny(&["--recording-overhead", "--record-traces"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -677,6 +694,11 @@ fn bench_compares_against_another_build() {
     assert_eq!(
         v["median_pairs_change_percent"].as_f64(),
         Some(pairs),
+        "{v}"
+    );
+    let interval = &v["median_pairs_change_interval_percent"];
+    assert!(
+        interval[0].as_f64().unwrap() <= pairs && pairs <= interval[1].as_f64().unwrap(),
         "{v}"
     );
     // One vecadd run against `other`: its exit code and output.
