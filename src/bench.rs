@@ -304,11 +304,7 @@ fn recording_overhead(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) -> 
     }
     let median_pairs = median(all.iter().map(|o| o.overhead_percent).collect());
     let median_fastest = median(all.iter().map(|o| o.fastest_overhead_percent).collect());
-    let (low, high) = median_interval(
-        &all.iter()
-            .map(|o| o.pairs_percent.clone())
-            .collect::<Vec<_>>(),
-    );
+    let (low, high) = median_interval(all.iter().map(|o| &o.pairs_percent[..]));
     print!(
         "{}",
         crate::report::table(
@@ -495,11 +491,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
     let median_now = median(all.iter().map(|c| c.cycles_per_second).collect());
     let median_change = median(all.iter().map(|c| c.change_percent).collect());
     let median_pairs = median(all.iter().map(|c| c.pairs_change_percent).collect());
-    let (low, high) = median_interval(
-        &all.iter()
-            .map(|c| c.pairs_percent.clone())
-            .collect::<Vec<_>>(),
-    );
+    let (low, high) = median_interval(all.iter().map(|c| &c.pairs_percent[..]));
     print!(
         "{}",
         crate::report::table(

@@ -9,6 +9,11 @@
 
 /// The median (the mean of the two middle values for an even count; 0 for none).
 pub fn median(mut v: Vec<f64>) -> f64 {
+    median_in_place(&mut v)
+}
+
+/// [`median`] of a slice it may reorder.
+fn median_in_place(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     match v.len() {
         0 => 0.0,
@@ -27,8 +32,8 @@ const RESAMPLES: usize = 4000;
 /// pairs. (Redrawing the workloads too would answer another question, how the median
 /// would move over other workloads, and mostly measure how unlike each other they are.)
 /// Deterministic: the same figures give the same interval.
-pub fn median_interval(pairs: &[Vec<f64>]) -> (f64, f64) {
-    let pairs: Vec<&Vec<f64>> = pairs.iter().filter(|p| !p.is_empty()).collect();
+pub fn median_interval<'a>(pairs: impl IntoIterator<Item = &'a [f64]>) -> (f64, f64) {
+    let pairs: Vec<&[f64]> = pairs.into_iter().filter(|p| !p.is_empty()).collect();
     if pairs.is_empty() {
         return (0.0, 0.0);
     }
@@ -41,9 +46,9 @@ pub fn median_interval(pairs: &[Vec<f64>]) -> (f64, f64) {
         for p in &pairs {
             drawn.clear();
             drawn.extend((0..p.len()).map(|_| p[rng.below(p.len())]));
-            per_workload.push(median(drawn.clone()));
+            per_workload.push(median_in_place(&mut drawn));
         }
-        medians.push(median(per_workload.clone()));
+        medians.push(median_in_place(&mut per_workload));
     }
     medians.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| medians[((q * (RESAMPLES - 1) as f64).round() as usize).min(RESAMPLES - 1)];
@@ -94,17 +99,18 @@ mod tests {
         };
         let (quiet, noisy) = (spread(0.5), spread(5.0));
         let point = median(quiet.iter().map(|p| median(p.clone())).collect());
-        let (lo, hi) = median_interval(&quiet);
+        let interval = |w: &[Vec<f64>]| median_interval(w.iter().map(Vec::as_slice));
+        let (lo, hi) = interval(&quiet);
         assert!(lo <= point && point <= hi, "{lo} {point} {hi}");
-        let (nlo, nhi) = median_interval(&noisy);
+        let (nlo, nhi) = interval(&noisy);
         assert!(
             nhi - nlo > 4.0 * (hi - lo),
             "{nlo}..{nhi} against {lo}..{hi}"
         );
         // Deterministic.
-        assert_eq!(median_interval(&noisy), (nlo, nhi));
+        assert_eq!(interval(&noisy), (nlo, nhi));
         // One workload of identical pairs: no spread at all.
-        assert_eq!(median_interval(&[vec![7.0; 5]]), (7.0, 7.0));
-        assert_eq!(median_interval(&[]), (0.0, 0.0));
+        assert_eq!(interval(&[vec![7.0; 5]]), (7.0, 7.0));
+        assert_eq!(interval(&[]), (0.0, 0.0));
     }
 }
