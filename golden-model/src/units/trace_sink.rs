@@ -392,6 +392,41 @@ impl CompactTails {
     }
 }
 
+/// An empty chunk whose pages are already mapped.
+///
+/// Why: a trace is tens of megabytes of fresh memory, and the first touch of each 4 KiB
+/// page of it is a page fault, a trap into the kernel: 6,450 of them on mandelbrot. One
+/// `MADV_POPULATE_WRITE` per chunk maps its pages in one system call instead (measured by
+/// sampling mandelbrot's recording runs: `exc_page_fault` 0.7-0.8% → 0.1-0.2% of the
+/// samples, kernel time 6.2-6.5% → 5.2-5.3%; what is left is clearing and charging the
+/// pages, which any first use of fresh memory pays). Where the kernel lacks it (before
+/// Linux 5.14) the call fails and the pages fault in as before.
+fn new_chunk() -> Vec<u64> {
+    let chunk = Vec::with_capacity(CHUNK_WORDS + 64);
+    #[cfg(target_os = "linux")]
+    populate(chunk.as_ptr() as usize, chunk.capacity() * 8);
+    chunk
+}
+
+/// Maps the whole pages of the `len` bytes at `addr` (best effort: an error is ignored).
+#[cfg(target_os = "linux")]
+fn populate(addr: usize, len: usize) {
+    const PAGE: usize = 4096;
+    let start = addr.next_multiple_of(PAGE);
+    let end = (addr + len) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: the range lies inside the caller's live allocation at `addr`; populating
+        // its pages maps them and changes none of its bytes.
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end - start,
+                libc::MADV_POPULATE_WRITE,
+            );
+        }
+    }
+}
+
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
     chunk: Vec<u64>,
@@ -411,7 +446,7 @@ impl<U: Unit> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
         recorder.keep_raw(raw_codec::<U>());
         TraceSink {
-            chunk: Vec::with_capacity(CHUNK_WORDS + 64),
+            chunk: new_chunk(),
             last_cycle: 0,
             chunks: Vec::new(),
             edges: 0,
@@ -471,7 +506,7 @@ impl<U: Unit> TraceSink<U> {
     #[cold]
     #[inline(never)]
     fn next_chunk(&mut self) {
-        let full = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_WORDS + 64));
+        let full = std::mem::replace(&mut self.chunk, new_chunk());
         self.chunks.push(full);
         self.last_cycle = 0;
     }
@@ -578,6 +613,18 @@ mod tests {
 
     /// Edges of three instances, spanning several chunks: the sink's trace is the trace of
     /// encoding in place.
+    /// Populating pages maps them and nothing else: a chunk starts empty with room for a
+    /// whole chunk, and words already written stay as they were.
+    #[test]
+    fn populated_chunks_are_empty_and_populating_keeps_the_bytes() {
+        let chunk = new_chunk();
+        assert!(chunk.is_empty() && chunk.capacity() >= CHUNK_WORDS + 64);
+        let words: Vec<u64> = (0..3 * 512 + 7).map(|i| i * 0x9e37_79b9 + 1).collect();
+        #[cfg(target_os = "linux")]
+        populate(words.as_ptr() as usize + 24, words.len() * 8 - 48);
+        assert!(words.iter().enumerate().all(|(i, &w)| w == i as u64 * 0x9e37_79b9 + 1));
+    }
+
     #[test]
     fn a_sink_gives_the_trace_of_encoding_in_place() {
         for salt in 0..3 {
