@@ -12,6 +12,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use warpforge_cosim::kits::{directed_stimulus, random_stimulus};
 use warpforge_cosim::mutants::{self, MutantOptions};
@@ -20,7 +22,7 @@ use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::units::contract::{GpuUse, Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
-use warpforge_model::units::trace::Trace;
+use warpforge_model::units::trace::{Trace, TraceRecorder};
 use warpforge_workloads::{self as workloads, Size};
 
 #[derive(Args)]
@@ -344,7 +346,17 @@ fn outcome(
     started: Instant,
     r: Result<Vec<Summary>, CosimError>,
 ) -> Result<CosimRow> {
-    let seconds = started.elapsed().as_secs_f64();
+    outcome_after(desc, params, source, started.elapsed().as_secs_f64(), r)
+}
+
+/// [`outcome`] of a co-simulation that took `seconds` (the row's time if it failed).
+fn outcome_after(
+    desc: &UnitDesc,
+    params: &Params,
+    source: String,
+    seconds: f64,
+    r: Result<Vec<Summary>, CosimError>,
+) -> Result<CosimRow> {
     let mut row = CosimRow {
         unit: desc.name.to_string(),
         params: params.to_string(),
@@ -682,102 +694,330 @@ fn export_tb(
     Ok(0)
 }
 
-/// The traces of one unit at one parameter set: (unit, params, [(workload, trace)]).
-type TraceGroup = (
-    String,
-    Params,
-    Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
-);
-
-/// The co-simulation that follows `warpforge run`: generate the RTL of every unit at the
+/// The co-simulation that goes with `warpforge run`: generate the RTL of every unit at the
 /// parameters the runs instantiated it with, write exactly that RTL to
-/// `rtl_out/<unit>/<parameters>/`, then replay the port traffic the runs recorded (every
-/// instance: every warp's stack, every SM's scoreboard) against it and print a summary.
-/// Returns false on any mismatch. Without Verilator it says how to install it and skips
-/// the co-simulation (the RTL is still written).
-pub fn cosim_recorded(
-    traces: Vec<(String, warpforge_model::units::trace::TraceRecorder)>,
-    rtl_out: &Path,
+/// `rtl_out/<unit>/<parameters>/`, replay the port traffic the runs recorded (every
+/// instance: every warp's stack, every SM's scoreboard) against it, and print a summary at
+/// the end. Without Verilator it says how to install it and skips the co-simulation (the
+/// RTL is still written).
+///
+/// Each run's traces are co-simulated as soon as the run finishes ([`RunCosim::feed`], on
+/// the thread that ran it, while the other threads go on simulating), so only the traces
+/// of the runs in flight are held. Why: until 2026-11-27 every run's traces waited for a
+/// co-simulation after the last run, and they were most of the main command's memory
+/// (peak 1.37 GB with recording, 0.12 GB without).
+///
+/// The summary does not depend on the order in which the runs finish: rows come in the
+/// order of the runs (each (unit, parameters) group where it was first recorded), and a
+/// group that diverges reports the earliest run in that order that diverged (a later run's
+/// traces of a group that already failed are not replayed).
+pub struct RunCosim {
+    rtl_out: PathBuf,
     size: Size,
-    quiet: bool,
-) -> Result<bool> {
-    // One RTL and one build per (unit, parameters); traces in workload order.
-    let mut groups: Vec<TraceGroup> = vec![];
-    // The recorders stay as they are until their turn: a recorder's raw records are filed
-    // under their instances when it becomes a trace, and held at most one at a time.
-    for (workload, rec) in traces {
-        match groups
-            .iter_mut()
-            .find(|(u, p, _)| u == rec.desc().name && p == rec.params())
-        {
-            Some(g) => g.2.push((workload, rec)),
-            None => groups.push((
-                rec.desc().name.to_string(),
-                rec.params().clone(),
-                vec![(workload, rec)],
-            )),
+    /// Why the co-simulation is skipped (no Verilator or C++ compiler), if it is.
+    skipped: Option<String>,
+    groups: Mutex<Vec<Arc<RunGroup>>>,
+    /// Unit port events of every trace fed.
+    events: AtomicU64,
+    /// The co-simulated design of the RTL written ([`RtlSource::cosim_of`]; tests break it).
+    design: fn(&warpforge_gen::GeneratedUnit) -> RtlSource,
+    /// Where a divergence's report, replay file and waveform go.
+    failures: PathBuf,
+}
+
+/// The traces of one unit at one parameter set, and their RTL.
+struct RunGroup {
+    desc: &'static UnitDesc,
+    params: Params,
+    /// Where its RTL was written.
+    dir: PathBuf,
+    /// Built from exactly the files written (none when the co-simulation is skipped).
+    cosim: Option<Cosim>,
+    tally: Mutex<GroupTally>,
+}
+
+/// What a group's replays found so far.
+struct GroupTally {
+    /// The first (run, trace) position in the runs' order that recorded the group.
+    first: (usize, usize),
+    traces: usize,
+    summaries: Vec<Summary>,
+    /// The earliest run (in order) whose trace diverged: its position, workload and error.
+    failure: Option<(usize, String, CosimError)>,
+    /// Wall seconds of the group's replays.
+    seconds: f64,
+}
+
+impl GroupTally {
+    fn new() -> GroupTally {
+        GroupTally {
+            first: (usize::MAX, 0),
+            traces: 0,
+            summaries: vec![],
+            failure: None,
+            seconds: 0.0,
         }
     }
-    let mut generated = vec![];
-    for (_, params, list) in &groups {
-        let desc = list[0].1.desc();
-        let g = warpforge_gen::generate(desc, params)?;
-        let dir = rtl_out.join(warpforge_gen::params_dir(desc, params));
-        g.write(&dir)?;
-        if !quiet {
-            println!(
-                "RTL of {} ({params}) written to {}/",
-                desc.name,
-                dir.display()
-            );
+}
+
+impl RunCosim {
+    pub fn new(rtl_out: &Path, size: Size) -> RunCosim {
+        RunCosim {
+            rtl_out: rtl_out.to_path_buf(),
+            size,
+            skipped: warpforge_cosim::build::toolchain(&BuildOptions::default())
+                .err()
+                .map(|e| e.to_string()),
+            groups: Mutex::new(vec![]),
+            events: AtomicU64::new(0),
+            design: RtlSource::cosim_of,
+            failures: PathBuf::from("cosim-failures"),
         }
-        generated.push(g);
     }
-    if let Err(e) = warpforge_cosim::build::toolchain(&BuildOptions::default()) {
-        println!(
-            "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
-             or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
-        );
-        return Ok(true);
+
+    /// Unit port events of the traces fed so far.
+    pub fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
     }
-    let out = PathBuf::from("cosim-failures");
-    let mut rows = vec![];
-    for ((_, params, list), g) in groups.into_iter().zip(&generated) {
-        let desc = list[0].1.desc();
-        let traces = list.len();
-        // Exactly the files written above.
-        let rtl = RtlSource::cosim_of(g);
-        let cosim = Cosim::new(desc, params.clone(), rtl, &BuildOptions::default())?
-            .with_failure_dir(Some(out.clone()));
-        let started = Instant::now();
-        let mut summaries = vec![];
-        let mut failure = None;
-        for (workload, rec) in list {
-            let trace = rec.into_trace(&format!("workload {workload}, size {size}"));
-            match cosim.run_trace(&trace) {
-                Ok(s) => summaries.extend(s),
-                Err(e) => {
-                    failure = Some((workload, e));
-                    break;
+
+    /// Co-simulates the traces that run number `run` (its position in the runs' order)
+    /// of `workload` recorded, one at a time (a recorder's raw records are filed under
+    /// their instances when it becomes a trace), and drops them.
+    pub fn feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) -> Result<()> {
+        for (k, rec) in recs.into_iter().enumerate() {
+            self.events.fetch_add(rec.events(), Ordering::Relaxed);
+            let group = self.group(rec.desc(), rec.params())?;
+            {
+                let mut t = group.tally.lock().expect("co-simulation tally");
+                t.first = t.first.min((run, k));
+                t.traces += 1;
+                if t.failure.as_ref().is_some_and(|f| f.0 < run) {
+                    continue;
                 }
             }
-        }
-        let source = format!("{traces} workload traces ({size})");
-        let row = match failure {
-            None => outcome(desc, &params, source, started, Ok(summaries))?,
-            Some((w, e)) => {
-                let mut row = outcome(desc, &params, source, started, Err(e))?;
-                row.result = format!("{} in {w}", row.result);
-                row
+            let Some(cosim) = &group.cosim else {
+                continue;
+            };
+            let started = Instant::now();
+            let trace = rec.into_trace(&format!("workload {workload}, size {}", self.size));
+            let r = cosim.run_trace(&trace);
+            drop(trace);
+            let mut t = group.tally.lock().expect("co-simulation tally");
+            t.seconds += started.elapsed().as_secs_f64();
+            match r {
+                Ok(s) => t.summaries.extend(s),
+                Err(e) if t.failure.as_ref().is_none_or(|f| run < f.0) => {
+                    t.failure = Some((run, workload.to_string(), e))
+                }
+                Err(_) => {}
             }
+        }
+        Ok(())
+    }
+
+    /// The group of `desc` at `params`: found, or its RTL generated, written and (unless
+    /// the co-simulation is skipped) built.
+    fn group(&self, desc: &'static UnitDesc, params: &Params) -> Result<Arc<RunGroup>> {
+        // Nothing under this lock may run a parallel loop: a thread waiting in one can take
+        // another workload's run from the pool, whose feed would then wait for this lock.
+        let mut groups = self.groups.lock().expect("co-simulation groups");
+        if let Some(g) = groups
+            .iter()
+            .find(|g| std::ptr::eq(g.desc, desc) && g.params == *params)
+        {
+            return Ok(g.clone());
+        }
+        let g = warpforge_gen::generate(desc, params)?;
+        let dir = self.rtl_out.join(warpforge_gen::params_dir(desc, params));
+        g.write(&dir)?;
+        let cosim = match self.skipped {
+            Some(_) => None,
+            // Exactly the files written above.
+            None => Some(
+                Cosim::new(
+                    desc,
+                    params.clone(),
+                    (self.design)(&g),
+                    &BuildOptions::default(),
+                )?
+                .with_failure_dir(Some(self.failures.clone())),
+            ),
         };
-        rows.push(row);
+        let group = Arc::new(RunGroup {
+            desc,
+            params: params.clone(),
+            dir,
+            cosim,
+            tally: Mutex::new(GroupTally::new()),
+        });
+        groups.push(group.clone());
+        Ok(group)
     }
-    if !quiet {
-        println!(
-            "Co-simulation of the generated RTL against the port traffic recorded in these runs:"
+
+    /// Prints where the RTL went and the summary (unless `quiet`); false on any mismatch.
+    pub fn finish(self, quiet: bool) -> Result<bool> {
+        let Some(rows) = self.into_rows(quiet)? else {
+            return Ok(true);
+        };
+        if !quiet {
+            println!(
+                "Co-simulation of the generated RTL against the port traffic recorded in these runs:"
+            );
+            print_rows(&rows);
+        }
+        Ok(rows.iter().all(|r| r.ok))
+    }
+
+    /// One summary row per group in the runs' order (`None` when the co-simulation was
+    /// skipped); prints where the RTL went unless `quiet`.
+    fn into_rows(self, quiet: bool) -> Result<Option<Vec<CosimRow>>> {
+        let mut groups: Vec<(RunGroup, GroupTally)> = self
+            .groups
+            .into_inner()
+            .expect("co-simulation groups")
+            .into_iter()
+            .map(|g| {
+                let mut g = Arc::into_inner(g).expect("every run has finished");
+                let t = std::mem::replace(
+                    g.tally.get_mut().expect("co-simulation tally"),
+                    GroupTally::new(),
+                );
+                (g, t)
+            })
+            .collect();
+        groups.sort_by_key(|(_, t)| t.first);
+        if !quiet {
+            for (g, _) in &groups {
+                println!(
+                    "RTL of {} ({}) written to {}/",
+                    g.desc.name,
+                    g.params,
+                    g.dir.display()
+                );
+            }
+        }
+        if let Some(e) = &self.skipped {
+            println!(
+                "co-simulation skipped: {e}\n  install Verilator and g++ (`sudo apt-get install -y verilator g++`, \
+                 or ./scripts/install-tools.sh) to co-simulate the RTL against these runs"
+            );
+            return Ok(None);
+        }
+        let mut rows = vec![];
+        for (g, t) in groups {
+            let source = format!("{} workload traces ({})", t.traces, self.size);
+            let row = match t.failure {
+                None => outcome_after(g.desc, &g.params, source, t.seconds, Ok(t.summaries))?,
+                Some((_, w, e)) => {
+                    let mut row = outcome_after(g.desc, &g.params, source, t.seconds, Err(e))?;
+                    row.result = format!("{} in {w}", row.result);
+                    row
+                }
+            };
+            rows.push(row);
+        }
+        Ok(Some(rows))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stack traces of `workload` at tiny size, on a small GPU (`--set` overrides).
+    fn recorded(workload: &str, sets: &[&str]) -> Vec<TraceRecorder> {
+        let sets: Vec<String> = ["sm.count=2"]
+            .iter()
+            .chain(sets)
+            .map(|s| s.to_string())
+            .collect();
+        let mut gpu = Gpu::new(GpuConfig::preset("gtx480", &sets).unwrap(), Mode::Timing);
+        gpu.record_unit("simt_stack_spe").unwrap();
+        let w = workloads::by_name(workload).unwrap();
+        assert!(w.run(&mut gpu, Size::Tiny, 1).unwrap().passed);
+        gpu.take_traces()
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("warpforge-runcosim-{name}-{}", std::process::id()))
+    }
+
+    /// A stack whose top-of-stack PC is off by one whenever it holds an entry.
+    fn broken_stack(g: &warpforge_gen::GeneratedUnit) -> RtlSource {
+        let mut rtl = RtlSource::cosim_of(g);
+        let (from, to) = (": top_pc;", ": top_pc ^ 1'b1;");
+        let f = rtl
+            .files
+            .iter_mut()
+            .find(|(_, t)| t.contains(from))
+            .unwrap();
+        f.1 = f.1.replace(from, to);
+        rtl
+    }
+
+    /// Runs finishing in any order give the rows of the runs' order: each (unit,
+    /// parameters) group where it was first recorded, its traces and cycles all counted.
+    #[test]
+    fn rows_follow_the_runs_order_not_the_order_they_finish() {
+        let out = scratch("order");
+        let (deep, shallow) = (
+            recorded("vecadd", &[]),
+            recorded("vecadd", &["sm.stack_depth=8"]),
         );
-        print_rows(&rows);
+        let c = RunCosim::new(&out, Size::Tiny);
+        if c.skipped.is_some() {
+            return; // no Verilator: the co-simulation has nothing to order
+        }
+        c.feed(1, "vecadd", shallow).unwrap();
+        c.feed(2, "bfs", recorded("bfs", &[])).unwrap();
+        c.feed(0, "vecadd", deep).unwrap();
+        let rows = c.into_rows(true).unwrap().unwrap();
+        let depths: Vec<bool> = rows.iter().map(|r| r.params.contains("DEPTH=16")).collect();
+        assert_eq!(
+            depths,
+            [true, false],
+            "{:?}",
+            rows.iter().map(|r| &r.params).collect::<Vec<_>>()
+        );
+        assert!(
+            rows.iter().all(|r| r.ok && r.cycles > 0),
+            "{:?}",
+            rows.iter().map(|r| &r.result).collect::<Vec<_>>()
+        );
+        assert_eq!(rows[0].source, "2 workload traces (tiny)");
+        let _ = std::fs::remove_dir_all(&out);
     }
-    Ok(rows.iter().all(|r| r.ok))
+
+    /// A divergence fails its group's row, naming the earliest run in order that diverged
+    /// whichever finished first; the RTL written is still the unbroken design's files.
+    #[test]
+    fn a_divergence_names_the_earliest_run_in_order() {
+        let out = scratch("diverge");
+        let mut c = RunCosim::new(&out, Size::Tiny);
+        if c.skipped.is_some() {
+            return;
+        }
+        c.design = broken_stack;
+        c.failures = out.join("failures");
+        c.feed(2, "bfs", recorded("bfs", &[])).unwrap();
+        c.feed(0, "vecadd", recorded("vecadd", &[])).unwrap();
+        // After run 0 failed, run 1's trace is not needed to name the first failure.
+        c.feed(1, "histogram", recorded("histogram", &[])).unwrap();
+        let rows = c.into_rows(true).unwrap().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(!rows[0].ok);
+        assert!(
+            rows[0].result.starts_with("MISMATCH at cycle"),
+            "{}",
+            rows[0].result
+        );
+        assert!(rows[0].result.ends_with(" in vecadd"), "{}", rows[0].result);
+        assert_eq!(rows[0].source, "3 workload traces (tiny)");
+        let files: Vec<String> = std::fs::read_dir(out.join("failures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(files.iter().any(|f| f.ends_with(".replay")), "{files:?}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }

@@ -15,6 +15,7 @@ mod report;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use cosim_cmd::RunCosim;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use report::RunResult;
@@ -256,12 +257,14 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         None if cosim => instantiated_units(&cfg),
         None => vec![],
     };
+    // The co-simulation, fed each run's traces as the run finishes.
+    let run_cosim = (cosim && !a.record_only).then(|| RunCosim::new(&a.rtl_out, a.size));
     let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
             vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
         } else {
             let selected = select_workloads(&a.workload)?;
-            run_workloads(&cfg, mode, &selected, a, &record)?
+            run_workloads(&cfg, mode, &selected, a, &record, 0, run_cosim.as_ref())?
         };
     if let Some(path) = &a.trace {
         write_traces(&mut runs, path, a, &cfg)?;
@@ -269,8 +272,6 @@ pub fn run(a: &RunArgs) -> Result<u8> {
     // Unit port events the runs recorded (the co-simulation's stimulus), for the JSON.
     let events = |recs: &[TraceRecorder]| recs.iter().map(TraceRecorder::events).sum::<u64>();
     let mut recorded_events: u64 = runs.iter().map(|(_, recs)| events(recs)).sum();
-    // Unit traces of every run, for the co-simulation at the end.
-    let mut traces: Vec<(String, TraceRecorder)> = vec![];
     // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
     // (Not under compaction: DPE + compaction is not modelled.)
     let comparison = if !a.no_compare
@@ -292,28 +293,28 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         } else {
             vec![]
         };
-        let others = run_workloads(&other, mode, &selected, a, &other_units)?;
+        let others = run_workloads(
+            &other,
+            mode,
+            &selected,
+            a,
+            &other_units,
+            runs.len(),
+            run_cosim.as_ref(),
+        )?;
         let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
         let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
         let table = match cfg.sm.reconvergence {
             Reconvergence::Spe => report::compare_reconvergence(&primary, &secondary),
             Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
         };
-        for (r, recs) in others {
-            recorded_events += events(&recs);
-            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
-        }
+        recorded_events += others.iter().map(|(_, recs)| events(recs)).sum::<u64>();
         Some(table)
     } else {
         None
     };
-    let mut results: Vec<RunResult> = vec![];
-    for (r, recs) in runs {
-        if a.record_unit.is_none() {
-            traces.extend(recs.into_iter().map(|t| (r.workload.clone(), t)));
-        }
-        results.push(r);
-    }
+    recorded_events += run_cosim.as_ref().map_or(0, RunCosim::events);
+    let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
     if !a.quiet {
         println!(
             "warpforge: {} on {} ({} mode{}{})",
@@ -362,9 +363,8 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         }
     }
     let mut code = 0;
-    if cosim && !a.record_only {
-        let ok = cosim_cmd::cosim_recorded(traces, &a.rtl_out, a.size, a.quiet)?;
-        if !ok {
+    if let Some(c) = run_cosim {
+        if !c.finish(a.quiet)? {
             code = EXIT_FAIL;
         }
     }
@@ -431,13 +431,17 @@ fn instantiated_units(cfg: &GpuConfig) -> Vec<String> {
         .collect()
 }
 
-/// Run workloads in parallel (results do not depend on the thread count).
+/// Run workloads in parallel (results do not depend on the thread count). With `cosim`,
+/// each run's traces go to it as the run finishes (numbered from `first_run` in the order
+/// of `selected`) and are not returned.
 fn run_workloads(
     cfg: &GpuConfig,
     mode: Mode,
     selected: &[&'static dyn workloads::Workload],
     a: &RunArgs,
     record: &[String],
+    first_run: usize,
+    cosim: Option<&RunCosim>,
 ) -> Result<Vec<(RunResult, Vec<TraceRecorder>)>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
@@ -448,15 +452,26 @@ fn run_workloads(
     let results = pool.install(|| {
         selected
             .par_iter()
-            .map(|w| {
-                let r = run_workload(cfg, mode, *w, a, record, &pb, &status);
+            .enumerate()
+            .map(|(i, w)| {
+                let (r, mut recs) = run_workload(cfg, mode, *w, a, record, &pb, &status);
+                if let Some(c) = cosim {
+                    set_status(
+                        &pb,
+                        &status,
+                        w.name(),
+                        Some(" co-simulating its traces".into()),
+                    );
+                    c.feed(first_run + i, w.name(), std::mem::take(&mut recs))?;
+                    set_status(&pb, &status, w.name(), None);
+                }
                 pb.inc(1);
-                r
+                Ok((r, recs))
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
     });
     pb.finish_and_clear();
-    Ok(results)
+    results
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
@@ -497,6 +512,17 @@ fn write_traces(
     Ok(())
 }
 
+/// The progress bar's message: what each workload in flight is doing (`what` follows the
+/// workload's name; `None` takes the workload off).
+fn set_status(pb: &ProgressBar, status: &Mutex<Vec<String>>, workload: &str, what: Option<String>) {
+    let mut s = status.lock().expect("progress lock");
+    s.retain(|x| !x.starts_with(workload));
+    if let Some(what) = what {
+        s.push(format!("{workload}{what}"));
+    }
+    pb.set_message(s.join("  "));
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_workload(
     cfg: &GpuConfig,
@@ -518,17 +544,12 @@ fn run_workload(
         let pb = pb.clone();
         let status = status.clone();
         gpu.set_progress(Box::new(move |kernel, unit, n| {
-            let mut s = status.lock().expect("progress lock");
-            s.retain(|x| !x.starts_with(name));
-            s.push(format!("{name}/{kernel} {} {unit}", human(n)));
-            pb.set_message(s.join("  "));
+            let what = format!("/{kernel} {} {unit}", human(n));
+            set_status(&pb, &status, name, Some(what));
         }));
     }
     let outcome = w.run(&mut gpu, a.size, a.seed);
-    status
-        .lock()
-        .expect("progress lock")
-        .retain(|x| !x.starts_with(name));
+    set_status(pb, status, name, None);
     let launches = std::mem::take(&mut gpu.launches);
     let finishing = std::time::Instant::now();
     let trace = gpu.take_traces();

@@ -622,7 +622,10 @@ mod tests {
         let words: Vec<u64> = (0..3 * 512 + 7).map(|i| i * 0x9e37_79b9 + 1).collect();
         #[cfg(target_os = "linux")]
         populate(words.as_ptr() as usize + 24, words.len() * 8 - 48);
-        assert!(words.iter().enumerate().all(|(i, &w)| w == i as u64 * 0x9e37_79b9 + 1));
+        assert!(words
+            .iter()
+            .enumerate()
+            .all(|(i, &w)| w == i as u64 * 0x9e37_79b9 + 1));
     }
 
     #[test]
