@@ -723,6 +723,8 @@ pub struct RunCosim {
     design: fn(&warpforge_gen::GeneratedUnit) -> RtlSource,
     /// Where a divergence's report, replay file and waveform go.
     failures: PathBuf,
+    /// The first error that stopped the feeding.
+    error: Mutex<Option<anyhow::Error>>,
 }
 
 /// The traces of one unit at one parameter set, and their RTL.
@@ -772,6 +774,7 @@ impl RunCosim {
             events: AtomicU64::new(0),
             design: RtlSource::cosim_of,
             failures: PathBuf::from("cosim-failures"),
+            error: Mutex::new(None),
         }
     }
 
@@ -782,8 +785,22 @@ impl RunCosim {
 
     /// Co-simulates the traces that run number `run` (its position in the runs' order)
     /// of `workload` recorded, one at a time (a recorder's raw records are filed under
-    /// their instances when it becomes a trace), and drops them.
-    pub fn feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) -> Result<()> {
+    /// their instances when it becomes a trace), and drops them. An error that is not a
+    /// divergence (RTL that cannot be written or built) stops the feeding and is returned
+    /// by [`RunCosim::finish`], after the runs have all finished and been reported.
+    pub fn feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) {
+        let mut error = self.error.lock().expect("co-simulation error");
+        if error.is_some() {
+            return;
+        }
+        drop(error);
+        if let Err(e) = self.try_feed(run, workload, recs) {
+            error = self.error.lock().expect("co-simulation error");
+            error.get_or_insert(e);
+        }
+    }
+
+    fn try_feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) -> Result<()> {
         for (k, rec) in recs.into_iter().enumerate() {
             self.events.fetch_add(rec.events(), Ordering::Relaxed);
             let group = self.group(rec.desc(), rec.params())?;
@@ -871,6 +888,9 @@ impl RunCosim {
     /// One summary row per group in the runs' order (`None` when the co-simulation was
     /// skipped); prints where the RTL went unless `quiet`.
     fn into_rows(self, quiet: bool) -> Result<Option<Vec<CosimRow>>> {
+        if let Some(e) = self.error.into_inner().expect("co-simulation error") {
+            return Err(e);
+        }
         let mut groups: Vec<(RunGroup, GroupTally)> = self
             .groups
             .into_inner()
@@ -968,9 +988,9 @@ mod tests {
         if c.skipped.is_some() {
             return; // no Verilator: the co-simulation has nothing to order
         }
-        c.feed(1, "vecadd", shallow).unwrap();
-        c.feed(2, "bfs", recorded("bfs", &[])).unwrap();
-        c.feed(0, "vecadd", deep).unwrap();
+        c.feed(1, "vecadd", shallow);
+        c.feed(2, "bfs", recorded("bfs", &[]));
+        c.feed(0, "vecadd", deep);
         let rows = c.into_rows(true).unwrap().unwrap();
         let depths: Vec<bool> = rows.iter().map(|r| r.params.contains("DEPTH=16")).collect();
         assert_eq!(
@@ -988,6 +1008,30 @@ mod tests {
         let _ = std::fs::remove_dir_all(&out);
     }
 
+    /// RTL that cannot be built stops the feeding; the error comes out of `finish`, after
+    /// the runs, naming the build that failed and its tool's output.
+    #[test]
+    fn an_rtl_that_does_not_build_is_an_error_at_the_end() {
+        let out = scratch("unbuildable");
+        let mut c = RunCosim::new(&out, Size::Tiny);
+        if c.skipped.is_some() {
+            return;
+        }
+        c.design = |g| {
+            let mut rtl = RtlSource::cosim_of(g);
+            rtl.files[0].1.push_str("\nthis is not verilog\n");
+            rtl
+        };
+        c.feed(0, "vecadd", recorded("vecadd", &[]));
+        c.feed(1, "bfs", recorded("bfs", &[]));
+        let e = c.finish(true).unwrap_err().to_string();
+        assert!(
+            e.contains("build failed") && e.contains("simt_stack_spe"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
     /// A divergence fails its group's row, naming the earliest run in order that diverged
     /// whichever finished first; the RTL written is still the unbroken design's files.
     #[test]
@@ -999,10 +1043,10 @@ mod tests {
         }
         c.design = broken_stack;
         c.failures = out.join("failures");
-        c.feed(2, "bfs", recorded("bfs", &[])).unwrap();
-        c.feed(0, "vecadd", recorded("vecadd", &[])).unwrap();
+        c.feed(2, "bfs", recorded("bfs", &[]));
+        c.feed(0, "vecadd", recorded("vecadd", &[]));
         // After run 0 failed, run 1's trace is not needed to name the first failure.
-        c.feed(1, "histogram", recorded("histogram", &[])).unwrap();
+        c.feed(1, "histogram", recorded("histogram", &[]));
         let rows = c.into_rows(true).unwrap().unwrap();
         assert_eq!(rows.len(), 1);
         assert!(!rows[0].ok);

@@ -462,16 +462,16 @@ fn run_workloads(
                         w.name(),
                         Some(" co-simulating its traces".into()),
                     );
-                    c.feed(first_run + i, w.name(), std::mem::take(&mut recs))?;
+                    c.feed(first_run + i, w.name(), std::mem::take(&mut recs));
                     set_status(&pb, &status, w.name(), None);
                 }
                 pb.inc(1);
-                Ok((r, recs))
+                (r, recs)
             })
-            .collect::<Result<Vec<_>>>()
+            .collect()
     });
     pb.finish_and_clear();
-    results
+    Ok(results)
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
