@@ -13,7 +13,7 @@ use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use warpforge_cosim::kits::{directed_stimulus, random_stimulus};
 use warpforge_cosim::mutants::{self, MutantOptions};
@@ -701,16 +701,19 @@ fn export_tb(
 /// the end. Without Verilator it says how to install it and skips the co-simulation (the
 /// RTL is still written).
 ///
-/// Each run's traces are co-simulated as soon as the run finishes ([`RunCosim::feed`], on
-/// the thread that ran it, while the other threads go on simulating), so only the traces
-/// of the runs in flight are held. Why: until 2026-11-27 every run's traces waited for a
-/// co-simulation after the last run, and they were most of the main command's memory
-/// (peak 1.37 GB with recording, 0.12 GB without).
+/// Each run's traces are co-simulated as soon as that run finishes ([`RunCosim::feed`], on
+/// the thread that ran it, its instances in parallel on rayon's pool, while the other
+/// workers go on simulating), so only the traces of the runs in flight are held. Why:
+/// until 2026-11-27 every run's traces waited for a co-simulation after the last run, and
+/// they were most of the main command's memory (peak 1.41-1.43 GB, 0.09 GB without
+/// recording).
 ///
 /// The summary does not depend on the order in which the runs finish: rows come in the
 /// order of the runs (each (unit, parameters) group where it was first recorded), and a
-/// group that diverges reports the earliest run in that order that diverged (a later run's
-/// traces of a group that already failed are not replayed).
+/// group that diverges reports the earliest run in that order that diverged (a run fed
+/// after an earlier run of its group diverged is not replayed). Instance names carry the
+/// workload (`vecadd/sm0.w3`), so each divergence's report, replay file and waveform are
+/// its own even when runs of one group diverge at once.
 pub struct RunCosim {
     rtl_out: PathBuf,
     size: Size,
@@ -731,10 +734,12 @@ pub struct RunCosim {
 struct RunGroup {
     desc: &'static UnitDesc,
     params: Params,
-    /// Where its RTL was written.
+    /// Where its RTL is written.
     dir: PathBuf,
-    /// Built from exactly the files written (none when the co-simulation is skipped).
-    cosim: Option<Cosim>,
+    /// The RTL written and (unless the co-simulation is skipped) built from exactly those
+    /// files, by the first run that needs it; the others wait for it here, not while
+    /// holding the list of groups.
+    built: OnceLock<Result<Option<Cosim>, String>>,
     tally: Mutex<GroupTally>,
 }
 
@@ -746,7 +751,7 @@ struct GroupTally {
     summaries: Vec<Summary>,
     /// The earliest run (in order) whose trace diverged: its position, workload and error.
     failure: Option<(usize, String, CosimError)>,
-    /// Wall seconds of the group's replays.
+    /// Wall seconds of the group's replays (the row's time when it failed).
     seconds: f64,
 }
 
@@ -787,23 +792,24 @@ impl RunCosim {
     /// of `workload` recorded, one at a time (a recorder's raw records are filed under
     /// their instances when it becomes a trace), and drops them. An error that is not a
     /// divergence (RTL that cannot be written or built) stops the feeding and is returned
-    /// by [`RunCosim::finish`], after the runs have all finished and been reported.
+    /// by [`RunCosim::finish`].
     pub fn feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) {
-        let mut error = self.error.lock().expect("co-simulation error");
-        if error.is_some() {
+        self.events.fetch_add(
+            recs.iter().map(TraceRecorder::events).sum(),
+            Ordering::Relaxed,
+        );
+        if self.error.lock().expect("co-simulation error").is_some() {
             return;
         }
-        drop(error);
         if let Err(e) = self.try_feed(run, workload, recs) {
-            error = self.error.lock().expect("co-simulation error");
+            let mut error = self.error.lock().expect("co-simulation error");
             error.get_or_insert(e);
         }
     }
 
     fn try_feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) -> Result<()> {
         for (k, rec) in recs.into_iter().enumerate() {
-            self.events.fetch_add(rec.events(), Ordering::Relaxed);
-            let group = self.group(rec.desc(), rec.params())?;
+            let group = self.group(rec.desc(), rec.params());
             {
                 let mut t = group.tally.lock().expect("co-simulation tally");
                 t.first = t.first.min((run, k));
@@ -812,11 +818,15 @@ impl RunCosim {
                     continue;
                 }
             }
-            let Some(cosim) = &group.cosim else {
+            let built = group.built.get_or_init(|| self.build(&group));
+            let Some(cosim) = built.as_ref().map_err(|e| anyhow::anyhow!("{e}"))? else {
                 continue;
             };
             let started = Instant::now();
-            let trace = rec.into_trace(&format!("workload {workload}, size {}", self.size));
+            let mut trace = rec.into_trace(&format!("workload {workload}, size {}", self.size));
+            for inst in &mut trace.header.instances {
+                inst.name = format!("{workload}/{}", inst.name);
+            }
             let r = cosim.run_trace(&trace);
             drop(trace);
             let mut t = group.tally.lock().expect("co-simulation tally");
@@ -832,43 +842,44 @@ impl RunCosim {
         Ok(())
     }
 
-    /// The group of `desc` at `params`: found, or its RTL generated, written and (unless
-    /// the co-simulation is skipped) built.
-    fn group(&self, desc: &'static UnitDesc, params: &Params) -> Result<Arc<RunGroup>> {
-        // Nothing under this lock may run a parallel loop: a thread waiting in one can take
-        // another workload's run from the pool, whose feed would then wait for this lock.
+    /// The group of `desc` at `params`, found or added (its RTL not yet written).
+    fn group(&self, desc: &'static UnitDesc, params: &Params) -> Arc<RunGroup> {
         let mut groups = self.groups.lock().expect("co-simulation groups");
         if let Some(g) = groups
             .iter()
             .find(|g| std::ptr::eq(g.desc, desc) && g.params == *params)
         {
-            return Ok(g.clone());
+            return g.clone();
         }
-        let g = warpforge_gen::generate(desc, params)?;
-        let dir = self.rtl_out.join(warpforge_gen::params_dir(desc, params));
-        g.write(&dir)?;
-        let cosim = match self.skipped {
-            Some(_) => None,
-            // Exactly the files written above.
-            None => Some(
-                Cosim::new(
-                    desc,
-                    params.clone(),
-                    (self.design)(&g),
-                    &BuildOptions::default(),
-                )?
-                .with_failure_dir(Some(self.failures.clone())),
-            ),
-        };
         let group = Arc::new(RunGroup {
             desc,
             params: params.clone(),
-            dir,
-            cosim,
+            dir: self.rtl_out.join(warpforge_gen::params_dir(desc, params)),
+            built: OnceLock::new(),
             tally: Mutex::new(GroupTally::new()),
         });
         groups.push(group.clone());
-        Ok(group)
+        group
+    }
+
+    /// Writes `g`'s RTL and (unless the co-simulation is skipped) builds exactly those
+    /// files.
+    fn build(&self, g: &RunGroup) -> Result<Option<Cosim>, String> {
+        let built = || -> Result<Option<Cosim>> {
+            let rtl = warpforge_gen::generate(g.desc, &g.params)?;
+            rtl.write(&g.dir)?;
+            if self.skipped.is_some() {
+                return Ok(None);
+            }
+            let cosim = Cosim::new(
+                g.desc,
+                g.params.clone(),
+                (self.design)(&rtl),
+                &BuildOptions::default(),
+            )?;
+            Ok(Some(cosim.with_failure_dir(Some(self.failures.clone()))))
+        };
+        built().map_err(|e| format!("{} ({}): {e:#}", g.desc.name, g.params))
     }
 
     /// Prints where the RTL went and the summary (unless `quiet`); false on any mismatch.
@@ -888,9 +899,6 @@ impl RunCosim {
     /// One summary row per group in the runs' order (`None` when the co-simulation was
     /// skipped); prints where the RTL went unless `quiet`.
     fn into_rows(self, quiet: bool) -> Result<Option<Vec<CosimRow>>> {
-        if let Some(e) = self.error.into_inner().expect("co-simulation error") {
-            return Err(e);
-        }
         let mut groups: Vec<(RunGroup, GroupTally)> = self
             .groups
             .into_inner()
@@ -907,7 +915,10 @@ impl RunCosim {
             .collect();
         groups.sort_by_key(|(_, t)| t.first);
         if !quiet {
-            for (g, _) in &groups {
+            for (g, _) in groups
+                .iter()
+                .filter(|(g, _)| g.built.get().is_some_and(Result::is_ok))
+            {
                 println!(
                     "RTL of {} ({}) written to {}/",
                     g.desc.name,
@@ -915,6 +926,9 @@ impl RunCosim {
                     g.dir.display()
                 );
             }
+        }
+        if let Some(e) = self.error.into_inner().expect("co-simulation error") {
+            return Err(e.context("the co-simulation of the runs stopped"));
         }
         if let Some(e) = &self.skipped {
             println!(
@@ -1024,7 +1038,7 @@ mod tests {
         };
         c.feed(0, "vecadd", recorded("vecadd", &[]));
         c.feed(1, "bfs", recorded("bfs", &[]));
-        let e = c.finish(true).unwrap_err().to_string();
+        let e = format!("{:#}", c.finish(true).unwrap_err());
         assert!(
             e.contains("build failed") && e.contains("simt_stack_spe"),
             "{e}"
@@ -1061,7 +1075,12 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(files.iter().any(|f| f.ends_with(".replay")), "{files:?}");
+        assert!(
+            files
+                .iter()
+                .any(|f| f.contains("vecadd") && f.ends_with(".replay")),
+            "{files:?}"
+        );
         let _ = std::fs::remove_dir_all(&out);
     }
 }

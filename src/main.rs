@@ -17,10 +17,10 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use cosim_cmd::RunCosim;
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use report::RunResult;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use warpforge_model::config::{GpuConfig, Reconvergence, PRESETS};
 use warpforge_model::error::SimError;
@@ -106,7 +106,8 @@ pub struct RunArgs {
     /// GPU: device memory is mapped in 64 KiB pages).
     #[arg(long)]
     strict_bounds: bool,
-    /// Worker threads for running several workloads at once (results do not depend on it).
+    /// Worker threads for running several workloads at once (default: one per core;
+    /// results do not depend on it). The co-simulation of their traces uses every core.
     #[arg(long)]
     threads: Option<usize>,
     /// Do not print the tables.
@@ -138,7 +139,7 @@ pub struct RunArgs {
     no_cosim: bool,
     /// Record the port traffic of every unit instance as for the co-simulation, then drop it
     /// instead of co-simulating: what `warpforge bench` times when it measures recording
-    /// (the co-simulation after the runs is not timed, and would take most of the bench).
+    /// (the co-simulation is not timed, and would take most of the bench).
     /// Functional runs have no units, so there is nothing to record.
     #[arg(long, hide = true, conflicts_with_all = ["no_cosim", "functional"])]
     record_only: bool,
@@ -250,21 +251,28 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             .map_err(anyhow::Error::msg)?;
     }
     // Units whose port traffic the runs record: the one asked for, or (for the co-simulation
-    // that follows workload runs) every unit the GPU model instantiates.
+    // of each workload run's traces) every unit the GPU model instantiates.
     let cosim = !a.no_cosim && a.record_unit.is_none() && !a.functional && a.ptx.is_none();
     let record: Vec<String> = match &a.record_unit {
         Some(u) => vec![u.clone()],
         None if cosim => instantiated_units(&cfg),
         None => vec![],
     };
-    // The co-simulation, fed each run's traces as the run finishes.
+    // The co-simulation, fed each run's traces as the run finishes; or, recording only,
+    // the traces' events counted and the traces dropped.
     let run_cosim = (cosim && !a.record_only).then(|| RunCosim::new(&a.rtl_out, a.size));
+    let dropped_events = AtomicU64::new(0);
+    let run_traces = match &run_cosim {
+        Some(c) => RunTraces::CoSimulate(c),
+        None if a.record_only => RunTraces::Drop(&dropped_events),
+        None => RunTraces::Keep,
+    };
     let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
             vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
         } else {
             let selected = select_workloads(&a.workload)?;
-            run_workloads(&cfg, mode, &selected, a, &record, 0, run_cosim.as_ref())?
+            run_workloads(&cfg, mode, &selected, a, &record, 0, &run_traces)?
         };
     if let Some(path) = &a.trace {
         write_traces(&mut runs, path, a, &cfg)?;
@@ -300,7 +308,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             a,
             &other_units,
             runs.len(),
-            run_cosim.as_ref(),
+            &run_traces,
         )?;
         let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
         let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
@@ -314,6 +322,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         None
     };
     recorded_events += run_cosim.as_ref().map_or(0, RunCosim::events);
+    recorded_events += dropped_events.into_inner();
     let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
     if !a.quiet {
         println!(
@@ -363,11 +372,16 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         }
     }
     let mut code = 0;
-    if let Some(c) = run_cosim {
-        if !c.finish(a.quiet)? {
+    // An error of the co-simulation itself (RTL that cannot be built) is returned after
+    // the runs' own failures are reported and the JSON is written.
+    let cosim_error = match run_cosim.map(|c| c.finish(a.quiet)) {
+        Some(Ok(false)) => {
             code = EXIT_FAIL;
+            None
         }
-    }
+        Some(Err(e)) => Some(e),
+        _ => None,
+    };
     for c in comparison.iter().flatten() {
         if let Some(problem) = &c.problem {
             eprintln!("{} (reconvergence comparison): {problem}", c.workload);
@@ -401,6 +415,9 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         std::fs::write(path, serde_json::to_string_pretty(&doc)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if let Some(e) = cosim_error {
+        return Err(e);
+    }
     if !a.quiet && code == 0 && a.ptx.is_none() {
         println!("\nall {} workload(s) verified", results.len());
     }
@@ -431,9 +448,24 @@ fn instantiated_units(cfg: &GpuConfig) -> Vec<String> {
         .collect()
 }
 
-/// Run workloads in parallel (results do not depend on the thread count). With `cosim`,
-/// each run's traces go to it as the run finishes (numbered from `first_run` in the order
-/// of `selected`) and are not returned.
+/// Where each run's recorded traces go as the run finishes.
+enum RunTraces<'a> {
+    /// Returned with the run (to be written to files; or nothing was recorded).
+    Keep,
+    /// Co-simulated, then dropped.
+    CoSimulate(&'a RunCosim),
+    /// Their events counted, then dropped (`--record-only`).
+    Drop(&'a AtomicU64),
+}
+
+/// Run workloads in parallel (results do not depend on the thread count), numbered from
+/// `first_run` in the order of `selected`; the traces each run records go where `traces`
+/// says, as the run finishes.
+///
+/// The workers are plain threads taking the workloads in order, not a rayon pool: a
+/// co-simulation replays a trace's instances in parallel on rayon's pool, and a rayon
+/// worker waiting for that would take another workload's whole run from its own pool,
+/// holding the first run's traces meanwhile.
 fn run_workloads(
     cfg: &GpuConfig,
     mode: Mode,
@@ -441,37 +473,48 @@ fn run_workloads(
     a: &RunArgs,
     record: &[String],
     first_run: usize,
-    cosim: Option<&RunCosim>,
+    traces: &RunTraces,
 ) -> Result<Vec<(RunResult, Vec<TraceRecorder>)>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
+    let threads = match a.threads {
+        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    }
+    .min(selected.len().max(1));
     let pb = progress_bar(selected.len() as u64, a.quiet);
     let status = Arc::new(Mutex::new(Vec::<String>::new()));
-    let results = pool.install(|| {
-        selected
-            .par_iter()
-            .enumerate()
-            .map(|(i, w)| {
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::with_capacity(selected.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(w) = selected.get(i) else {
+                    break;
+                };
                 let (r, mut recs) = run_workload(cfg, mode, *w, a, record, &pb, &status);
-                if let Some(c) = cosim {
-                    set_status(
-                        &pb,
-                        &status,
-                        w.name(),
-                        Some(" co-simulating its traces".into()),
-                    );
-                    c.feed(first_run + i, w.name(), std::mem::take(&mut recs));
-                    set_status(&pb, &status, w.name(), None);
+                match traces {
+                    RunTraces::Keep => {}
+                    RunTraces::CoSimulate(c) => {
+                        let what = Some(" co-simulating its traces".to_string());
+                        set_status(&pb, &status, w.name(), what);
+                        c.feed(first_run + i, w.name(), std::mem::take(&mut recs));
+                        set_status(&pb, &status, w.name(), None);
+                    }
+                    RunTraces::Drop(events) => {
+                        let n = recs.iter().map(TraceRecorder::events).sum::<u64>();
+                        events.fetch_add(n, Ordering::Relaxed);
+                        recs.clear();
+                    }
                 }
                 pb.inc(1);
-                (r, recs)
-            })
-            .collect()
+                done.lock().expect("finished runs").push((i, r, recs));
+            });
+        }
     });
     pb.finish_and_clear();
-    Ok(results)
+    let mut done = done.into_inner().expect("finished runs");
+    done.sort_by_key(|(i, _, _)| *i);
+    Ok(done.into_iter().map(|(_, r, recs)| (r, recs)).collect())
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
