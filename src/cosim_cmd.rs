@@ -1047,7 +1047,8 @@ mod tests {
     }
 
     /// A divergence fails its group's row, naming the earliest run in order that diverged
-    /// whichever finished first; the RTL written is still the unbroken design's files.
+    /// whichever finished first; its replay file reproduces it alone and matches against
+    /// the fixed RTL.
     #[test]
     fn a_divergence_names_the_earliest_run_in_order() {
         let out = scratch("diverge");
@@ -1075,12 +1076,25 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(
-            files
-                .iter()
-                .any(|f| f.contains("vecadd") && f.ends_with(".replay")),
-            "{files:?}"
-        );
+        let replay = files
+            .iter()
+            .find(|f| f.contains("vecadd") && f.ends_with(".replay"))
+            .map(|f| out.join("failures").join(f))
+            .unwrap_or_else(|| panic!("no replay file of vecadd's divergence: {files:?}"));
+        // The replay reproduces the divergence alone, at the workload's instance, and
+        // matches against the unbroken RTL (the fix).
+        match warpforge_cosim::replay(&replay) {
+            Err(CosimError::Divergence(d)) => {
+                assert!(d.instance.starts_with("vecadd/"), "{}", d.instance)
+            }
+            other => panic!("the replay did not diverge: {:?}", other.map(|s| s.cycles)),
+        }
+        let (desc, params) = warpforge_cosim::replay_unit_params(&replay).unwrap();
+        let fixed = RtlSource::cosim_of(&warpforge_gen::generate(desc, &params).unwrap());
+        let s =
+            warpforge_cosim::replay_against(&replay, desc, Some(fixed), &BuildOptions::default())
+                .unwrap();
+        assert!(s.cycles > 0);
         let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -1051,7 +1051,9 @@ impl Cosim {
         let header = ReplayHeader {
             format: FORMAT.into(),
             unit: self.desc.name.into(),
-            instance: self.instance.clone(),
+            // The instance that diverged (a trace's, e.g. `vecadd/sm0.w3`; `u0` for one
+            // stimulus): the replay's report names it again.
+            instance: d.instance.clone(),
             params: self
                 .params
                 .iter()
