@@ -272,7 +272,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
         } else {
             let selected = select_workloads(&a.workload)?;
-            run_workloads(&cfg, mode, &selected, a, &record, 0, &run_traces)?
+            run_workloads(&cfg, mode, &selected, a, &record, 0, &run_traces)
         };
     if let Some(path) = &a.trace {
         write_traces(&mut runs, path, a, &cfg)?;
@@ -309,7 +309,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             &other_units,
             runs.len(),
             &run_traces,
-        )?;
+        );
         let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
         let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
         let table = match cfg.sm.reconvergence {
@@ -474,7 +474,7 @@ fn run_workloads(
     record: &[String],
     first_run: usize,
     traces: &RunTraces,
-) -> Result<Vec<(RunResult, Vec<TraceRecorder>)>> {
+) -> Vec<(RunResult, Vec<TraceRecorder>)> {
     let threads = match a.threads {
         Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         Some(n) => n,
@@ -514,7 +514,7 @@ fn run_workloads(
     pb.finish_and_clear();
     let mut done = done.into_inner().expect("finished runs");
     done.sort_by_key(|(i, _, _)| *i);
-    Ok(done.into_iter().map(|(_, r, recs)| (r, recs)).collect())
+    done.into_iter().map(|(_, r, recs)| (r, recs)).collect()
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
