@@ -12,7 +12,6 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use warpforge_cosim::kits::{directed_stimulus, random_stimulus};
@@ -720,8 +719,6 @@ pub struct RunCosim {
     /// Why the co-simulation is skipped (no Verilator or C++ compiler), if it is.
     skipped: Option<String>,
     groups: Mutex<Vec<Arc<RunGroup>>>,
-    /// Unit port events of every trace fed.
-    events: AtomicU64,
     /// The co-simulated design of the RTL written ([`RtlSource::cosim_of`]; tests break it).
     design: fn(&warpforge_gen::GeneratedUnit) -> RtlSource,
     /// Where a divergence's report, replay file and waveform go.
@@ -776,16 +773,10 @@ impl RunCosim {
                 .err()
                 .map(|e| e.to_string()),
             groups: Mutex::new(vec![]),
-            events: AtomicU64::new(0),
             design: RtlSource::cosim_of,
             failures: PathBuf::from("cosim-failures"),
             error: Mutex::new(None),
         }
-    }
-
-    /// Unit port events of the traces fed so far.
-    pub fn events(&self) -> u64 {
-        self.events.load(Ordering::Relaxed)
     }
 
     /// Co-simulates the traces that run number `run` (its position in the runs' order)
@@ -794,10 +785,6 @@ impl RunCosim {
     /// divergence (RTL that cannot be written or built) stops the feeding and is returned
     /// by [`RunCosim::finish`].
     pub fn feed(&self, run: usize, workload: &str, recs: Vec<TraceRecorder>) {
-        self.events.fetch_add(
-            recs.iter().map(TraceRecorder::events).sum(),
-            Ordering::Relaxed,
-        );
         if self.error.lock().expect("co-simulation error").is_some() {
             return;
         }

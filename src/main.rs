@@ -259,27 +259,27 @@ pub fn run(a: &RunArgs) -> Result<u8> {
         None => vec![],
     };
     // The co-simulation, fed each run's traces as the run finishes; or, recording only,
-    // the traces' events counted and the traces dropped.
+    // the traces dropped.
     let run_cosim = (cosim && !a.record_only).then(|| RunCosim::new(&a.rtl_out, a.size));
-    let dropped_events = AtomicU64::new(0);
     let run_traces = match &run_cosim {
         Some(c) => RunTraces::CoSimulate(c),
-        None if a.record_only => RunTraces::Drop(&dropped_events),
+        None if a.record_only => RunTraces::Drop,
         None => RunTraces::Keep,
     };
+    // Unit port events the runs recorded (the co-simulation's stimulus), for the JSON.
+    let recorded = AtomicU64::new(0);
     let mut runs: Vec<(RunResult, Vec<TraceRecorder>)> =
         if let (Some(ptx), Some(launch)) = (&a.ptx, &a.launch) {
-            vec![run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?]
+            let run = run_ptx(&cfg, mode, ptx, launch, &record, a.strict_bounds)?;
+            recorded.fetch_add(events_of(&run.1), Ordering::Relaxed);
+            vec![run]
         } else {
             let selected = select_workloads(&a.workload)?;
-            run_workloads(&cfg, mode, &selected, a, &record, 0, &run_traces)
+            run_workloads(&cfg, mode, &selected, a, &record, 0, &run_traces, &recorded)
         };
     if let Some(path) = &a.trace {
         write_traces(&mut runs, path, a, &cfg)?;
     }
-    // Unit port events the runs recorded (the co-simulation's stimulus), for the JSON.
-    let events = |recs: &[TraceRecorder]| recs.iter().map(TraceRecorder::events).sum::<u64>();
-    let mut recorded_events: u64 = runs.iter().map(|(_, recs)| events(recs)).sum();
     // The same workloads with the other reconvergence mechanism, for the SPE/DPE table.
     // (Not under compaction: DPE + compaction is not modelled.)
     let comparison = if !a.no_compare
@@ -309,6 +309,7 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             &other_units,
             runs.len(),
             &run_traces,
+            &recorded,
         );
         let primary: Vec<&RunResult> = runs.iter().map(|r| &r.0).collect();
         let secondary: Vec<&RunResult> = others.iter().map(|r| &r.0).collect();
@@ -316,13 +317,11 @@ pub fn run(a: &RunArgs) -> Result<u8> {
             Reconvergence::Spe => report::compare_reconvergence(&primary, &secondary),
             Reconvergence::Dpe => report::compare_reconvergence(&secondary, &primary),
         };
-        recorded_events += others.iter().map(|(_, recs)| events(recs)).sum::<u64>();
         Some(table)
     } else {
         None
     };
-    recorded_events += run_cosim.as_ref().map_or(0, RunCosim::events);
-    recorded_events += dropped_events.into_inner();
+    let recorded_events = recorded.into_inner();
     let results: Vec<RunResult> = runs.into_iter().map(|(r, _)| r).collect();
     if !a.quiet {
         println!(
@@ -454,18 +453,19 @@ enum RunTraces<'a> {
     Keep,
     /// Co-simulated, then dropped.
     CoSimulate(&'a RunCosim),
-    /// Their events counted, then dropped (`--record-only`).
-    Drop(&'a AtomicU64),
+    /// Dropped (`--record-only`).
+    Drop,
 }
 
 /// Run workloads in parallel (results do not depend on the thread count), numbered from
 /// `first_run` in the order of `selected`; the traces each run records go where `traces`
-/// says, as the run finishes.
+/// says, as the run finishes, their unit port events added to `recorded` first.
 ///
 /// The workers are plain threads taking the workloads in order, not a rayon pool: a
 /// co-simulation replays a trace's instances in parallel on rayon's pool, and a rayon
 /// worker waiting for that would take another workload's whole run from its own pool,
 /// holding the first run's traces meanwhile.
+#[allow(clippy::too_many_arguments)]
 fn run_workloads(
     cfg: &GpuConfig,
     mode: Mode,
@@ -474,6 +474,7 @@ fn run_workloads(
     record: &[String],
     first_run: usize,
     traces: &RunTraces,
+    recorded: &AtomicU64,
 ) -> Vec<(RunResult, Vec<TraceRecorder>)> {
     let threads = match a.threads {
         Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -492,6 +493,7 @@ fn run_workloads(
                     break;
                 };
                 let (r, mut recs) = run_workload(cfg, mode, *w, a, record, &pb, &status);
+                recorded.fetch_add(events_of(&recs), Ordering::Relaxed);
                 match traces {
                     RunTraces::Keep => {}
                     RunTraces::CoSimulate(c) => {
@@ -500,11 +502,7 @@ fn run_workloads(
                         c.feed(first_run + i, w.name(), std::mem::take(&mut recs));
                         set_status(&pb, &status, w.name(), None);
                     }
-                    RunTraces::Drop(events) => {
-                        let n = recs.iter().map(TraceRecorder::events).sum::<u64>();
-                        events.fetch_add(n, Ordering::Relaxed);
-                        recs.clear();
-                    }
+                    RunTraces::Drop => recs.clear(),
                 }
                 pb.inc(1);
                 done.lock().expect("finished runs").push((i, r, recs));
@@ -515,6 +513,11 @@ fn run_workloads(
     let mut done = done.into_inner().expect("finished runs");
     done.sort_by_key(|(i, _, _)| *i);
     done.into_iter().map(|(_, r, recs)| (r, recs)).collect()
+}
+
+/// The unit port events `recs` recorded.
+fn events_of(recs: &[TraceRecorder]) -> u64 {
+    recs.iter().map(TraceRecorder::events).sum()
 }
 
 /// Write the recorded unit traces: one file, or one file per workload in a directory.
