@@ -387,10 +387,14 @@ fn spec_programs(desc: &'static UnitDesc, p: &Params) -> BoxedStimulus {
     Box::new(CfgStimulus::directed(desc, p))
 }
 
-/// Uniform random inputs; the default reset rate (one cycle in 1000) keeps the
-/// scoreboard's bit vectors from saturating, so hazards stay informative.
+/// Uniform random inputs (every port's every bit), a reset one cycle in 1000.
 fn uniform_random(desc: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
     Box::new(RandomStimulus::new(desc, p, seed, n))
+}
+
+/// SM-like reserves, writebacks, copies and queries with bursts of uniform random inputs.
+fn scoreboard_traffic(_: &'static UnitDesc, p: &Params, seed: u64, n: u64) -> BoxedStimulus {
+    Box::new(crate::sb_stimulus::ScoreboardRandom::new(p, seed, n))
 }
 
 /// Every unit's kit, in the model's unit order.
@@ -411,7 +415,7 @@ pub static KITS: &[Kit] = &[
     },
     Kit {
         unit: &SCOREBOARD_DESC,
-        random: uniform_random,
+        random: scoreboard_traffic,
         directed: None,
         // No storage primitive: the scoreboard's rows stay in flops (see its template).
         mutants: &SCOREBOARD_MUTANTS,

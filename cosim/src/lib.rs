@@ -35,6 +35,7 @@ pub mod lockstep;
 pub mod mutants;
 pub mod replay;
 pub mod rtl;
+pub mod sb_stimulus;
 pub mod shim;
 pub mod stack_stimulus;
 pub mod stimulus;

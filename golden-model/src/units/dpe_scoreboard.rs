@@ -677,7 +677,7 @@ crate::declare_unit! {
         q_warp: u64 ["Q*$clog2(NUM_WARPS)"] "per query port: warp"
             layout([_: "Q"] "$clog2(NUM_WARPS)"),
         q_side: u8 ["Q"] "per query port: side",
-        q_src: Bits ["Q*3*$clog2(NUM_REGS)"] "per query port: 3 source registers"
+        q_src: QuerySrcs ["Q*3*$clog2(NUM_REGS)"] "per query port: 3 source registers"
             layout([_: "Q", _: "3"] "$clog2(NUM_REGS)"),
         q_src_valid: u32 ["Q*3"] "per query port: which sources are read",
         q_dst: u64 ["Q*$clog2(NUM_REGS)"] "per query port: destination register"
@@ -717,6 +717,22 @@ pub struct ScoreboardPorts {
 /// Field `i` of a port array of `width`-bit fields held in `v`.
 fn field(v: u64, i: u32, width: u32) -> u64 {
     v.checked_shr(i * width).unwrap_or(0) & super::contract::low_mask(width)
+}
+
+/// `q_src` as a value: `MAX_PORTS * QUERY_SRCS` fields of at most 8 bits (`NUM_REGS <=
+/// 256`), 192 bits, in a fixed array rather than a `Bits` (reading the ports then never
+/// allocates: the co-simulation reads them twice a cycle).
+pub type QuerySrcs = [u64; 3];
+
+/// Bits `[lsb, lsb + width)` of a little-endian word array (`width <= 64`; 0 beyond it).
+fn words_field(words: &[u64], lsb: u32, width: u32) -> u64 {
+    let (k, at) = ((lsb / 64) as usize, lsb % 64);
+    let low = words.get(k).map_or(0, |w| w >> at);
+    let high = match (at, words.get(k + 1)) {
+        (0, _) | (_, None) => 0,
+        (_, Some(w)) => w << (64 - at),
+    };
+    (low | high) & super::contract::low_mask(width)
 }
 
 impl ScoreboardPorts {
@@ -813,7 +829,7 @@ impl ScoreboardPorts {
         for j in 0..QUERY_SRCS as u32 {
             let k = i * QUERY_SRCS as u32 + j;
             if field(ports.q_src_valid as u64, k, 1) != 0 {
-                regs[n] = ports.q_src.field(k * self.reg_w, self.reg_w) as u32;
+                regs[n] = words_field(&ports.q_src, k * self.reg_w, self.reg_w) as u32;
                 n += 1;
             }
         }
