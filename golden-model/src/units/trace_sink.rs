@@ -679,6 +679,22 @@ mod tests {
     /// whole chunk, and words already written stay as they are. The call succeeds (or,
     /// on a kernel before Linux 5.14, is refused as an unknown advice).
     #[test]
+    fn streamed_words_land_in_order_within_the_capacity_and_beyond_it() {
+        // Within the spare capacity the words are streamed in place (no reallocation);
+        // past it they are appended as by `extend_from_slice`.
+        let mut chunk = Vec::with_capacity(4);
+        let at = chunk.as_ptr();
+        stream_word(&mut chunk, 1);
+        stream_words(&mut chunk, &[2, 3]);
+        stream_fence();
+        assert_eq!(chunk, [1, 2, 3]);
+        assert_eq!(chunk.as_ptr(), at);
+        stream_words(&mut chunk, &[4, 5, 6]);
+        stream_fence();
+        assert_eq!(chunk, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
     fn populated_chunks_are_empty_and_populating_keeps_the_bytes() {
         let chunk = new_chunk();
         assert!(chunk.is_empty() && chunk.capacity() >= CHUNK_WORDS + 64);
