@@ -62,7 +62,7 @@ fn clog2(n: u32) -> u32 {
 /// `r` (32 random bits) scaled to `0..n`.
 #[inline]
 fn scale(r: u64, n: u32) -> u32 {
-    ((r & 0xffff_ffff) * n as u64 >> 32) as u32
+    (((r & 0xffff_ffff) * n as u64) >> 32) as u32
 }
 
 impl ScoreboardRandom {
@@ -136,7 +136,8 @@ impl ScoreboardRandom {
         // Releases: a write in flight (in random order), or one in eight a random operand.
         let mut released = [RegRef::default(); 8];
         let mut n_released = 0;
-        let (mut valid, mut warps, mut sides, mut regs) = (0u64, d, d >> 8, d >> 16);
+        // Idle ports' fields carry junk (the RTL must ignore them), taken from `d`.
+        let mut ports = OpPorts::junk(d, d >> 8, d >> 16);
         for k in 0..p.nwb {
             if d >> (8 + k) & 1 == 0 {
                 continue;
@@ -148,19 +149,16 @@ impl ScoreboardRandom {
             };
             released[n_released] = op;
             n_released += 1;
-            valid |= 1 << k;
-            set_field(&mut warps, k * ww, ww, op.warp as u64);
-            set_field(&mut sides, k, 1, op.side as u64);
-            set_field(&mut regs, k * rw, rw, op.reg as u64);
+            ports.set(k, op, ww, rw);
         }
-        self.inp.rel_valid = valid as u8;
-        self.inp.rel_warp = warps;
-        self.inp.rel_side = sides as u8;
-        self.inp.rel_reg = regs;
+        self.inp.rel_valid = ports.valid as u8;
+        self.inp.rel_warp = ports.warps;
+        self.inp.rel_side = ports.sides as u8;
+        self.inp.rel_reg = ports.regs;
 
         // Reserves: random destinations; now and then the register a writeback retires
         // this cycle is written again (the release/reserve priority).
-        let (mut valid, mut warps, mut sides, mut regs) = (0u64, d >> 3, d >> 13, d >> 5);
+        let mut ports = OpPorts::junk(d >> 3, d >> 13, d >> 5);
         let mut reserving_warp = None;
         for k in 0..p.nrsv {
             if d >> k & 1 == 0 {
@@ -175,15 +173,12 @@ impl ScoreboardRandom {
                 self.inflight.push(op);
             }
             reserving_warp = Some(op.warp);
-            valid |= 1 << k;
-            set_field(&mut warps, k * ww, ww, op.warp as u64);
-            set_field(&mut sides, k, 1, op.side as u64);
-            set_field(&mut regs, k * rw, rw, op.reg as u64);
+            ports.set(k, op, ww, rw);
         }
-        self.inp.rsv_valid = valid as u8;
-        self.inp.rsv_warp = warps;
-        self.inp.rsv_side = sides as u8;
-        self.inp.rsv_reg = regs;
+        self.inp.rsv_valid = ports.valid as u8;
+        self.inp.rsv_warp = ports.warps;
+        self.inp.rsv_side = ports.sides as u8;
+        self.inp.rsv_reg = ports.regs;
 
         // Copies: one to three warps in one cycle in eight, often one that reserves now;
         // one cycle in 256 any set of warps.
@@ -263,6 +258,34 @@ impl ScoreboardRandom {
         inp.q_dst &= low_mask(p.q * rw);
         inp.q_dst_valid &= low_mask(p.q) as u8;
         inp.write_ports(ports);
+    }
+}
+
+/// The packed fields of a group of reserve or release ports being driven.
+struct OpPorts {
+    valid: u64,
+    warps: u64,
+    sides: u64,
+    regs: u64,
+}
+
+impl OpPorts {
+    /// No port valid, every field junk.
+    fn junk(warps: u64, sides: u64, regs: u64) -> OpPorts {
+        OpPorts {
+            valid: 0,
+            warps,
+            sides,
+            regs,
+        }
+    }
+
+    /// Port `k` carries `op` (`ww`, `rw`: the warp and register field widths).
+    fn set(&mut self, k: u32, op: RegRef, ww: u32, rw: u32) {
+        self.valid |= 1 << k;
+        set_field(&mut self.warps, k * ww, ww, op.warp as u64);
+        set_field(&mut self.sides, k, 1, op.side as u64);
+        set_field(&mut self.regs, k * rw, rw, op.reg as u64);
     }
 }
 
