@@ -481,8 +481,20 @@ fn stream_fence() {
     }
 }
 
+/// Calls [`stream_fence`] when dropped.
+struct StreamFenceOnDrop;
+
+impl Drop for StreamFenceOnDrop {
+    fn drop(&mut self) {
+        stream_fence();
+    }
+}
+
 /// The recording end a unit host holds: raw edges in, a [`TraceRecorder`] out.
 pub struct TraceSink<U: Unit> {
+    /// Declared first, so dropped first: a sink dropped unfinished (a run that ends in an
+    /// error) fences its streamed stores before its chunks are freed.
+    _fence: StreamFenceOnDrop,
     chunk: Vec<u64>,
     /// An edge of more than one word, assembled before it is streamed into `chunk`.
     edge: Vec<u64>,
@@ -502,6 +514,7 @@ impl<U: Unit> TraceSink<U> {
         debug_assert!(std::ptr::eq(recorder.desc(), U::desc()));
         recorder.keep_raw(raw_codec::<U>());
         TraceSink {
+            _fence: StreamFenceOnDrop,
             chunk: new_chunk(),
             edge: Vec::with_capacity(EDGE_WORDS),
             last_cycle: 0,
