@@ -23,7 +23,7 @@
 
 use crate::lockstep::Stimulus;
 use crate::stimulus::SplitMix64;
-use warpforge_model::units::contract::{low_mask, Bits, Params};
+use warpforge_model::units::contract::{low_mask, set_words_field, Bits, Params};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::{PortGroup, UnitParams};
 use warpforge_model::units::dpe_scoreboard::{
@@ -294,17 +294,6 @@ impl OpPorts {
 fn set_field(word: &mut u64, lsb: u32, width: u32, value: u64) {
     let m = low_mask(width) << lsb;
     *word = (*word & !m) | (value << lsb & m);
-}
-
-/// Bits `[lsb, lsb + width)` of a little-endian word array set to `value` (`width <= 64`).
-#[inline]
-fn set_words_field(words: &mut [u64], lsb: u32, width: u32, value: u64) {
-    let (k, at) = ((lsb / 64) as usize, lsb % 64);
-    set_field(&mut words[k], at, width.min(64 - at), value);
-    if at + width > 64 {
-        let done = 64 - at;
-        set_field(&mut words[k + 1], 0, width - done, value >> done);
-    }
 }
 
 impl Stimulus for ScoreboardRandom {

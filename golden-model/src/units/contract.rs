@@ -162,35 +162,26 @@ impl Bits {
 
     /// Write `width` (at most 64) bits of `value` at bit offset `lsb` (a field of a
     /// flattened vector); bits beyond the vector's width are dropped.
+    #[inline]
     pub fn set_field(&mut self, lsb: u32, width: u32, value: u64) {
         if lsb >= self.width {
             return;
         }
-        let width = width.min(64).min(self.width - lsb);
-        if width == 0 {
-            return;
-        }
-        let value = value & low_mask(width);
-        let (w, b) = ((lsb / 64) as usize, lsb % 64);
-        self.words[w] = (self.words[w] & !(low_mask(width) << b)) | (value << b);
-        if b + width > 64 && w + 1 < self.words.len() {
-            let hi = b + width - 64;
-            self.words[w + 1] = (self.words[w + 1] & !low_mask(hi)) | (value >> (64 - b));
-        }
+        set_words_field(
+            &mut self.words,
+            lsb,
+            width.min(64).min(self.width - lsb),
+            value,
+        )
     }
 
     /// Read `width` (at most 64) bits at bit offset `lsb`.
+    #[inline]
     pub fn field(&self, lsb: u32, width: u32) -> u64 {
-        let width = width.min(64);
-        if width == 0 || lsb >= self.width {
+        if lsb >= self.width {
             return 0;
         }
-        let (w, b) = ((lsb / 64) as usize, lsb % 64);
-        let mut v = self.words[w] >> b;
-        if b + width > 64 && w + 1 < self.words.len() {
-            v |= self.words[w + 1] << (64 - b);
-        }
-        v & low_mask(width)
+        words_field(&self.words, lsb, width.min(64))
     }
 
     /// The `width` bits at bit offset `lsb` as a value of their own (any width; bits past
@@ -830,6 +821,38 @@ pub fn clog2(n: u64) -> u32 {
         0
     } else {
         64 - (n - 1).leading_zeros()
+    }
+}
+
+/// Bits `[lsb, lsb + width)` (`width` at most 64) of a little-endian word array, as a
+/// flattened vector holds them; bits past the array's end read 0. The one implementation
+/// of a field read: [`Bits::field`] uses it, and so do port values kept as word arrays
+/// (`[u64; N]`).
+#[inline]
+pub fn words_field(words: &[u64], lsb: u32, width: u32) -> u64 {
+    let (k, at) = ((lsb / 64) as usize, lsb % 64);
+    let low = words.get(k).map_or(0, |w| w >> at);
+    let high = match (at, words.get(k + 1)) {
+        (0, _) | (_, None) => 0,
+        (_, Some(w)) => w << (64 - at),
+    };
+    (low | high) & low_mask(width)
+}
+
+/// Writes the low `width` (at most 64) bits of `value` to bits `[lsb, lsb + width)` of a
+/// little-endian word array whose word `lsb / 64` exists; bits past its end are dropped.
+/// The one implementation of a field write (see [`words_field`]).
+#[inline]
+pub fn set_words_field(words: &mut [u64], lsb: u32, width: u32, value: u64) {
+    if width == 0 {
+        return;
+    }
+    let value = value & low_mask(width);
+    let (w, b) = ((lsb / 64) as usize, lsb % 64);
+    words[w] = (words[w] & !(low_mask(width) << b)) | (value << b);
+    if b + width > 64 && w + 1 < words.len() {
+        let hi = b + width - 64;
+        words[w + 1] = (words[w + 1] & !low_mask(hi)) | (value >> (64 - b));
     }
 }
 

@@ -724,17 +724,6 @@ fn field(v: u64, i: u32, width: u32) -> u64 {
 /// allocates: the co-simulation reads them twice a cycle).
 pub type QuerySrcs = [u64; 3];
 
-/// Bits `[lsb, lsb + width)` of a little-endian word array (`width <= 64`; 0 beyond it).
-fn words_field(words: &[u64], lsb: u32, width: u32) -> u64 {
-    let (k, at) = ((lsb / 64) as usize, lsb % 64);
-    let low = words.get(k).map_or(0, |w| w >> at);
-    let high = match (at, words.get(k + 1)) {
-        (0, _) | (_, None) => 0,
-        (_, Some(w)) => w << (64 - at),
-    };
-    (low | high) & super::contract::low_mask(width)
-}
-
 impl ScoreboardPorts {
     pub fn of(p: &ScoreboardParams) -> ScoreboardPorts {
         ScoreboardPorts {
@@ -829,7 +818,8 @@ impl ScoreboardPorts {
         for j in 0..QUERY_SRCS as u32 {
             let k = i * QUERY_SRCS as u32 + j;
             if field(ports.q_src_valid as u64, k, 1) != 0 {
-                regs[n] = words_field(&ports.q_src, k * self.reg_w, self.reg_w) as u32;
+                regs[n] =
+                    super::contract::words_field(&ports.q_src, k * self.reg_w, self.reg_w) as u32;
                 n += 1;
             }
         }

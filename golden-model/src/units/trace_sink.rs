@@ -438,10 +438,10 @@ const EDGE_WORDS: usize = 64;
 ///
 /// Why: the trace is tens of megabytes written once and read only after the run. Written
 /// through the cache, every line of it first evicts a line of the simulation's own state
-/// and reads the line from memory before writing it. Measured with `bench --record-traces
-/// --against` (the same build with plain stores, alternating runs): recording ran 2-7%
-/// faster on mandelbrot, dwt_haar, sgemm and bitonic_sort (medians of the pairs; the
-/// instructions are the same).
+/// and reads the line from memory before writing it. Measured on 2026-11-28 with `bench
+/// --record-traces --against` the same source with plain stores (alternating runs, every
+/// workload): the pairs' median 1.6% faster (95% interval -0.5% .. +6.0%), for about 1%
+/// more host instructions (the multi-word edges are copied once more).
 #[inline(always)]
 fn stream_word(chunk: &mut Vec<u64>, word: u64) {
     stream_words(chunk, &[word])
@@ -688,9 +688,6 @@ mod tests {
         rec
     }
 
-    /// Populating pages maps them and nothing else: a chunk starts empty with room for a
-    /// whole chunk, and words already written stay as they are. The call succeeds (or,
-    /// on a kernel before Linux 5.14, is refused as an unknown advice).
     #[test]
     fn streamed_words_land_in_order_within_the_capacity_and_beyond_it() {
         // Within the spare capacity the words are streamed in place (no reallocation);
@@ -707,6 +704,9 @@ mod tests {
         assert_eq!(chunk, [1, 2, 3, 4, 5, 6]);
     }
 
+    /// Populating pages maps them and nothing else: a chunk starts empty with room for a
+    /// whole chunk, and words already written stay as they are. The call succeeds (or,
+    /// on a kernel before Linux 5.14, is refused as an unknown advice).
     #[test]
     fn populated_chunks_are_empty_and_populating_keeps_the_bytes() {
         let chunk = new_chunk();
