@@ -3,11 +3,11 @@
     // Cycle-exact twin of warpforge_model::units::wcu::Wcu (busy, lat, slots, seq; the
     // model's per-lane columns `cols` are the columns of `work` here).
     //
-    // Masks are NW x S bit matrices, bit w*S + l = home warp w, lane l (spec §7). At the
-    // start (req_valid && req_ready, cycle t) the working copy `work` is loaded with
-    // req_mask & ~req_excl and the UMask slots with req_umask. From t + FIRST_LAT on, each
-    // cycle offers compacted warp k (out_valid): per lane the lowest home warp left in its
-    // column (one priority encoder per lane, A2); when it is accepted (out_ready) every
+    // Masks at the ports are NW x S bit matrices, bit w*S + l = home warp w, lane l (spec
+    // §7). At the start (req_valid && req_ready, cycle t) the working copy `work` is loaded
+    // with req_mask & ~req_excl and the UMask slots with req_umask. From t + FIRST_LAT on,
+    // each cycle offers compacted warp k (out_valid): per lane the lowest home warp left in
+    // its column (one priority encoder per lane, A2); when it is accepted (out_ready) every
     // lane's selected thread is removed and the lowest UMask slot handed out (A3: warp k
     // goes to the k-th lowest slot that waited; out_slot = 0 once they run out, which
     // consistent inputs never do). A warp not accepted is held. `done` pulses with the
@@ -15,13 +15,23 @@
     // working copy is empty (T13); req_ready rises the cycle after. out_* read 0 unless
     // out_valid; done_count 0 unless done.
     //
-    // Storage: `work` is NW*S flip-flops. Every cycle that emits a warp clears one bit in
-    // every lane at once (each column's lowest set bit), so the whole array is read and
-    // written every cycle: a RAM with one or two ports cannot do it, and the per-bit logic
-    // is one AND. The evaluator (PRED_EN=1, §2.5) is one ones-count per lane of the
-    // request's column of req_mask (req_excl ignored: bypassed warps included), a max over
-    // the lanes and the popcount of req_contrib, registered at the start (valid at t+1);
-    // it keeps only the two counts, pred_adequate = nw_after < nw_before.
+    // Storage: `work` is NW*S flip-flops, stored lane-major (bit l*NW + w: lane l's column
+    // is NW adjacent bits); the start transposes the request into it, which in hardware is
+    // wiring. Every cycle that emits a warp clears one bit in every lane at once (each
+    // column's lowest set bit), so the whole array is read and written every cycle: a RAM
+    // with one or two ports cannot do it, and the per-bit logic is one AND. The evaluator
+    // (PRED_EN=1, §2.5) is one ones-count per lane of the request's column of req_mask
+    // (req_excl ignored: bypassed warps included), a max over the lanes and the popcount of
+    // req_contrib, registered at the start (valid at t+1); it keeps only the two counts,
+    // pred_adequate = nw_after < nw_before.
+    //
+    // Why lane-major, and the encoders below as halving searches: a simulator evaluates a
+    // column as one word instead of gathering NW scattered bits, and an encoder as WW zero
+    // tests and shifts of that word instead of a tree of NW-1 selections of WW-bit indices
+    // held in one wide vector. Verilated, the unit runs about four times as many cycles a
+    // second as before (co-simulation speed in the README). The netlist is of the same
+    // size: the encoder's WW levels select NP/2 + NP/4 + ... bits (NP-1 2:1 selections in
+    // all, as the tree), with a zero test of the half at each.
 
     // ---- constants ---------------------------------------------------------------------
     localparam integer WW    = $clog2(NW);      // a warp index (NW >= 2)
@@ -35,41 +45,56 @@
     // ---- state -------------------------------------------------------------------------
     reg             busy;   // a request in progress (!req_ready)
     reg [LAT_W-1:0] lat;    // cycles left before warp 0
-    reg [NT-1:0]    work;   // threads not emitted yet, bit w*S + l
+    reg [NT-1:0]    work;   // threads not emitted yet, bit l*NW + w (lane-major)
     reg [NW-1:0]    slots;  // UMask slots not handed out yet
     reg [CW-1:0]    seq;    // k of the offered warp
 
-    // ---- priority encoders and counts as trees (log depth) ------------------------------
-    // Both encoders (lane columns, UMask slots) and the evaluator's counts are trees over
-    // the NW rows padded with zeros to NP = 2^WW leaves, reduced in place level by level:
-    // leaf i at position i, and at each level node k = f(node 2k, node 2k+1). A linear
-    // chain (32 nested selections or adds per lane, then a 32-lane max) was 195 logic
-    // levels from req_mask to pred_nw_after in OSU 0.18 um (40 MHz); the trees are log2
-    // NW levels of 2:1 selections (encoders) and of adders (popcounts).
-
-    // The index of the lowest set bit of v (0 when none is set): at every node the lower
-    // half wins when it holds a set bit.
+    // ---- priority encoders ---------------------------------------------------------------
+    // The index of the lowest set bit of v (0 when none is set), found by halving: v is
+    // padded with zeros to NP = 2^WW bits; at each of the WW levels, when the lower half
+    // of what is left holds no set bit, that index bit is 1 and the upper half goes on.
+    // Each level is a zero test and a 2:1 selection of half the width before it.
     function automatic [WW-1:0] lowest;
         input [NW-1:0] v;
-        reg [NP-1:0]    t_any;
-        reg [NP*WW-1:0] t_idx;
-        integer i;
+        reg [NP-1:0] t;
         integer h;
+        integer b;
         begin
-            t_any = {NP{1'b0}};
-            t_any[NW-1:0] = v;
-            for (i = 0; i < NP; i = i + 1) begin
-                t_idx[i*WW +: WW] = i[WW-1:0];
-            end
+            t = {NP{1'b0}};
+            t[NW-1:0] = v;
+            b = WW - 1;
             for (h = NP / 2; h >= 1; h = h / 2) begin
-                for (i = 0; i < h; i = i + 1) begin
-                    t_idx[i*WW +: WW] = t_any[2*i] ? t_idx[2*i*WW +: WW] : t_idx[(2*i+1)*WW +: WW];
-                    t_any[i] = t_any[2*i] | t_any[2*i + 1];
+                lowest[b] = (t & ({NP{1'b1}} >> (NP - h))) == {NP{1'b0}};
+                if (lowest[b]) begin
+                    t = t >> h;
                 end
+                b = b - 1;
             end
-            lowest = t_any[0] ? t_idx[WW-1:0] : {WW{1'b0}};
+            if (v == {NW{1'b0}}) begin
+                lowest = {WW{1'b0}};
+            end
         end
     endfunction
+
+    // The lane-major copy (bit l*NW + w) of a port mask (bit w*S + l): wiring.
+    function automatic [NT-1:0] lane_major;
+        input [NT-1:0] m;
+        integer l;
+        integer w;
+        begin
+            for (l = 0; l < S; l = l + 1) begin
+                for (w = 0; w < NW; w = w + 1) begin
+                    lane_major[l*NW + w] = m[w*S + l];
+                end
+            end
+        end
+    endfunction
+
+    // The counts of the evaluator are trees over the NW rows padded with zeros to NP =
+    // 2^WW leaves, reduced in place level by level: leaf i at position i, and at each level
+    // node k = f(node 2k, node 2k+1). A linear chain (32 nested adds per lane, then a
+    // 32-lane max) was 195 logic levels from req_mask to pred_nw_after in OSU 0.18 um
+    // (40 MHz); the trees are log2 NW levels of adders.
 
     // The ones-count of ev_v (NW bits), an adder tree (the evaluator's; PRED_EN=1).
     function automatic [CW-1:0] ev_popcount;
@@ -97,16 +122,13 @@
     wire [S*WW-1:0] src;        // its lowest home warp (0 for an empty column)
     wire [NT-1:0]   work_rest;  // `work` without each column's lowest thread
     genvar l;
-    genvar w;
     generate
         for (l = 0; l < S; l = l + 1) begin : g_lane
             wire [NW-1:0] col;
             wire [NW-1:0] rest;
-            for (w = 0; w < NW; w = w + 1) begin : g_col
-                assign col[w] = work[w*S + l];
-                assign work_rest[w*S + l] = rest[w];
-            end
-            assign rest           = col & (col - 1'b1);  // the lowest set bit cleared
+            assign col   = work[l*NW +: NW];
+            assign rest  = col & (col - 1'b1);  // the lowest set bit cleared
+            assign work_rest[l*NW +: NW] = rest;
             assign lane_any[l]    = |col;
             assign lane_more[l]   = |rest;
             assign src[l*WW +: WW] = lowest(col);
@@ -114,6 +136,7 @@
     endgenerate
 
     // the lowest UMask slot left (0 when none is left)
+    wire [NW-1:0] slots_rest = slots & (slots - 1'b1);
     wire [WW-1:0] slot = lowest(slots);
 
     // ---- control ------------------------------------------------------------------------
@@ -134,7 +157,7 @@
         end else if (start) begin
             busy  <= 1'b1;
             lat   <= LAT_INIT;
-            work  <= req_mask & ~req_excl;
+            work  <= lane_major(req_mask & ~req_excl);
             slots <= req_umask;
             seq   <= {CW{1'b0}};
         end else if (busy) begin
@@ -143,7 +166,7 @@
             end
             if (take) begin
                 work  <= work_rest;
-                slots <= slots & (slots - 1'b1);
+                slots <= slots_rest;
                 seq   <= seq + 1'b1;
             end
             if (fin) begin

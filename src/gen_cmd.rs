@@ -89,6 +89,7 @@ pub struct SynthArgs {
     check_baseline: bool,
     /// With --all: write the figures, RTL hashes and tool versions as the target's new
     /// baseline (baselines/synth-<target>.json), after checking the differences it lists.
+    /// With --unit U: only U's entries are replaced; the other units' stay as they were.
     #[arg(long, requires = "all")]
     accept_baseline: bool,
     /// The baseline file of --check-baseline / --accept-baseline (default:
@@ -380,21 +381,36 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             .collect();
         tools.sort();
         tools.dedup();
-        if a.unit.is_some() {
-            anyhow::bail!("--accept-baseline writes every unit's entries: run it without --unit");
-        }
-        if let Ok(old) = Baseline::read(&path) {
-            let diffs = baseline::compare(&old, &entries);
-            println!("{} difference(s) from the previous baseline:", diffs.len());
+        let b = if let Some(unit) = &a.unit {
+            // --unit U: U's entries replaced, every other unit's kept as measured before.
+            let old = Baseline::read(&path).map_err(|e| {
+                anyhow::anyhow!("--accept-baseline --unit {unit} updates an existing baseline: {e}")
+            })?;
+            let mut mine = old.clone();
+            mine.entries.retain(|e| &e.unit == unit);
+            let diffs = baseline::compare(&mine, &entries);
+            println!(
+                "{} difference(s) from the previous baseline of {unit}:",
+                diffs.len()
+            );
             for d in &diffs {
                 println!("  {d}");
             }
-        }
-        let b = Baseline {
-            target: target.name(),
-            generator: gen::generator_version(),
-            tools,
-            entries,
+            old.with_unit_replaced(unit, entries, &tools)
+        } else {
+            if let Ok(old) = Baseline::read(&path) {
+                let diffs = baseline::compare(&old, &entries);
+                println!("{} difference(s) from the previous baseline:", diffs.len());
+                for d in &diffs {
+                    println!("  {d}");
+                }
+            }
+            Baseline {
+                target: target.name(),
+                generator: gen::generator_version(),
+                tools,
+                entries,
+            }
         };
         b.write(&path).map_err(anyhow::Error::msg)?;
         println!("baseline written: {}", path.display());

@@ -466,12 +466,18 @@ pub fn directed(_: &'static UnitDesc, p: &Params) -> crate::kits::BoxedStimulus 
 }
 
 /// Hand-written mutants of the template (§7.4's failure modes).
-pub static MUTANTS: [DirectedMutant; 7] = [
+pub static MUTANTS: [DirectedMutant; 8] = [
     DirectedMutant {
-        description: "priority encoder picks the highest home warp instead of the lowest \
-                      (every node of the encoder tree prefers its upper half)",
-        from: "= t_any[2*i] ? t_idx[2*i*WW +: WW] : t_idx[(2*i+1)*WW +: WW];",
-        to: "= t_any[2*i+1] ? t_idx[(2*i+1)*WW +: WW] : t_idx[2*i*WW +: WW];",
+        description: "priority encoder goes on in the wrong half (the half holding the \
+                      lowest thread is dropped at every level)",
+        from: "if (lowest[b]) begin",
+        to: "if (!lowest[b]) begin",
+        only_if: None,
+    },
+    DirectedMutant {
+        description: "an empty column's encoder reads NP-1 (all index bits set) instead of 0",
+        from: "lowest = {WW{1'b0}};",
+        to: "lowest = lowest;",
         only_if: None,
     },
     DirectedMutant {
@@ -494,8 +500,8 @@ pub static MUTANTS: [DirectedMutant; 7] = [
     },
     DirectedMutant {
         description: "req_excl ignored (bypassed warps compacted)",
-        from: "work  <= req_mask & ~req_excl;",
-        to: "work  <= req_mask;",
+        from: "work  <= lane_major(req_mask & ~req_excl);",
+        to: "work  <= lane_major(req_mask);",
         only_if: None,
     },
     DirectedMutant {
@@ -513,7 +519,22 @@ pub static MUTANTS: [DirectedMutant; 7] = [
 ];
 
 /// Generated mutants of the template that no input can tell from the original.
-pub static EQUIVALENTS: [KnownEquivalent; 4] = [
+pub static EQUIVALENTS: [KnownEquivalent; 6] = [
+    KnownEquivalent {
+        line: "t[NW-1:0] = v;",
+        edit: "`- 1` → `- 2`",
+        reason: "dropping the encoder's top input (warp NW-1): a column whose only thread is \
+                 that warp then reads as no set bit, and the halving answers NP-1, which is \
+                 NW-1 when NW is a power of two; caught at NW=3",
+        when: |p| p.get("NW").is_power_of_two(),
+    },
+    KnownEquivalent {
+        line: "ev_t[ev_i*CW +: CW] = { {(CW - 1){1'b0}}, ev_v[ev_i] };",
+        edit: "`- 1` → `- 2`",
+        reason: "the leaf is one bit zero-extended to CW bits: one zero fewer in the \
+                 concatenation is zero-extended by the assignment to the same value",
+        when: |_| true,
+    },
     KnownEquivalent {
         line: "lat <= lat - 1'b1;",
         edit: "",

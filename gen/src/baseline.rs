@@ -223,6 +223,41 @@ impl Baseline {
             .iter()
             .find(|e| e.unit == unit && e.params == params)
     }
+
+    /// This baseline with `unit`'s entries replaced by `entries` (measured by `tools`): the
+    /// other units' entries stay as they are, in their places; the new entries take the
+    /// place of the unit's first old one (or go last when it had none). Accepting one
+    /// unit's new figures this way does not measure the others again.
+    pub fn with_unit_replaced(
+        &self,
+        unit: &str,
+        entries: Vec<Entry>,
+        tools: &[String],
+    ) -> Baseline {
+        let at = self
+            .entries
+            .iter()
+            .position(|e| e.unit == unit)
+            .unwrap_or(self.entries.len());
+        let mut kept: Vec<Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.unit != unit)
+            .cloned()
+            .collect();
+        let at = at.min(kept.len());
+        kept.splice(at..at, entries);
+        let mut all_tools = self.tools.clone();
+        all_tools.extend(tools.iter().cloned());
+        all_tools.sort();
+        all_tools.dedup();
+        Baseline {
+            target: self.target.clone(),
+            generator: self.generator.clone(),
+            tools: all_tools,
+            entries: kept,
+        }
+    }
 }
 
 /// The entry of `g` measured as `m` (or failed with `error`).
@@ -358,6 +393,34 @@ mod tests {
             figures: [("flops".to_string(), json!(flops))].into_iter().collect(),
             error: None,
         }
+    }
+
+    #[test]
+    fn one_units_entries_are_replaced_in_place() {
+        let mut a = e("h1", 10);
+        a.unit = "a".into();
+        let mut z = e("h1", 30);
+        z.unit = "z".into();
+        let old = Baseline {
+            target: "generic".into(),
+            generator: "g".into(),
+            tools: vec!["yosys 1".into()],
+            entries: vec![a.clone(), e("h1", 10), e("h1", 10), z.clone()],
+        };
+        let mut u2 = e("h2", 12);
+        u2.params = "A=2".into();
+        let new = old.with_unit_replaced("u", vec![e("h2", 11), u2.clone()], &["nextpnr 2".into()]);
+        assert_eq!(
+            new.entries,
+            vec![a.clone(), e("h2", 11), u2.clone(), z.clone()]
+        );
+        assert_eq!(new.tools, vec!["nextpnr 2".to_string(), "yosys 1".into()]);
+        // A unit the baseline did not have goes last.
+        let mut n = e("h3", 1);
+        n.unit = "new".into();
+        let added = old.with_unit_replaced("new", vec![n.clone()], &[]);
+        assert_eq!(added.entries.len(), 5);
+        assert_eq!(added.entries[4], n);
     }
 
     #[test]

@@ -82,7 +82,8 @@ fn check_baseline(target: Target, cheap: fn(&Entry) -> bool, min_measured: usize
     assert!(
         diffs.is_empty(),
         "{} difference(s) from {}:\n{}{tool_note}\nonce explained, accept them: \
-         warpforge synth --all --skip-heavy --target {} --accept-baseline",
+         warpforge synth --all --skip-heavy --target {} --accept-baseline (add --unit U to \
+         replace only unit U's entries)",
         diffs.len(),
         path.display(),
         diffs
