@@ -57,18 +57,17 @@
     function automatic [WW-1:0] lowest;
         input [NW-1:0] v;
         reg [NP-1:0] t;
-        integer h;
         integer b;
         begin
             t = {NP{1'b0}};
             t[NW-1:0] = v;
-            b = WW - 1;
-            for (h = NP / 2; h >= 1; h = h / 2) begin
-                lowest[b] = (t & ({NP{1'b1}} >> (NP - h))) == {NP{1'b0}};
+            // b is the loop variable itself, so that a simulator unrolling the loop sees
+            // every index and shift as a constant.
+            for (b = WW - 1; b >= 0; b = b - 1) begin
+                lowest[b] = (t & ({NP{1'b1}} >> (NP - (1 << b)))) == {NP{1'b0}};
                 if (lowest[b]) begin
-                    t = t >> h;
+                    t = t >> (1 << b);
                 end
-                b = b - 1;
             end
             if (v == {NW{1'b0}}) begin
                 lowest = {WW{1'b0}};
