@@ -308,6 +308,18 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             jobs.push(g);
         }
     }
+    let path = a
+        .baseline
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(target.baseline_path()));
+    // --accept-baseline --unit U updates an existing baseline: read it before measuring
+    // (place and route takes minutes a set), so a missing or broken file fails at once.
+    let unit_base = match (&a.unit, a.accept_baseline) {
+        (Some(unit), true) => Some(Baseline::read(&path).map_err(|e| {
+            anyhow::anyhow!("--accept-baseline --unit {unit} updates an existing baseline: {e}")
+        })?),
+        _ => None,
+    };
     let out = a
         .out
         .clone()
@@ -368,10 +380,6 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
         .iter()
         .map(|(g, r)| baseline::entry(g, r.as_ref().map_err(|e| e.clone())))
         .collect();
-    let path = a
-        .baseline
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(target.baseline_path()));
     let mut code = if failed > 0 { EXIT_FAIL } else { 0 };
     if a.accept_baseline {
         let mut tools: Vec<String> = rows
@@ -381,11 +389,8 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             .collect();
         tools.sort();
         tools.dedup();
-        let b = if let Some(unit) = &a.unit {
+        let b = if let (Some(unit), Some(old)) = (&a.unit, unit_base) {
             // --unit U: U's entries replaced, every other unit's kept as measured before.
-            let old = Baseline::read(&path).map_err(|e| {
-                anyhow::anyhow!("--accept-baseline --unit {unit} updates an existing baseline: {e}")
-            })?;
             let mut mine = old.clone();
             mine.entries.retain(|e| &e.unit == unit);
             let diffs = baseline::compare(&mine, &entries);
