@@ -391,9 +391,7 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
         tools.dedup();
         let b = if let (Some(unit), Some(old)) = (&a.unit, unit_base) {
             // --unit U: U's entries replaced, every other unit's kept as measured before.
-            let mut mine = old.clone();
-            mine.entries.retain(|e| &e.unit == unit);
-            let diffs = baseline::compare(&mine, &entries);
+            let diffs = baseline::compare(&old.of_unit(unit), &entries);
             println!(
                 "{} difference(s) from the previous baseline of {unit}:",
                 diffs.len()
@@ -426,7 +424,7 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
         let mut old = Baseline::read(&path).map_err(anyhow::Error::msg)?;
         if let Some(u) = &a.unit {
             // --unit U: U's sets only.
-            old.entries.retain(|e| &e.unit == u);
+            old = old.of_unit(u);
         }
         let diffs = baseline::compare(&old, &entries);
         let diffs: Vec<_> = diffs
@@ -443,10 +441,11 @@ fn synth_all(a: &SynthArgs, target: Target) -> Result<u8> {
             println!("baseline {}: no difference", path.display());
         } else {
             println!(
-                "baseline {}: {} difference(s) (accept with `warpforge synth --all{} --target {}{} --accept-baseline` once explained):",
+                "baseline {}: {} difference(s) (accept with `warpforge synth --all{}{} --target {}{} --accept-baseline` once explained):",
                 path.display(),
                 diffs.len(),
                 if a.skip_heavy { " --skip-heavy" } else { "" },
+                a.unit.as_ref().map(|u| format!(" --unit {u}")).unwrap_or_default(),
                 a.target.as_deref().unwrap_or("generic"),
                 if a.pnr { " --pnr" } else { "" }
             );

@@ -23,6 +23,7 @@ use common::*;
 use std::hint::black_box;
 use std::time::Instant;
 use warpforge_cosim::replay::InputLog;
+use warpforge_cosim::rtl::RtlModel;
 use warpforge_cosim::stimulus::RandomStimulus;
 use warpforge_cosim::{Cosim, Pipelining, ReplayStimulus, RtlSource, Stimulus};
 use warpforge_model::units::contract::{Params, UnitDesc};
@@ -190,23 +191,13 @@ fn bench<S: Stimulus + Send>(
     let (in_frames, out_frames, in_words, out_words) = {
         let rtl = cosim.rtl_model(false).unwrap();
         let (in_order, out_order) = (rtl.input_frame_order(), rtl.output_frame_order());
-        let frame = |order: &[usize],
-                     ports: &[warpforge_model::units::contract::Bits],
-                     into: &mut Vec<u64>| {
-            for &i in order {
-                let w = ports[i].words();
-                let need = (ports[i].width() as usize).div_ceil(64).max(1);
-                into.extend_from_slice(&w[..need.min(w.len())]);
-                into.extend(std::iter::repeat_n(0, need.saturating_sub(w.len())));
-            }
-        };
         let (mut ins, mut outs) = (vec![], vec![]);
         let mut m = (desc.build)(&params);
         for c in 0..n {
             log.apply(c, &mut ports);
             m.outputs(&mut ports);
-            frame(&in_order, &ports, &mut ins);
-            frame(&out_order, &ports, &mut outs);
+            RtlModel::write_frame(&ports, &in_order, &mut ins);
+            RtlModel::write_frame(&ports, &out_order, &mut outs);
             m.tick(&ports);
         }
         let per = |v: &Vec<u64>| v.len() / n as usize;

@@ -419,6 +419,21 @@ impl RtlModel {
         self.out_groups.order()
     }
 
+    /// Append the ports `which` (an [`RtlModel::input_frame_order`] or
+    /// [`RtlModel::output_frame_order`]) of `ports` to `out` as a frame: each port's `Bits`
+    /// words, as [`RtlModel::set_inputs_from_words`] and [`RtlModel::outputs_match_words`]
+    /// read them.
+    #[inline]
+    pub fn write_frame(ports: &[Bits], which: &[usize], out: &mut Vec<u64>) {
+        for &i in which {
+            match ports[i].words() {
+                // Most ports are one word: a push, not a `memcpy` call.
+                &[w] => out.push(w),
+                words => out.extend_from_slice(words),
+            }
+        }
+    }
+
     /// Set every input from `words`, the inputs' values in [`RtlModel::input_frame_order`]
     /// (each as its `Bits` words, so no bits above its width); returns the words read.
     /// Panics if `words` is shorter than the inputs.

@@ -224,6 +224,19 @@ impl Baseline {
             .find(|e| e.unit == unit && e.params == params)
     }
 
+    /// This baseline with `unit`'s entries only (what a run of `--unit U` compares with).
+    pub fn of_unit(&self, unit: &str) -> Baseline {
+        Baseline {
+            entries: self
+                .entries
+                .iter()
+                .filter(|e| e.unit == unit)
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     /// This baseline with `unit`'s entries replaced by `entries` (measured by `tools`): the
     /// other units' entries stay as they are, in their places; the new entries take the
     /// place of the unit's first old one (or go last when it had none). Accepting one
@@ -421,6 +434,8 @@ mod tests {
         let added = old.with_unit_replaced("new", vec![n.clone()], &[]);
         assert_eq!(added.entries.len(), 5);
         assert_eq!(added.entries[4], n);
+        assert_eq!(old.of_unit("z").entries, vec![z.clone()]);
+        assert!(old.of_unit("none").entries.is_empty());
     }
 
     #[test]

@@ -47,18 +47,8 @@ struct Frame {
 }
 
 impl Frame {
-    fn write(ports: &[Bits], which: &[usize], out: &mut Vec<u64>) {
-        for &i in which {
-            match ports[i].words() {
-                // Most ports are one word: a push, not a `memcpy` call.
-                &[w] => out.push(w),
-                words => out.extend_from_slice(words),
-            }
-        }
-    }
-
-    /// Load `which` from `words` at `*pos` (written by [`Frame::write`] from ports of the
-    /// same widths).
+    /// Load `which` from `words` at `*pos` (written by [`RtlModel::write_frame`] from ports
+    /// of the same widths).
     fn read(ports: &mut [Bits], which: &[usize], words: &[u64], pos: &mut usize) {
         for &i in which {
             let n = ports[i].words().len();
@@ -343,13 +333,13 @@ impl Cosim {
             }
             let sample = cycle == next_sample;
             batch.push(if sample { SAMPLE } else { 0 });
-            Frame::write(&ports, &frame.inputs, &mut batch);
-            Frame::write(&ports, &frame.outputs, &mut batch);
+            RtlModel::write_frame(&ports, &frame.inputs, &mut batch);
+            RtlModel::write_frame(&ports, &frame.outputs, &mut batch);
             if sample {
                 next_sample = cycle.saturating_add(interval);
                 samples += 1;
                 side.model.debug_state(&mut ports);
-                Frame::write(&ports, &frame.state, &mut batch);
+                RtlModel::write_frame(&ports, &frame.state, &mut batch);
             }
             side.close(&ports);
             in_batch += 1;
@@ -370,7 +360,7 @@ impl Cosim {
             side.model.debug_state(&mut ports);
             samples += 1;
             batch.push(FINAL);
-            Frame::write(&ports, &frame.state, &mut batch);
+            RtlModel::write_frame(&ports, &frame.state, &mut batch);
         }
         send_batch(&to_rtl, batch);
         Ok(ModelEnd {
