@@ -697,8 +697,12 @@ impl RtlModel {
             .map_err(|_| CosimError::Io(format!("bad path {}", path.display())))?;
         // SAFETY: valid handle and NUL-terminated path.
         if unsafe { (self.fns.trace_open)(self.handle, c.as_ptr()) } != 0 {
+            // SAFETY: valid handle; the shim wrote why into the instance's error buffer.
+            let why = unsafe { CStr::from_ptr((self.fns.last_error)(self.handle)) }
+                .to_string_lossy()
+                .into_owned();
             return Err(CosimError::Io(format!(
-                "cannot open VCD {}",
+                "cannot open VCD {}: {why}",
                 path.display()
             )));
         }

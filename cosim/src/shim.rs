@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 7;
+pub const SHIM_VERSION: u32 = 8;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +130,9 @@ pub struct ShimOptions {
     /// which `wf_edge` calls instead of the whole `_eval`: the inputs have not changed
     /// since the `wf_eval` before it.
     pub edge_eval: Option<String>,
+    /// The model was Verilated with `--trace` (see `BuildOptions::tracing`); without it
+    /// `wf_trace_open` is an error saying so.
+    pub tracing: bool,
 }
 
 /// The name of a co-simulation wrapper's state-sampling input (see
@@ -180,6 +183,7 @@ pub fn generate(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> Strin
 #define WF_DIRECT_EVAL {direct}
 #define WF_SAMPLE_PORT {sample}
 #define WF_EDGE_EVAL {edge}
+#define WF_TRACING {tracing}
 #if WF_DIRECT_EVAL
 #include "{prefix}___024root.h"
 {direct_sig};  // defined in the same unity file, after this one
@@ -398,6 +402,7 @@ WF_API int wf_trace_open(void* p, const char* path) {{
         std::snprintf(m->err, sizeof m->err, "model was not created trace-capable");
         return -1;
     }}
+#if WF_TRACING
     if (m->tfp) {{ m->tfp->close(); delete m->tfp; m->tfp = nullptr; }}
     m->tfp = new VerilatedVcdC;
     m->top->trace(m->tfp, 99);
@@ -409,6 +414,12 @@ WF_API int wf_trace_open(void* p, const char* path) {{
         return -1;
     }}
     return 0;
+#else
+    (void)path;
+    std::snprintf(m->err, sizeof m->err,
+                  "model was built without trace code (BuildOptions::tracing off)");
+    return -1;
+#endif
 }}
 
 WF_API void wf_trace_dump(void* p, uint64_t time) {{
@@ -425,6 +436,7 @@ WF_API void wf_trace_close(void* p) {{
         direct = direct_eval as u8,
         sample = opts.sample_port as u8,
         edge = edge_eval.is_some() as u8,
+        tracing = opts.tracing as u8,
         edge_fn = edge_eval.unwrap_or_default(),
         edge_fn_name = crate::edge_eval::EDGE_EVAL_FN,
         direct_sig = direct_eval_signature(prefix),

@@ -775,3 +775,47 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
     let again = replay_with(&ra, &COUNTER_DESC, &opts()).unwrap_err();
     assert_eq!(again.divergence().unwrap().cycle, a.cycle);
 }
+
+/// A model built without trace code (`BuildOptions::quick_compile`, what mutants use) is
+/// a different cache entry, simulates the same, catches the same bug at the same cycle and
+/// port, and refuses a VCD with an error that says why instead of crashing.
+#[test]
+fn a_model_without_trace_code_runs_the_same_and_refuses_a_vcd() {
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    let quick = opts().quick_compile();
+    assert!(!quick.tracing && opts().tracing);
+    let good = Cosim::new(
+        &COUNTER_DESC,
+        params.clone(),
+        counter_rtl(COUNTER_V),
+        &quick,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_failure_dir(None);
+    let traced = Cosim::new(
+        &COUNTER_DESC,
+        params.clone(),
+        counter_rtl(COUNTER_V),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(good.built().hash, traced.built().hash);
+    let s = good
+        .run(&mut FnStimulus(counting))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.cycles, 1000);
+
+    let bad = Cosim::new(&COUNTER_DESC, params, counter_rtl(&wrong_counter()), &quick)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_failure_dir(None);
+    let err = bad.run(&mut FnStimulus(counting)).unwrap_err();
+    let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((d.cycle, d.first().port.as_str()), (43, "count"));
+
+    let mut m = good.rtl_model(true).unwrap();
+    let dir = out_dir("notrace");
+    let vcd = dir.path().join("x.vcd");
+    let e = m.trace_open(&vcd).unwrap_err().to_string();
+    assert!(e.contains("without trace code"), "{e}");
+    assert!(!vcd.exists());
+}
