@@ -16,7 +16,7 @@
 //! `trace-lud`; `cargo bench -p warpforge-cosim -- spe trace` runs those whose names
 //! contain a word.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use common::*;

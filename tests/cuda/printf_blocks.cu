@@ -3,7 +3,7 @@
 // printf buffer made small with cudaDeviceSetLimit. The device output goes to stdout after
 // each launch; this program writes the lines it expects (formatted on the CPU with the same
 // format and arguments, in the order warpforge documents: block, warp, call, lane) to the
-// file named by argv[1], and tests/cuda_programs.rs compares the two.
+// file named by argv[1], and tests/integration/cuda_programs.rs compares the two.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

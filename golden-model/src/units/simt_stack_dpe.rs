@@ -71,7 +71,7 @@
 //! - §9.4 lists "DPE depth ≤ SPE depth on the same run". That holds when DPE runs the
 //!   fall-through side first, as SPE does, but not under every interleaving: an
 //!   arrive-and-push while the sibling is live needs an entry that SPE, having finished the
-//!   sibling already, does not (tests/dpe_vs_spe.rs,
+//!   sibling already, does not (tests/integration/dpe_vs_spe.rs,
 //!   `interleaving_can_cost_one_entry_more_than_spe`). The sizing bound of §2.7 (`n + 1`
 //!   entries for `n` nested branch levels, a `goto join` counting as an if-only around the
 //!   rest of its block) holds for every interleaving.

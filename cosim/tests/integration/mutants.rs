@@ -1,6 +1,6 @@
 //! The harness must catch broken RTL: mutants of a toy unit are generated, built and run,
 //! and every one that builds is killed.
-mod common;
+use crate::common;
 
 use common::*;
 use std::collections::HashSet;

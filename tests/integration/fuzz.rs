@@ -6,14 +6,9 @@
 //!
 //! `WARPFORGE_FUZZ_CASES=N` runs N cases per target (default: a bounded few hundred in all,
 //! well under a minute on two cores); a failing case is printed minimised and saved in
-//! `tests/fuzz.proptest-regressions`, replayed first by every later run.
+//! `tests/integration/fuzz.proptest-regressions`, replayed first by every later run.
 
-#[allow(dead_code)]
-#[path = "../src/input_file.rs"]
-mod input_file;
-#[allow(dead_code)]
-#[path = "../src/launch_file.rs"]
-mod launch_file;
+use crate::launch_file;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;

@@ -1,7 +1,7 @@
 //! The harness must be able to fail: wrong RTL is caught at the right cycle, port and
 //! bits; the replay file reproduces it alone; VCD windows are written and parse; RTL
 //! `$finish`/`$stop` come back as errors.
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -241,12 +241,12 @@ fn error_reports() {
 }
 
 const REAL: &[&str] = &[
-    include_str!("ptx-corpus/control.ptx"),
-    include_str!("ptx-corpus/memory.ptx"),
-    include_str!("ptx-corpus/warp.ptx"),
-    include_str!("ptx-corpus/misc.ptx"),
+    include_str!("../ptx-corpus/control.ptx"),
+    include_str!("../ptx-corpus/memory.ptx"),
+    include_str!("../ptx-corpus/warp.ptx"),
+    include_str!("../ptx-corpus/misc.ptx"),
     // Device functions, calls and inline-asm blocks from LLVM's back end.
-    include_str!("../../tests/fixtures/calls.ptx"),
+    include_str!("../../../tests/fixtures/calls.ptx"),
 ];
 
 const SNIPPETS: &[&str] = &[

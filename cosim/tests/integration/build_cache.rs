@@ -1,6 +1,6 @@
 //! The build cache: a second build of the same design is a cache hit; concurrent builds
 //! of one design produce one entry; a missing Verilator is a clear error.
-mod common;
+use crate::common;
 
 use common::*;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `warpforge` command line: user kernels with launch files, and
 //! every error path (bad PTX, bad launch files, bad configuration, guest faults).
 
-mod common;
+use crate::common;
 
 use common::{text, warpforge};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! timing, never results), each thread executes exactly the instructions it executes
 //! without compaction, and the statistics say what each mode does.
 
-mod common;
+use crate::common;
 
 use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};

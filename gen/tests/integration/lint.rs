@@ -86,7 +86,7 @@ fn slp_perm_is_lint_clean_at_every_standard_set() {
     assert_eq!(lint_standard_sets("slp_perm", false), 3);
 }
 
-/// `cargo test -p warpforge-gen --test lint -- --ignored`: the heavy standard sets.
+/// `cargo test -p warpforge-gen --test integration lint:: -- --ignored`: the heavy standard sets.
 #[test]
 #[ignore = "minutes of Yosys synthesis per set"]
 fn heavy_standard_sets_are_lint_clean() {

@@ -1,6 +1,6 @@
 //! `warpforge gen` and `warpforge synth` from the command line.
 
-mod common;
+use crate::common;
 
 use common::{text, warpforge};
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! `warpforge report estimates`: the Markdown report and its SVG charts from the
 //! checked-in baselines, the sweeps a unit declares, and the seeds' cost figures.
 
-mod common;
+use crate::common;
 
 use common::{text, warpforge};
 use serde_json::Value;

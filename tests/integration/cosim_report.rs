@@ -5,7 +5,7 @@
 //!
 //! Needs Verilator, g++ and Icarus Verilog (`./scripts/install-tools.sh`).
 
-mod common;
+use crate::common;
 
 use common::{text, warpforge};
 use std::path::{Path, PathBuf};

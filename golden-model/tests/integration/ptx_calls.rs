@@ -473,7 +473,7 @@ fn recursion_and_missing_functions_are_clear_errors() {
     )
     .unwrap();
     // A function declared but defined nowhere: an error unless the model provides it
-    // (`vprintf`, libdevice's `__nv_*`; see tests/ptx_builtins.rs).
+    // (`vprintf`, libdevice's `__nv_*`; see tests/integration/ptx_builtins.rs).
     for (func, why) in [
         (
             "mylib_fn",

@@ -1,7 +1,7 @@
 //! `warpforge power`: activity from the co-simulated RTL, dynamic and leakage power of the
 //! osu018 netlist, with the model and its ±2x accuracy printed beside the figures.
 
-mod common;
+use crate::common;
 
 use common::{text, warpforge};
 use std::path::{Path, PathBuf};

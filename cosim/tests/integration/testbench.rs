@@ -4,7 +4,7 @@
 //! numbers stay absolute when the replay starts after a reset.
 //!
 //! Needs Icarus Verilog (`./scripts/install-tools.sh`).
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

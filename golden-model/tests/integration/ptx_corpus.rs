@@ -5,11 +5,11 @@ use warpforge_model::ptx::ir::*;
 use warpforge_model::ptx::parse_module;
 
 const CORPUS: &[(&str, &str)] = &[
-    ("control.ptx", include_str!("ptx-corpus/control.ptx")),
-    ("memory.ptx", include_str!("ptx-corpus/memory.ptx")),
-    ("arith.ptx", include_str!("ptx-corpus/arith.ptx")),
-    ("warp.ptx", include_str!("ptx-corpus/warp.ptx")),
-    ("misc.ptx", include_str!("ptx-corpus/misc.ptx")),
+    ("control.ptx", include_str!("../ptx-corpus/control.ptx")),
+    ("memory.ptx", include_str!("../ptx-corpus/memory.ptx")),
+    ("arith.ptx", include_str!("../ptx-corpus/arith.ptx")),
+    ("warp.ptx", include_str!("../ptx-corpus/warp.ptx")),
+    ("misc.ptx", include_str!("../ptx-corpus/misc.ptx")),
 ];
 
 #[test]
