@@ -73,57 +73,77 @@ fn dpe_scoreboard_flops_are_its_state_and_spe_mode_drops_the_shadow() {
     assert!(spe.transistors < dual.transistors, "{spe}\n{dual}");
 }
 
-/// The storage of both stacks maps to RAM cells under Yosys' Xilinx and ECP5 flows in both
-/// read modes, and to iCE40 block RAM with the registered read: the flip-flops are at most
-/// the registers outside the RAM (the top pair or TOS entry, the RAM's read register with a
-/// registered read, the control state), so no RAM word became flip-flops. Fails if the
-/// storage goes back to flop arrays.
-#[test]
-fn stack_storage_maps_to_ram_cells_not_flip_flops() {
-    // (unit, parameters, bits held in registers outside the RAM per read register or top,
-    // control bits)
-    let cases: [(&str, [&str; 3], u64, u64); 2] = [
-        // SPE: a pair of {pc, rpc, mask} = 2*(2*16+8); sp 4 bits, done 8, 2 flags, top_in_q.
-        (
-            "simt_stack_spe",
-            ["WARP_SIZE=8", "PC_W=16", "DEPTH=8"],
-            80,
-            4 + 8 + 2 + 1,
-        ),
-        // DPE: an entry 2*(1+16+8)+16; sp 3 bits, done 8, 3 flags, top_in_q.
-        (
-            "simt_stack_dpe",
-            ["WARP_SIZE=8", "PC_W=16", "DEPTH=4"],
-            66,
-            3 + 8 + 3 + 1,
-        ),
-    ];
-    let check = |g: &GeneratedUnit, family: Family, rd_reg: u64, word: u64, control: u64| {
-        let r = synth::fpga(g, family).unwrap_or_else(|e| panic!("{e}"));
-        assert!(r.ram_cells() > 0, "storage not in RAM cells:\n{r}");
-        assert!(
-            r.ffs <= (1 + rd_reg) * word + control,
-            "storage in flip-flops:\n{r}"
-        );
-        r
-    };
-    for (unit, params, word, control) in cases {
-        for rd_reg in [1u64, 0] {
-            let mut p: Vec<String> = params.iter().map(|s| s.to_string()).collect();
-            p.push(format!("RAM_RD_REG={rd_reg}"));
-            let g = generate_by_name(unit, &p).unwrap();
-            for family in [Family::Xilinx, Family::Ecp5] {
-                let r = check(&g, family, rd_reg, word, control);
-                if rd_reg == 0 {
-                    assert_eq!(r.block_ram, 0, "an asynchronous read is LUT RAM:\n{r}");
-                }
-            }
+/// Synthesizes `g` for `family` and checks that its storage went to RAM cells: the
+/// flip-flops are at most the registers outside the RAM (the top pair or TOS entry of
+/// `word` bits, the RAM's read register with a registered read, the control state), so no
+/// RAM word became flip-flops. Fails if the storage goes back to flop arrays.
+fn storage_in_ram(
+    g: &GeneratedUnit,
+    family: Family,
+    rd_reg: u64,
+    word: u64,
+    control: u64,
+) -> synth::FpgaReport {
+    let r = synth::fpga(g, family).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.ram_cells() > 0, "storage not in RAM cells:\n{r}");
+    assert!(
+        r.ffs <= (1 + rd_reg) * word + control,
+        "storage in flip-flops:\n{r}"
+    );
+    r
+}
+
+/// The RAM-inference check of one stack in one read mode under Yosys' Xilinx and ECP5
+/// flows; an asynchronous read must be LUT RAM (no block RAM has one).
+fn stack_storage_maps_to_ram(unit: &str, params: &[&str], rd_reg: u64, word: u64, control: u64) {
+    let mut p: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+    p.push(format!("RAM_RD_REG={rd_reg}"));
+    let g = generate_by_name(unit, &p).unwrap();
+    for family in [Family::Xilinx, Family::Ecp5] {
+        let r = storage_in_ram(&g, family, rd_reg, word, control);
+        if rd_reg == 0 {
+            assert_eq!(r.block_ram, 0, "an asynchronous read is LUT RAM:\n{r}");
         }
     }
-    // iCE40 has only registered-read block RAM; Yosys maps small memories to flip-flops
-    // there, so the default SPE (7 pair words of 192 bits).
+}
+
+// The RAM-inference checks, one test per stack and read mode so that the test threads
+// share them (nine Yosys runs, about a minute in all).
+// SPE: a pair of {pc, rpc, mask} = 2*(2*16+8); sp 4 bits, done 8, 2 flags, top_in_q.
+const SPE_SMALL: [&str; 3] = ["WARP_SIZE=8", "PC_W=16", "DEPTH=8"];
+const SPE_WORD: u64 = 80;
+const SPE_CONTROL: u64 = 4 + 8 + 2 + 1;
+// DPE: an entry 2*(1+16+8)+16; sp 3 bits, done 8, 3 flags, top_in_q.
+const DPE_SMALL: [&str; 3] = ["WARP_SIZE=8", "PC_W=16", "DEPTH=4"];
+const DPE_WORD: u64 = 66;
+const DPE_CONTROL: u64 = 3 + 8 + 3 + 1;
+
+#[test]
+fn spe_storage_maps_to_ram_cells_with_a_registered_read() {
+    stack_storage_maps_to_ram("simt_stack_spe", &SPE_SMALL, 1, SPE_WORD, SPE_CONTROL);
+}
+
+#[test]
+fn spe_storage_maps_to_lut_ram_with_an_asynchronous_read() {
+    stack_storage_maps_to_ram("simt_stack_spe", &SPE_SMALL, 0, SPE_WORD, SPE_CONTROL);
+}
+
+#[test]
+fn dpe_storage_maps_to_ram_cells_with_a_registered_read() {
+    stack_storage_maps_to_ram("simt_stack_dpe", &DPE_SMALL, 1, DPE_WORD, DPE_CONTROL);
+}
+
+#[test]
+fn dpe_storage_maps_to_lut_ram_with_an_asynchronous_read() {
+    stack_storage_maps_to_ram("simt_stack_dpe", &DPE_SMALL, 0, DPE_WORD, DPE_CONTROL);
+}
+
+/// iCE40 has only registered-read block RAM; Yosys maps small memories to flip-flops
+/// there, so the default SPE (7 pair words of 192 bits).
+#[test]
+fn spe_storage_maps_to_ice40_block_ram() {
     let g = generate_by_name("simt_stack_spe", &[] as &[&str]).unwrap();
-    let r = check(&g, Family::Ice40, 1, 192, 5 + 32 + 2 + 1);
+    let r = storage_in_ram(&g, Family::Ice40, 1, 192, 5 + 32 + 2 + 1);
     assert!(r.block_ram > 0 && r.lut_ram == 0, "{r}");
 }
 
