@@ -154,7 +154,7 @@ impl BuildOptions {
     /// code (the SPE stack's model: 180 KB of C++ with it, 138 KB without; its per-cycle
     /// half compiled in 0.83 s with it and 0.45 s without at -O0). What is simulated is the
     /// same.
-    pub fn quick_compile(self) -> BuildOptions {
+    pub fn for_mutants(self) -> BuildOptions {
         BuildOptions {
             opt_fast: "-O0".into(),
             opt_slow: "-O0".into(),

@@ -1029,7 +1029,7 @@ pub struct MutantOptions {
     pub max_mutants: usize,
     /// Cycle limit of each run.
     pub max_cycles: u64,
-    /// Default: [`BuildOptions::quick_compile`] (the builds, not the runs, are most of a
+    /// Default: [`BuildOptions::for_mutants`] (the builds, not the runs, are most of a
     /// mutant's cost).
     pub build: BuildOptions,
     /// Index of the file to mutate (default: the one that declares the unit's module, not
@@ -1042,7 +1042,7 @@ impl Default for MutantOptions {
         MutantOptions {
             max_mutants: 16,
             max_cycles: 200_000,
-            build: BuildOptions::default().quick_compile(),
+            build: BuildOptions::default().for_mutants(),
             file: None,
         }
     }

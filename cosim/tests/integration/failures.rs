@@ -776,13 +776,13 @@ fn the_pipelined_run_compares_and_reports_as_the_one_thread_run() {
     assert_eq!(again.divergence().unwrap().cycle, a.cycle);
 }
 
-/// A model built without trace code (`BuildOptions::quick_compile`, what mutants use) is
+/// A model built without trace code (`BuildOptions::for_mutants`, what mutants use) is
 /// a different cache entry, simulates the same, catches the same bug at the same cycle and
 /// port, and refuses a VCD with an error that says why instead of crashing.
 #[test]
 fn a_model_without_trace_code_runs_the_same_and_refuses_a_vcd() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
-    let quick = opts().quick_compile();
+    let quick = opts().for_mutants();
     assert!(!quick.tracing && opts().tracing);
     let good = Cosim::new(
         &COUNTER_DESC,
