@@ -69,6 +69,11 @@ pub struct CosimArgs {
     /// catches each one; reports the kill ratio.
     #[arg(long)]
     mutants: bool,
+    /// With --mutants: build each mutant alone instead of one mutant schema for all of
+    /// them (every mutant switched on at run time in one build; the outcomes are the same,
+    /// this is for checking that, and slower with an empty model cache).
+    #[arg(long, requires = "mutants")]
+    mutants_alone: bool,
     /// With --replay: write a self-checking Verilog-2005 testbench of the replay to this
     /// file (the recorded inputs, the model's expected outputs; for Icarus or any other
     /// simulator) and the RTL files it instantiates beside it, instead of co-simulating.
@@ -438,6 +443,7 @@ fn mutant_run(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result
     let started = Instant::now();
     let opts = MutantOptions {
         max_cycles: a.cycles,
+        schema: !a.mutants_alone,
         ..MutantOptions::default()
     };
     let seed = a.seed;

@@ -767,6 +767,7 @@ fn build_into(
     let sample_port = header_ports
         .iter()
         .any(|p| p.name == shim::SAMPLE_PORT && p.input && p.width == 1);
+    let mutant_port = header_ports.iter().any(is_mutant_port);
 
     // 3. Shim + unity files: the per-cycle code at opt_fast, the once-only code at
     // opt_slow, compiled in parallel, then linked with the runtime archive.
@@ -801,6 +802,7 @@ fn build_into(
                 x_seed: opts.x_random,
                 tracing: opts.tracing,
                 sample_port,
+                mutant_port,
                 edge_eval: edge_eval.clone(),
             },
         ),
@@ -922,6 +924,11 @@ fn parse_ports_checked(header: &str, top: &str) -> Result<Vec<HeaderPort>, Cosim
 }
 
 /// The RTL's ports in the unit's port-list order, checked for names, directions, widths.
+/// A mutant schema's selector input (driven by the shim, not a port of the unit).
+fn is_mutant_port(p: &HeaderPort) -> bool {
+    p.name == shim::MUTANT_PORT && p.input && p.width == crate::mutant_schema::SELECTOR_BITS
+}
+
 fn match_ports(
     desc: &UnitDesc,
     params: &Params,
@@ -959,7 +966,9 @@ fn match_ports(
         }
     }
     for p in rtl_ports {
-        let harness = p.name == "clk" || (p.name == shim::SAMPLE_PORT && p.input && p.width == 1);
+        let harness = p.name == "clk"
+            || (p.name == shim::SAMPLE_PORT && p.input && p.width == 1)
+            || is_mutant_port(p);
         if !harness && desc.port_index(&p.name).is_none() {
             problems.push(format!(
                 "RTL port `{}` [{}] is not in the unit description",

@@ -32,6 +32,7 @@ pub mod gatesim;
 mod hash;
 pub mod kits;
 pub mod lockstep;
+pub mod mutant_schema;
 pub mod mutants;
 pub mod replay;
 pub mod rtl;

@@ -431,6 +431,8 @@ pub struct Cosim {
     pipelining: Pipelining,
     /// [`Pipelining::Auto`]'s choice, probed by the first run that may pipeline.
     probed: std::sync::OnceLock<bool>,
+    /// The mutant switched on in every RTL instance of a mutant schema's model (0: none).
+    mutant: u32,
 }
 
 /// When [`Cosim::run`] puts the model side (stimulus, model, coverage) on a second thread,
@@ -486,6 +488,7 @@ impl Cosim {
             state_interval: STATE_INTERVAL,
             pipelining: Pipelining::Auto,
             probed: std::sync::OnceLock::new(),
+            mutant: 0,
         })
     }
 
@@ -535,6 +538,21 @@ impl Cosim {
         self
     }
 
+    /// Run mutant `k` of a mutant schema's model (`mutant_schema`): every RTL instance
+    /// is created with it switched on. An error when the model is not a schema's.
+    pub fn with_mutant(mut self, k: u32) -> Result<Self, CosimError> {
+        if self.lib.is_mutant_schema() {
+            self.mutant = k;
+            Ok(self)
+        } else {
+            Err(CosimError::Load(format!(
+                "{}: not a mutant schema's model (no `{}` input)",
+                self.lib.path().display(),
+                crate::mutant_schema::SELECTOR
+            )))
+        }
+    }
+
     /// [`Pipelining::Auto`]'s choice (`true`: two threads), once a run long enough to time
     /// it has made it; `None` before.
     pub fn auto_choice(&self) -> Option<bool> {
@@ -559,7 +577,11 @@ impl Cosim {
 
     /// A fresh RTL instance of this design.
     pub fn rtl_model(&self, trace_capable: bool) -> Result<RtlModel, CosimError> {
-        RtlModel::new(&self.lib, trace_capable)
+        let mut rtl = RtlModel::new(&self.lib, trace_capable)?;
+        if self.mutant != 0 {
+            rtl.set_mutant(self.mutant)?;
+        }
+        Ok(rtl)
     }
 
     fn rtl_err(cycle: u64, e: RtlError) -> CosimError {

@@ -91,19 +91,19 @@ impl Mutant {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Ident,
     Number,
     Op,
 }
 
 #[derive(Debug, Clone)]
-struct Tok<'a> {
-    kind: Kind,
-    text: &'a str,
-    start: usize,
-    end: usize,
-    line: usize,
+pub(crate) struct Tok<'a> {
+    pub(crate) kind: Kind,
+    pub(crate) text: &'a str,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) line: usize,
 }
 
 const OPS: [&str; 31] = [
@@ -111,7 +111,7 @@ const OPS: [&str; 31] = [
     "^~", "->", "**", "+:", "-:", "(*", "*)", "+", "-", "*", "/", "%", "&", "|", "^", "~",
 ];
 
-fn lex(src: &str) -> Vec<Tok<'_>> {
+pub(crate) fn lex(src: &str) -> Vec<Tok<'_>> {
     let b = src.as_bytes();
     let mut toks = vec![];
     let (mut i, mut line) = (0, 1);
@@ -268,29 +268,30 @@ const DECL_KEYWORDS: [&str; 12] = [
 
 /// A nonblocking or continuous assignment statement.
 #[derive(Debug, Clone)]
-struct Assign {
+pub(crate) struct Assign {
     /// Token index of the first LHS token.
-    lhs_first: usize,
+    pub(crate) lhs_first: usize,
     /// Token index of the `<=` / `=`.
-    op: usize,
+    pub(crate) op: usize,
     /// Token index of the terminating `;`.
-    semi: usize,
-    nonblocking: bool,
+    pub(crate) semi: usize,
+    pub(crate) nonblocking: bool,
     /// Inside the then-branch of a reset `if`.
     in_reset: bool,
     /// The single-statement body of an `if`/`else`/loop (not a plain block statement).
-    guarded: bool,
+    pub(crate) guarded: bool,
 }
 
-struct Sites {
+pub(crate) struct Sites {
     compare: Vec<usize>,
     off_by_one: Vec<usize>,
     mask: Vec<usize>,
-    ifs: Vec<(usize, usize)>,
-    assigns: Vec<Assign>,
+    /// `(open, close)`: the parentheses of an `if` header.
+    pub(crate) ifs: Vec<(usize, usize)>,
+    pub(crate) assigns: Vec<Assign>,
 }
 
-fn scan(toks: &[Tok]) -> Sites {
+pub(crate) fn scan(toks: &[Tok]) -> Sites {
     let mut s = Sites {
         compare: vec![],
         off_by_one: vec![],
@@ -700,7 +701,7 @@ pub const RAM_MODULE: &str = "wf_ram_dp";
 
 /// How a RAM instance sets its `RD_REG` parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RdReg<'a> {
+pub(crate) enum RdReg<'a> {
     Const(bool),
     /// From the unit's parameter of that name.
     Param(&'a str),
@@ -708,7 +709,10 @@ enum RdReg<'a> {
 
 /// The connections `.port (expr)` of every [`RAM_MODULE`] instance: (port name, byte span
 /// of `expr`, line, the instance's read mode).
-fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), usize, RdReg<'a>)> {
+pub(crate) fn ram_ports<'a>(
+    toks: &[Tok<'a>],
+    src: &str,
+) -> Vec<(&'a str, (usize, usize), usize, RdReg<'a>)> {
     let mut out = vec![];
     let mut i = 0;
     while i < toks.len() {
@@ -760,7 +764,7 @@ fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<(&'a str, (usize, usize), u
 
 /// The index of the `)` that closes the group opened at `open`
 /// (or the last token when unbalanced).
-fn skip_group(toks: &[Tok], open: usize) -> usize {
+pub(crate) fn skip_group(toks: &[Tok], open: usize) -> usize {
     let mut depth = 0i32;
     for (k, t) in toks.iter().enumerate().skip(open) {
         match t.text {
@@ -913,6 +917,8 @@ pub struct MutantResult {
     pub time: Duration,
     /// For a survivor: the kit's argument that it is equivalent, if it has one.
     pub equivalent: Option<&'static str>,
+    /// Run from the mutant schema's build (`mutant_schema`), not a build of its own.
+    pub from_schema: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -928,6 +934,9 @@ pub struct MutantReport {
     pub equivalent: usize,
     pub not_built: usize,
     pub results: Vec<MutantResult>,
+    /// Why the mutant schema was not used, when it was tried and failed to build (its
+    /// mutants were then built one by one).
+    pub schema_error: Option<String>,
 }
 
 impl MutantReport {
@@ -990,6 +999,21 @@ impl fmt::Display for MutantReport {
             self.not_built,
             100.0 * self.kill_ratio()
         )?;
+        let from_schema = self.results.iter().filter(|r| r.from_schema).count();
+        if from_schema > 0 {
+            writeln!(
+                f,
+                "  {from_schema} of them run from one mutant-schema build, {} built alone",
+                self.results.len() - from_schema
+            )?;
+        }
+        if let Some(e) = &self.schema_error {
+            let first = e.lines().find(|l| l.contains("%Error")).unwrap_or("");
+            writeln!(
+                f,
+                "  the mutant schema did not build (each mutant was built alone) {first}"
+            )?;
+        }
         for r in &self.results {
             let o = match &r.outcome {
                 MutantOutcome::Killed { cycle, port } => {
@@ -1035,6 +1059,10 @@ pub struct MutantOptions {
     /// Index of the file to mutate (default: the one that declares the unit's module, not
     /// a library module or the co-simulation wrapper).
     pub file: Option<usize>,
+    /// Build the mutants together as one mutant schema (`mutant_schema`) and switch each
+    /// on at run time; the mutants it cannot place are built alone. Off: every mutant is
+    /// built alone (the outcomes are the same; see the schema's module documentation).
+    pub schema: bool,
 }
 
 impl Default for MutantOptions {
@@ -1044,6 +1072,7 @@ impl Default for MutantOptions {
             max_cycles: 200_000,
             build: BuildOptions::default().for_mutants(),
             file: None,
+            schema: true,
         }
     }
 }
@@ -1094,13 +1123,39 @@ where
         equivalent: 0,
         not_built: 0,
         results: vec![],
+        schema_error: None,
     };
+    let mut schema = opts
+        .schema
+        .then(|| crate::mutant_schema::source(desc.name, rtl, file, &chosen))
+        .flatten();
     for m in chosen {
         let t0 = Instant::now();
         let equivalent =
             KnownEquivalent::of(desc, &rtl.files[file].1, &m, params).map(|e| e.reason);
-        let src = rtl.with_file_text(file, m.text.clone());
-        let outcome = match Cosim::new(desc, params.clone(), src, &opts.build) {
+        // From the schema's build (one build for all its members, cached), else alone.
+        let mut from_schema = false;
+        let mut built = None;
+        if let Some((src, sch)) = &schema {
+            if let Some(k) = sch.selector_of(&m.id) {
+                match Cosim::new(desc, params.clone(), src.clone(), &opts.build) {
+                    Ok(c) => {
+                        built = Some(c.with_mutant(k));
+                        from_schema = true;
+                    }
+                    Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => {
+                        report.schema_error = Some(e.to_string());
+                        schema = None;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let built = built.unwrap_or_else(|| {
+            let src = rtl.with_file_text(file, m.text.clone());
+            Cosim::new(desc, params.clone(), src, &opts.build)
+        });
+        let outcome = match built {
             Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => MutantOutcome::NotBuilt {
                 error: e.to_string(),
             },
@@ -1137,6 +1192,7 @@ where
             equivalent: equivalent.filter(|_| matches!(outcome, MutantOutcome::Survived { .. })),
             outcome,
             time: t0.elapsed(),
+            from_schema,
         });
     }
     Ok(report)

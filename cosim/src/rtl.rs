@@ -23,6 +23,7 @@ type PtrFn = unsafe extern "C" fn(*mut c_void, u32) -> *mut c_void;
 type ErrFn = unsafe extern "C" fn(*mut c_void) -> *const c_char;
 type CycleFn = unsafe extern "C" fn(*mut c_void, u64);
 type OpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
+type MutantFn = unsafe extern "C" fn(*mut c_void, u32);
 
 #[derive(Clone, Copy)]
 struct Fns {
@@ -37,6 +38,8 @@ struct Fns {
     sample: StatusFn,
     trace_open: OpenFn,
     trace_close: HandleFn,
+    /// Only in a mutant schema's model (`mutant_schema`).
+    set_mutant: Option<MutantFn>,
 }
 
 /// One port of the loaded model's table.
@@ -157,6 +160,10 @@ impl RtlLibrary {
             sample: sym!("wf_sample_state", StatusFn),
             trace_open: sym!("wf_trace_open", OpenFn),
             trace_close: sym!("wf_trace_close", HandleFn),
+            // SAFETY: defined with this C signature when the model has the selector input.
+            set_mutant: unsafe { lib.get::<MutantFn>(b"wf_set_mutant\0") }
+                .ok()
+                .map(|s| *s),
         };
         Ok(Arc::new(RtlLibrary {
             fns,
@@ -168,6 +175,12 @@ impl RtlLibrary {
 
     pub fn ports(&self) -> &[PortInfo] {
         &self.ports
+    }
+
+    /// Whether the model is a mutant schema's (it has the selector input, see
+    /// [`RtlModel::set_mutant`]).
+    pub fn is_mutant_schema(&self) -> bool {
+        self.fns.set_mutant.is_some()
     }
 
     pub fn path(&self) -> &Path {
@@ -677,6 +690,22 @@ impl RtlModel {
         }
         self.eval()?;
         self.edge()
+    }
+
+    /// Switch on mutant `k` of a mutant schema's model (0: the original design), before the
+    /// first cycle. An error for a model that is not a schema.
+    pub fn set_mutant(&mut self, k: u32) -> Result<(), CosimError> {
+        let Some(f) = self.fns.set_mutant else {
+            return Err(CosimError::Load(format!(
+                "{}: not a mutant schema's model (no `{}` input)",
+                self.lib.path.display(),
+                crate::mutant_schema::SELECTOR
+            )));
+        };
+        // SAFETY: valid handle; the shim only stores the value into the input.
+        unsafe { f(self.handle, k) };
+        self.settled = false;
+        Ok(())
     }
 
     /// Number the following cycles from `cycle` (VCD timestamps are `10*cycle` for the

@@ -133,7 +133,15 @@ pub struct ShimOptions {
     /// The model was Verilated with `--trace` (see `BuildOptions::tracing`); without it
     /// `wf_trace_open` is an error saying so.
     pub tracing: bool,
+    /// The top module has a mutant schema's selector input ([`MUTANT_PORT`]): the shim
+    /// exports `wf_set_mutant`. (Only then is anything added, so the shim of every other
+    /// model, and its cache entry, is unchanged.)
+    pub mutant_port: bool,
 }
+
+/// A mutant schema's selector input (`crate::mutant_schema::SELECTOR`); like `clk`, driven
+/// by the shim and not in the port table.
+pub const MUTANT_PORT: &str = crate::mutant_schema::SELECTOR;
 
 /// The name of a co-simulation wrapper's state-sampling input (see
 /// [`ShimOptions::sample_port`]); like `clk`, driven by the shim and not in the port table.
@@ -143,6 +151,23 @@ pub const SAMPLE_PORT: &str = "wf_sample";
 /// (the unit's port-list order; `clk` and `wf_sample` are driven by the shim and are not
 /// in the table).
 pub fn generate(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> String {
+    let mut shim = generate_base(prefix, ports, opts);
+    if opts.mutant_port {
+        shim.push_str(&format!(
+            r#"
+// Mutant schema: which of the design's mutants is switched on (0: none). Set before the
+// first cycle; the next wf_eval settles the logic with it.
+WF_API void wf_set_mutant(void* p, uint32_t k) {{
+    WfModel* m = static_cast<WfModel*>(p);
+    if (m->top) m->top->{MUTANT_PORT} = k;
+}}
+"#
+        ));
+    }
+    shim
+}
+
+fn generate_base(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> String {
     let (direct_eval, x_seed) = (opts.direct_eval, opts.x_seed);
     let edge_eval = opts.edge_eval.as_deref().filter(|_| direct_eval);
     // Before the model is constructed: its constructor draws the initial values.

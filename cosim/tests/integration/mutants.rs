@@ -17,21 +17,41 @@ fn toy_ptrs_mutants_are_generated_and_all_killed() {
     assert_eq!(classes.len(), mutants::CLASSES.len(), "every class applies");
 
     let params = PTRS_DESC.params::<&str>(&[]).unwrap();
-    let opts = MutantOptions {
-        max_mutants: 14,
-        max_cycles: 20_000,
-        build: opts(),
-        file: None,
+    let run = |schema: bool| {
+        let opts = MutantOptions {
+            max_mutants: 14,
+            max_cycles: 20_000,
+            build: opts(),
+            file: None,
+            schema,
+        };
+        mutants::run_mutants(
+            &PTRS_DESC,
+            &params,
+            &ptrs_rtl(),
+            || RandomStimulus::new(&PTRS_DESC, &params, 11, 20_000).with_reset_one_in(50),
+            &opts,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
     };
-    let report = mutants::run_mutants(
-        &PTRS_DESC,
-        &params,
-        &ptrs_rtl(),
-        || RandomStimulus::new(&PTRS_DESC, &params, 11, 20_000).with_reset_one_in(50),
-        &opts,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let report = run(true);
     eprintln!("{report}");
+    // The mutant schema (one build, each mutant switched on at run time) gives every
+    // mutant the outcome of its own build: the same cycle, the same port.
+    let alone = run(false);
+    assert!(alone.results.iter().all(|r| !r.from_schema));
+    let outcomes = |r: &mutants::MutantReport| {
+        r.results
+            .iter()
+            .map(|m| (m.id.clone(), m.outcome.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(outcomes(&report), outcomes(&alone), "{report}\n{alone}");
+    let from_schema = report.results.iter().filter(|r| r.from_schema).count();
+    assert!(
+        from_schema >= 12,
+        "{from_schema} of 14 from the schema\n{report}"
+    );
     assert_eq!(report.results.len(), 14);
     assert_eq!(report.generated, all.len());
     let run_classes: HashSet<MutantClass> = report.results.iter().map(|r| r.class).collect();
@@ -61,6 +81,7 @@ fn toy_ptrs_all_mutants() {
         max_cycles: 20_000,
         build: opts(),
         file: None,
+        schema: true,
     };
     let report = mutants::run_mutants(
         &PTRS_DESC,

@@ -1,0 +1,477 @@
+//! A mutant schema: many mutants of one Verilog text in one design, each switched on at run
+//! time by a selector input, so that one Verilator build serves them all.
+//!
+//! A mutant build costs seconds (Verilator, then g++ on the generated C++) while its
+//! lockstep run often costs less; with tens of mutants per parameter set, the builds were
+//! most of the test suite's time on a machine with an empty model cache. The schema
+//! ("mutant schemata", Untch, Offutt and Harrold 1993) rewrites each mutated place of the
+//! text so that it reads the selector `wf_mutant`:
+//!
+//! - an expression (a right-hand side, a procedural `if` condition, a port connection of a
+//!   storage primitive) becomes `((wf_mutant == 16'dK) ? (mutant K's text) : ... :
+//!   (original))`;
+//! - a statement (an assignment, or two adjacent ones) becomes `begin if (wf_mutant ==
+//!   16'dK) begin <mutant K's statements> end else ... begin <original> end end`.
+//!
+//! With `wf_mutant = K` the design computes exactly what mutant K's own text computes (the
+//! rest of the text is the original's; a conditional's branches are evaluated in the
+//! context of the whole expression, as the replaced expression was); with 0 it is the
+//! original. A mutant is placed at the smallest such site that contains its whole edit (the
+//! byte range where its text differs from the original); the sites used must nest or be
+//! disjoint. A mutant with no such site (an edit in a declaration, a generate condition,
+//! the left-hand side of an assignment...) is not in the schema and is built on its own,
+//! as before. `wf_mutant` becomes the first port of the mutated module and, when the design's
+//! top is a wrapper around it, of the wrapper too, connected through.
+//!
+//! The harness sets the selector through the shim (`wf_set_mutant`), never through the
+//! unit's port table: it is not a port of the unit.
+
+use crate::build::RtlSource;
+use crate::mutants::{declares_module, lex, ram_ports, scan, skip_group, Kind, Mutant, Tok};
+
+/// The selector input's name (a port of the schema's modules, driven by the shim).
+pub const SELECTOR: &str = "wf_mutant";
+/// The selector's width: mutant numbers 1..=65535 (0: the original design).
+pub const SELECTOR_BITS: u32 = 16;
+
+/// A schema of some of a text's mutants.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    /// The rewritten text of the mutated file (with the selector port).
+    pub text: String,
+    /// `(mutant id, selector value)` of each mutant in the schema.
+    pub members: Vec<(String, u32)>,
+}
+
+impl Schema {
+    /// The selector value of mutant `id`, if it is in the schema.
+    pub fn selector_of(&self, id: &str) -> Option<u32> {
+        self.members.iter().find(|(m, _)| m == id).map(|&(_, k)| k)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SiteKind {
+    Expr,
+    Stmt,
+}
+
+/// A place of the original text that can be switched: a byte range and how.
+#[derive(Debug, Clone)]
+struct Site {
+    start: usize,
+    end: usize,
+    kind: SiteKind,
+    /// `(selector value, the mutant's text of this range)`.
+    variants: Vec<(u32, String)>,
+}
+
+/// Token ranges `[first, last]` of procedural code: `always`/`initial` blocks with a
+/// `begin ... end` body, functions and tasks. (An `if` outside them is a generate `if`,
+/// decided at elaboration: it cannot read a run-time selector.)
+fn procedural_regions(toks: &[Tok]) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.kind != Kind::Ident {
+            i += 1;
+            continue;
+        }
+        let close = |kw: &str| (i + 1..toks.len()).find(|&j| toks[j].text == kw);
+        match t.text {
+            "function" => {
+                if let Some(e) = close("endfunction") {
+                    out.push((i, e));
+                    i = e;
+                }
+            }
+            "task" => {
+                if let Some(e) = close("endtask") {
+                    out.push((i, e));
+                    i = e;
+                }
+            }
+            "always" | "initial" | "always_ff" | "always_comb" => {
+                let mut j = i + 1;
+                if toks.get(j).is_some_and(|t| t.text == "@") {
+                    j += 1;
+                    match toks.get(j) {
+                        Some(t) if t.text == "(" => j = skip_group(toks, j) + 1,
+                        Some(_) => j += 1,
+                        None => {}
+                    }
+                }
+                if toks.get(j).is_some_and(|t| t.text == "begin") {
+                    let mut depth = 0i32;
+                    let mut k = j;
+                    while k < toks.len() {
+                        match toks[k].text {
+                            "begin" => depth += 1,
+                            "end" => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                    out.push((i, k.min(toks.len() - 1)));
+                    i = k;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every switchable range of `src`: (start byte, end byte, kind).
+fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
+    let regions = procedural_regions(toks);
+    let procedural = |k: usize| regions.iter().any(|&(a, b)| a <= k && k <= b);
+    let sites = scan(toks);
+    let mut out = vec![];
+    for a in &sites.assigns {
+        if a.op + 1 < a.semi {
+            out.push((toks[a.op + 1].start, toks[a.semi - 1].end, SiteKind::Expr));
+        }
+        if procedural(a.lhs_first) {
+            out.push((toks[a.lhs_first].start, toks[a.semi].end, SiteKind::Stmt));
+        }
+    }
+    for w in sites.assigns.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        if b.lhs_first == a.semi + 1 && !a.guarded && !b.guarded && procedural(a.lhs_first) {
+            out.push((toks[a.lhs_first].start, toks[b.semi].end, SiteKind::Stmt));
+        }
+    }
+    for &(open, close) in &sites.ifs {
+        if procedural(open) && close > open + 1 {
+            out.push((toks[open + 1].start, toks[close - 1].end, SiteKind::Expr));
+        }
+    }
+    for (_, (s, e), _, _) in ram_ports(toks, src) {
+        out.push((s, e, SiteKind::Expr));
+    }
+    out.sort_by_key(|&(s, e, _)| (s, std::cmp::Reverse(e)));
+    out.dedup_by_key(|&mut (s, e, _)| (s, e));
+    out
+}
+
+/// The byte range of `original` that `mutated` replaces: `(start, end in original, end in
+/// mutated)` (the longest common prefix and suffix excluded).
+fn edit_range(original: &str, mutated: &str) -> (usize, usize, usize) {
+    let (o, m) = (original.as_bytes(), mutated.as_bytes());
+    let prefix = o.iter().zip(m).take_while(|(a, b)| a == b).count();
+    let max_suffix = o.len().min(m.len()) - prefix;
+    let suffix = o
+        .iter()
+        .rev()
+        .zip(m.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    (prefix, o.len() - suffix, m.len() - suffix)
+}
+
+/// The schema of `mutants` (all mutants of `original`). Mutants that cannot be placed are
+/// left out ([`Schema::members`] lists those in). `None` when no mutant can be placed or
+/// the text does not declare `module` with an ANSI port list.
+pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema> {
+    let toks = lex(original);
+    let candidates = candidate_sites(original, &toks);
+    let mut sites: Vec<Site> = vec![];
+    let mut members = vec![];
+    for m in mutants {
+        let Ok(k) = u32::try_from(members.len() + 1) else {
+            break;
+        };
+        if k >= 1 << SELECTOR_BITS {
+            break;
+        }
+        let (a, b, _) = edit_range(original, &m.text);
+        // The smallest candidate containing the edit.
+        let Some(&(s, e, kind)) = candidates
+            .iter()
+            .filter(|&&(s, e, _)| s <= a && b <= e)
+            .min_by_key(|&&(s, e, _)| e - s)
+        else {
+            continue;
+        };
+        // The sites in use must nest or be disjoint (the rendering is a tree walk).
+        let laminar = sites.iter().all(|x| {
+            (x.start == s && x.end == e)
+                || x.end <= s
+                || e <= x.start
+                || (x.start <= s && e <= x.end)
+                || (s <= x.start && x.end <= e)
+        });
+        if !laminar {
+            continue;
+        }
+        let grown = m.text.len() as isize - original.len() as isize;
+        let Some(text) = m.text.get(s..(e as isize + grown) as usize).map(one_line) else {
+            continue;
+        };
+        match sites.iter_mut().find(|x| x.start == s && x.end == e) {
+            Some(x) => x.variants.push((k, text.to_string())),
+            None => sites.push(Site {
+                start: s,
+                end: e,
+                kind,
+                variants: vec![(k, text.to_string())],
+            }),
+        }
+        members.push((m.id.clone(), k));
+    }
+    if members.is_empty() {
+        return None;
+    }
+    sites.sort_by_key(|x| (x.start, std::cmp::Reverse(x.end)));
+    let body = render(original, 0, original.len(), &sites);
+    let text = add_selector_port(&body, module)?;
+    Some(Schema { text, members })
+}
+
+/// `text` on one line: `//` comments dropped, line breaks made spaces. A switch adds its
+/// variants on the line where the site starts, so every line of the original keeps its
+/// number (a `$stop` or a Verilator message names the line the user sees in the original).
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(|l| l.find("//").map_or(l, |c| &l[..c]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The design `rtl` with file `file` (which declares `module`) replaced by the schema of
+/// `mutants` (mutants of that file), the selector connected through the design's top when
+/// the top is another module; with the schema. `None` when no mutant can be placed or the
+/// selector cannot be connected (then every mutant is built alone).
+pub fn source(
+    module: &str,
+    rtl: &RtlSource,
+    file: usize,
+    mutants: &[Mutant],
+) -> Option<(RtlSource, Schema)> {
+    let text = &rtl.files.get(file)?.1;
+    if !declares_module(text, module) {
+        return None;
+    }
+    let schema = build(text, module, mutants)?;
+    let mut src = rtl.with_file_text(file, schema.text.clone());
+    if rtl.top != module {
+        let top = src
+            .files
+            .iter()
+            .position(|(_, t)| declares_module(t, &rtl.top))?;
+        src.files[top].1 = connect_through(&src.files[top].1, &rtl.top, module)?;
+    }
+    Some((src, schema))
+}
+
+/// `src[lo..hi]` with every site in `sites` (sorted by start, then longest first; all
+/// within the range, nested or disjoint) replaced by its switch.
+fn render(src: &str, lo: usize, hi: usize, sites: &[Site]) -> String {
+    let mut out = String::new();
+    let mut pos = lo;
+    let mut i = 0;
+    while i < sites.len() {
+        let site = &sites[i];
+        let inner_end = (i + 1..sites.len())
+            .find(|&j| sites[j].start >= site.end)
+            .unwrap_or(sites.len());
+        out.push_str(&src[pos..site.start]);
+        let original = render(src, site.start, site.end, &sites[i + 1..inner_end]);
+        out.push_str(&switch(site, &original));
+        pos = site.end;
+        i = inner_end;
+    }
+    out.push_str(&src[pos..hi]);
+    out
+}
+
+fn switch(site: &Site, original: &str) -> String {
+    let sel = |k: u32| format!("{SELECTOR} == {SELECTOR_BITS}'d{k}");
+    match site.kind {
+        SiteKind::Expr => {
+            let mut s = String::from("(");
+            for (k, text) in &site.variants {
+                s.push_str(&format!("({}) ? ({text}) : ", sel(*k)));
+            }
+            s.push_str(&format!("({original}))"));
+            s
+        }
+        SiteKind::Stmt => {
+            let mut s = String::from("begin ");
+            for (k, text) in &site.variants {
+                s.push_str(&format!("if ({}) begin {text} end else ", sel(*k)));
+            }
+            s.push_str(&format!("begin {original} end end"));
+            s
+        }
+    }
+}
+
+/// The byte offset just after the `(` that opens `module`'s port list (after its
+/// parameter list), and whether the list is empty.
+fn port_list_open(toks: &[Tok], module: &str) -> Option<(usize, bool)> {
+    let at = toks
+        .windows(2)
+        .position(|w| w[0].text == "module" && w[1].text == module)?;
+    let mut j = at + 2;
+    if toks.get(j)?.text == "#" {
+        j = skip_group(toks, j + 1) + 1;
+    }
+    let open = toks.get(j).filter(|t| t.text == "(")?;
+    let empty = toks.get(j + 1)?.text == ")";
+    Some((open.end, empty))
+}
+
+/// `text` with the selector as the first input of `module`.
+fn add_selector_port(text: &str, module: &str) -> Option<String> {
+    let (at, empty) = port_list_open(&lex(text), module)?;
+    let decl = format!(
+        " input wire [{}:0] {SELECTOR}{} /* mutant schema: the mutant switched on (0: none) */",
+        SELECTOR_BITS - 1,
+        if empty { "" } else { "," }
+    );
+    let mut out = text.to_string();
+    out.insert_str(at, &decl);
+    Some(out)
+}
+
+/// `text` (which declares `top` and instantiates `module` in it) with the selector as an
+/// input of `top`, connected to every instance of `module`.
+pub fn connect_through(text: &str, top: &str, module: &str) -> Option<String> {
+    let mut out = add_selector_port(text, top)?;
+    let toks = lex(&out);
+    // Each instance `module [#(...)] name (`: insert after its `(`, last first.
+    let mut at = vec![];
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind != Kind::Ident || t.text != module {
+            continue;
+        }
+        let mut j = i + 1;
+        if toks.get(j).is_some_and(|t| t.text == "#") {
+            j = skip_group(&toks, j + 1) + 1;
+        }
+        if toks.get(j).is_some_and(|t| t.kind == Kind::Ident)
+            && toks.get(j + 1).is_some_and(|t| t.text == "(")
+        {
+            let empty = toks.get(j + 2).is_some_and(|t| t.text == ")");
+            at.push((toks[j + 1].end, empty));
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    for (pos, empty) in at.into_iter().rev() {
+        let conn = format!(" .{SELECTOR}({SELECTOR}){}", if empty { "" } else { "," });
+        out.insert_str(pos, &conn);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mutants::generate;
+
+    const V: &str = r#"
+module m #(parameter integer W = 4) (input wire clk, input wire rst_n, input wire [3:0] a,
+          output reg [3:0] q, output reg [3:0] r, output wire y);
+  wire [3:0] w = a + 4'd1;
+  assign y = (a == 4'd3) && (q != 4'd0);
+  generate
+    if (W > 1) begin : g_w
+      wire unused = w[0];
+    end
+  endgenerate
+  always @(posedge clk) begin
+    if (!rst_n) begin
+      q <= 4'd0;
+      r <= 4'd1;
+    end else begin
+      if (a < q) q <= q + 1'b1;
+      r <= (r | a) & ~q;
+    end
+  end
+endmodule
+"#;
+
+    #[test]
+    fn every_mutant_outside_declarations_and_generate_conditions_is_placed() {
+        let mutants = generate(V);
+        let schema = build(V, "m", &mutants).expect("a schema");
+        // The generate condition's mutants (flipped, inverted) are the ones left out.
+        let left_out: Vec<&str> = mutants
+            .iter()
+            .filter(|m| schema.selector_of(&m.id).is_none())
+            .map(|m| m.description.as_str())
+            .collect();
+        let generate_if: Vec<&str> = mutants
+            .iter()
+            .filter(|m| !m.text.contains("if (W > 1)"))
+            .map(|m| m.description.as_str())
+            .collect();
+        assert_eq!(left_out, generate_if);
+        assert_eq!(generate_if.len(), 2, "{generate_if:?}");
+        let values: Vec<u32> = schema.members.iter().map(|&(_, k)| k).collect();
+        assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>());
+        assert!(schema.text.contains(
+            "module m #(parameter integer W = 4) ( input wire [15:0] wf_mutant, /* mutant schema"
+        ));
+        // Each member's switch is in the text, the original's too.
+        for (_, k) in &schema.members {
+            assert!(
+                schema.text.contains(&format!("wf_mutant == 16'd{k})")),
+                "{k}"
+            );
+        }
+        assert!(schema.text.contains("if (W > 1) begin : g_w"));
+        // Every line keeps its number.
+        assert_eq!(schema.text.lines().count(), V.lines().count());
+        let line = |t: &str, s: &str| t.lines().position(|l| l.contains(s));
+        assert_eq!(line(&schema.text, "endgenerate"), line(V, "endgenerate"));
+    }
+
+    #[test]
+    fn statements_and_expressions_nest() {
+        let mutants = generate(V);
+        let schema = build(V, "m", &mutants).unwrap();
+        // The reset branch's two assignments: dropped each (statement switches), swapped
+        // (a pair switch around both), their values stuck (none: constants).
+        let reset = &schema.text[schema.text.find("always @(posedge clk)").unwrap()..];
+        let reset = &reset[..reset
+            .find("end else begin\n      if")
+            .unwrap_or(reset.len())];
+        assert!(reset.contains("/* reset of q dropped */"), "{reset}");
+        assert!(
+            reset.matches("begin if (wf_mutant == ").count() >= 2,
+            "{reset}"
+        );
+        // An expression switch keeps the original last.
+        assert!(schema.text.contains(": (a + 4'd1))"), "{}", schema.text);
+    }
+
+    #[test]
+    fn the_edit_range_is_the_differing_bytes() {
+        assert_eq!(edit_range("a == b;", "a != b;"), (2, 3, 3));
+        assert_eq!(edit_range("x <= y;", "/* no */"), (0, 7, 8));
+        assert_eq!(edit_range("q + 1", "q + 2"), (4, 5, 5));
+        assert_eq!(edit_range("aa", "aaa"), (2, 2, 3));
+    }
+
+    #[test]
+    fn the_selector_is_connected_through_a_wrapper() {
+        let top = "module t #(parameter integer N = 1) (input wire clk, output wire y);\n    m #(.W(N)) u_unit (\n        .clk(clk), .y(y)\n    );\nendmodule\n";
+        let out = connect_through(top, "t", "m").unwrap();
+        assert!(out.contains("( input wire [15:0] wf_mutant, /* mutant schema"));
+        assert!(out.contains("u_unit ( .wf_mutant(wf_mutant),\n        .clk(clk)"));
+        assert!(connect_through(top, "t", "other").is_none());
+    }
+}
