@@ -44,38 +44,77 @@ fn cosim(desc: &'static UnitDesc, params: &Params) -> Cosim {
     .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name))
 }
 
+/// The unit named `name` (one of [`units`]).
+fn unit(name: &str) -> &'static UnitDesc {
+    units()
+        .into_iter()
+        .find(|u| u.name == name)
+        .unwrap_or_else(|| panic!("no unit {name} with RTL"))
+}
+
+/// One test per unit with RTL, named after it, in a module named after the check: the
+/// long checks (a model build per parameter set, many with an empty model cache) then
+/// share the test threads unit by unit instead of running as one test after the others.
+/// `UNITS` lists them; [`every_unit_with_rtl_has_its_own_tests`] keeps it complete.
+macro_rules! per_unit_tests {
+    ($check:path: $($unit:ident),+ $(,)?) => {
+        pub(super) const UNITS: &[&str] = &[$(stringify!($unit)),+];
+        $(
+            #[test]
+            fn $unit() {
+                $check(super::unit(stringify!($unit)));
+            }
+        )+
+    };
+}
+
+/// `cargo test --test integration cosim_units::random_stimulus_matches::` runs every unit's.
+mod random_stimulus_matches {
+    per_unit_tests!(super::random_stimulus_matches_at_every_standard_set:
+        simt_stack_spe, simt_stack_dpe, dpe_scoreboard, capri_capt, slp_perm, wcu);
+}
+
+mod mutants_are_caught {
+    per_unit_tests!(super::mutants_are_caught_at_every_standard_set:
+        simt_stack_spe, simt_stack_dpe, dpe_scoreboard, capri_capt, slp_perm, wcu);
+}
+
 #[test]
-fn every_unit_matches_its_rtl_on_random_stimulus_at_its_standard_parameter_sets() {
-    for desc in units() {
-        let sets = desc.standard_params();
-        assert!(sets.len() >= 3, "{}: three parameter sets", desc.name);
-        if desc.params.iter().any(|p| p.name == "WARP_SIZE") {
-            let sizes: Vec<u64> = sets.iter().map(|p| p.get("WARP_SIZE")).collect();
-            assert!(sizes.contains(&8) && sizes.contains(&64), "{}", desc.name);
-        }
-        for params in sets {
-            let c = cosim(desc, &params);
-            // Every model's clock edge skips re-settling the unchanged inputs' logic, so
-            // these runs check that this is equivalent (cosim/src/edge_eval.rs).
-            assert!(
-                c.built().edge_eval,
-                "{} ({params}): the generated code did not allow the edge-only evaluation",
-                desc.name
-            );
-            let mut stim = random_stimulus(desc, &params, 42, RANDOM_CYCLES);
-            let s = c
-                .run(&mut stim)
-                .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
-            assert_eq!(s.cycles, RANDOM_CYCLES);
-            // Coverage decides when random stimulus is enough: every declared bin is hit.
-            assert!(
-                s.coverage.unhit().is_empty(),
-                "{} ({params}): coverage {}, never hit: {:?}",
-                desc.name,
-                s.coverage,
-                s.coverage.unhit()
-            );
-        }
+fn every_unit_with_rtl_has_its_own_tests() {
+    let names: Vec<&str> = units().iter().map(|u| u.name).collect();
+    assert_eq!(random_stimulus_matches::UNITS, names);
+    assert_eq!(mutants_are_caught::UNITS, names);
+}
+
+fn random_stimulus_matches_at_every_standard_set(desc: &'static UnitDesc) {
+    let sets = desc.standard_params();
+    assert!(sets.len() >= 3, "{}: three parameter sets", desc.name);
+    if desc.params.iter().any(|p| p.name == "WARP_SIZE") {
+        let sizes: Vec<u64> = sets.iter().map(|p| p.get("WARP_SIZE")).collect();
+        assert!(sizes.contains(&8) && sizes.contains(&64), "{}", desc.name);
+    }
+    for params in sets {
+        let c = cosim(desc, &params);
+        // Every model's clock edge skips re-settling the unchanged inputs' logic, so
+        // these runs check that this is equivalent (cosim/src/edge_eval.rs).
+        assert!(
+            c.built().edge_eval,
+            "{} ({params}): the generated code did not allow the edge-only evaluation",
+            desc.name
+        );
+        let mut stim = random_stimulus(desc, &params, 42, RANDOM_CYCLES);
+        let s = c
+            .run(&mut stim)
+            .unwrap_or_else(|e| panic!("{} ({params}): {e}", desc.name));
+        assert_eq!(s.cycles, RANDOM_CYCLES);
+        // Coverage decides when random stimulus is enough: every declared bin is hit.
+        assert!(
+            s.coverage.unhit().is_empty(),
+            "{} ({params}): coverage {}, never hit: {:?}",
+            desc.name,
+            s.coverage,
+            s.coverage.unhit()
+        );
     }
 }
 
@@ -162,38 +201,35 @@ fn every_instance_of_every_workload_at_tiny_size_matches_the_rtl() {
     }
 }
 
-#[test]
-fn mutants_are_caught_at_every_standard_parameter_set() {
-    for desc in units() {
-        let g0 = warpforge_gen::generate(desc, &desc.standard_params()[0]).unwrap();
-        let all = mutants::candidates(desc, &g0.files[0].1).unwrap();
-        // Every storage mutant can differ from the original at some standard set.
-        for m in all.iter().filter(|m| !mutants::CLASSES.contains(&m.class)) {
-            assert!(
-                desc.standard_params().iter().any(|p| m.applies(p)),
-                "{}: {} applies at no standard set",
-                desc.name,
-                m.id
-            );
-        }
-        for (i, params) in desc.standard_params().into_iter().enumerate() {
-            let report = run_mutants_at(desc, i, &params, true);
-            eprintln!("{report}");
-            assert!(report.killed >= if i == 0 { 10 } else { 1 }, "{report}");
-            // A survivor is either argued equivalent in the unit's kit or a stimulus gap.
-            let gaps: Vec<&str> = report.unexplained().map(|r| r.id.as_str()).collect();
-            assert!(
-                gaps.is_empty(),
-                "survivors {gaps:?} not explained: {report}"
-            );
-            if i == 0 {
-                assert!(report.kill_ratio() >= 0.95, "{report}");
-            }
+fn mutants_are_caught_at_every_standard_set(desc: &'static UnitDesc) {
+    let g0 = warpforge_gen::generate(desc, &desc.standard_params()[0]).unwrap();
+    let all = mutants::candidates(desc, &g0.files[0].1).unwrap();
+    // Every storage mutant can differ from the original at some standard set.
+    for m in all.iter().filter(|m| !mutants::CLASSES.contains(&m.class)) {
+        assert!(
+            desc.standard_params().iter().any(|p| m.applies(p)),
+            "{}: {} applies at no standard set",
+            desc.name,
+            m.id
+        );
+    }
+    for (i, params) in desc.standard_params().into_iter().enumerate() {
+        let report = run_mutants_at(desc, i, &params, true);
+        eprintln!("{report}");
+        assert!(report.killed >= if i == 0 { 10 } else { 1 }, "{report}");
+        // A survivor is either argued equivalent in the unit's kit or a stimulus gap.
+        let gaps: Vec<&str> = report.unexplained().map(|r| r.id.as_str()).collect();
+        assert!(
+            gaps.is_empty(),
+            "survivors {gaps:?} not explained: {report}"
+        );
+        if i == 0 {
+            assert!(report.kill_ratio() >= 0.95, "{report}");
         }
     }
 }
 
-/// The mutants of [`mutants_are_caught_at_every_standard_parameter_set`] at standard set
+/// The mutants of [`mutants_are_caught_at_every_standard_set`] at standard set
 /// `i` of `desc`, from one mutant-schema build or (`schema` off) each built alone.
 fn run_mutants_at(
     desc: &'static UnitDesc,
