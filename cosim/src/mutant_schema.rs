@@ -23,6 +23,9 @@
 //! as before. `wf_mutant` becomes the first port of the mutated module and, when the design's
 //! top is a wrapper around it, of the wrapper too, connected through.
 //!
+//! Not placed either: an expression site whose text is signed (`$signed`, `>>>`), since a
+//! conditional next to an unsigned variant would evaluate it unsigned.
+//!
 //! The harness sets the selector through the shim (`wf_set_mutant`), never through the
 //! unit's port table: it is not a port of the unit.
 
@@ -202,6 +205,15 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
         else {
             continue;
         };
+        // A conditional is signed only when both branches are: next to an unsigned variant
+        // (`x | 1'b1`) a signed original would be evaluated unsigned (a `>>>` becomes `>>`,
+        // a narrower value is zero-extended). Such a mutant is built alone. (The unit
+        // templates have no signed arithmetic; an `integer` operand is not detected here.)
+        if kind == SiteKind::Expr
+            && (original[s..e].contains("signed") || original[s..e].contains(">>>"))
+        {
+            continue;
+        }
         // The sites in use must nest or be disjoint (the rendering is a tree walk).
         let laminar = sites.iter().all(|x| {
             (x.start == s && x.end == e)
@@ -456,6 +468,23 @@ endmodule
         );
         // An expression switch keeps the original last.
         assert!(schema.text.contains(": (a + 4'd1))"), "{}", schema.text);
+    }
+
+    #[test]
+    fn a_signed_expression_is_left_to_a_build_of_its_own() {
+        let v = "module s (input wire signed [3:0] a, input wire [3:0] b, output wire [3:0] y,\n                 output wire [3:0] z);\n  assign y = $signed(a) >>> 1;\n  assign z = b + 1'b1;\nendmodule\n";
+        let mutants = generate(v);
+        let schema = build(v, "s", &mutants).unwrap();
+        for m in &mutants {
+            let signed_site = m.line == 3;
+            assert_eq!(
+                schema.selector_of(&m.id).is_none(),
+                signed_site,
+                "{}",
+                m.description
+            );
+        }
+        assert!(mutants.iter().any(|m| m.line == 3));
     }
 
     #[test]
