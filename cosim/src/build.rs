@@ -923,12 +923,12 @@ fn parse_ports_checked(header: &str, top: &str) -> Result<Vec<HeaderPort>, Cosim
     }
 }
 
-/// The RTL's ports in the unit's port-list order, checked for names, directions, widths.
 /// A mutant schema's selector input (driven by the shim, not a port of the unit).
 fn is_mutant_port(p: &HeaderPort) -> bool {
     p.name == shim::MUTANT_PORT && p.input && p.width == crate::mutant_schema::SELECTOR_BITS
 }
 
+/// The RTL's ports in the unit's port-list order, checked for names, directions, widths.
 fn match_ports(
     desc: &UnitDesc,
     params: &Params,

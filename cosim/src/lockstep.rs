@@ -578,7 +578,8 @@ impl Cosim {
     /// A fresh RTL instance of this design.
     pub fn rtl_model(&self, trace_capable: bool) -> Result<RtlModel, CosimError> {
         let mut rtl = RtlModel::new(&self.lib, trace_capable)?;
-        if self.mutant != 0 {
+        // Always on a schema's model: X initialisation may have left any value in it.
+        if self.lib.is_mutant_schema() {
             rtl.set_mutant(self.mutant)?;
         }
         Ok(rtl)

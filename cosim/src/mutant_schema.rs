@@ -7,21 +7,30 @@
 //! ("mutant schemata", Untch, Offutt and Harrold 1993) rewrites each mutated place of the
 //! text so that it reads the selector `wf_mutant`:
 //!
-//! - an expression (a right-hand side, a procedural `if` condition, a port connection of a
-//!   storage primitive) becomes `((wf_mutant == 16'dK) ? (mutant K's text) : ... :
-//!   (original))`;
-//! - a statement (an assignment, or two adjacent ones) becomes `begin if (wf_mutant ==
-//!   16'dK) begin <mutant K's statements> end else ... begin <original> end end`.
+//! - a procedural statement (an assignment, or the two a target swap touches) becomes
+//!   `begin if (wf_mutant == 16'dK) begin <mutant K's statements> end else ... begin
+//!   <original> end end`: each branch is a whole statement with its own width and sign
+//!   context;
+//! - a procedural `if` condition becomes `((wf_mutant == 16'dK) ? (|(mutant K's)) : ... :
+//!   (|(original)))`: each branch reduced to one bit, its operand self-determined as a
+//!   condition is;
+//! - a continuous assignment's right-hand side or a storage primitive's port connection
+//!   becomes `((wf_mutant == 16'dK) ? (mutant K's) : ... : (original))`, only for edits
+//!   that keep the expression's width and sign (a flipped comparison, a swapped operator,
+//!   a stuck bit, a RAM port edit): a conditional takes its widest branch, and an
+//!   off-by-one's unsized `2` would widen the original's evaluation.
 //!
 //! With `wf_mutant = K` the design computes exactly what mutant K's own text computes (the
-//! rest of the text is the original's; a conditional's branches are evaluated in the
-//! context of the whole expression, as the replaced expression was); with 0 it is the
-//! original. A mutant is placed at the smallest such site that contains its whole edit (the
-//! byte range where its text differs from the original); the sites used must nest or be
-//! disjoint. A mutant with no such site (an edit in a declaration, a generate condition,
-//! the left-hand side of an assignment...) is not in the schema and is built on its own,
-//! as before. `wf_mutant` becomes the first port of the mutated module and, when the design's
-//! top is a wrapper around it, of the wrapper too, connected through.
+//! rest of the text is the original's); with 0 it is the original. A mutant is placed at
+//! the smallest such site that contains its whole edit (the byte range where its text
+//! differs from the original); the sites used must nest or be disjoint. A mutant with no
+//! such site (an edit in a declaration, a generate condition, the left-hand side of a
+//! continuous assignment, a width-changing edit of a continuous one...) is not in the
+//! schema and is built on its own, as before. `wf_mutant` becomes the first port of the
+//! mutated module and, when the design's top is a wrapper with exactly one instance of it,
+//! of the wrapper too, connected through (otherwise no schema). A mutant that Verilator
+//! cannot build alone may build inside the schema: its outcome is then an observation
+//! the separate build could not make.
 //!
 //! Not placed either: an expression site whose text is signed (`$signed`, `>>>`), since a
 //! conditional next to an unsigned variant would evaluate it unsigned.
@@ -30,7 +39,9 @@
 //! unit's port table: it is not a port of the unit.
 
 use crate::build::RtlSource;
-use crate::mutants::{declares_module, lex, ram_ports, scan, skip_group, Kind, Mutant, Tok};
+use crate::mutants::{
+    declares_module, lex, ram_ports, scan, skip_group, Kind, Mutant, MutantClass, Tok,
+};
 
 /// The selector input's name (a port of the schema's modules, driven by the shim).
 pub const SELECTOR: &str = "wf_mutant";
@@ -55,8 +66,31 @@ impl Schema {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SiteKind {
+    /// A continuous assignment's right-hand side or a port connection: the conditional's
+    /// branches are evaluated in its width and sign context, so only edits that keep an
+    /// expression's width and sign go here ([`keeps_width`]).
     Expr,
+    /// A procedural `if` condition: each branch reduced to one bit (`|(e)`, its operand
+    /// self-determined, as a condition is), so any edit is exact.
+    Cond,
+    /// A procedural statement (one assignment, or two adjacent ones): each branch a whole
+    /// statement with its own context, so any edit is exact.
     Stmt,
+}
+
+/// Whether a mutant of `class` keeps the width and sign of the expression it edits
+/// (flipped comparisons and swapped operators give the same width; a stuck bit is
+/// `((e) >> 1) << 1` or `(e) | 1'b1`, and signed sites are refused; a RAM port's enable or
+/// address edit is assigned to the port either way). An off-by-one writes an unsized `2`
+/// (32 bits) and a kit's directed edit can be anything: those widen the conditional.
+fn keeps_width(class: MutantClass) -> bool {
+    matches!(
+        class,
+        MutantClass::CompareFlip
+            | MutantClass::MaskSwap
+            | MutantClass::StuckBit
+            | MutantClass::RamPort
+    )
 }
 
 /// A place of the original text that can be switched: a byte range and how.
@@ -139,11 +173,10 @@ fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
     let sites = scan(toks);
     let mut out = vec![];
     for a in &sites.assigns {
-        if a.op + 1 < a.semi {
-            out.push((toks[a.op + 1].start, toks[a.semi - 1].end, SiteKind::Expr));
-        }
         if procedural(a.lhs_first) {
             out.push((toks[a.lhs_first].start, toks[a.semi].end, SiteKind::Stmt));
+        } else if a.op + 1 < a.semi {
+            out.push((toks[a.op + 1].start, toks[a.semi - 1].end, SiteKind::Expr));
         }
     }
     for w in sites.assigns.windows(2) {
@@ -154,7 +187,7 @@ fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
     }
     for &(open, close) in &sites.ifs {
         if procedural(open) && close > open + 1 {
-            out.push((toks[open + 1].start, toks[close - 1].end, SiteKind::Expr));
+            out.push((toks[open + 1].start, toks[close - 1].end, SiteKind::Cond));
         }
     }
     for (_, (s, e), _, _) in ram_ports(toks, src) {
@@ -210,7 +243,9 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
         // a narrower value is zero-extended). Such a mutant is built alone. (The unit
         // templates have no signed arithmetic; an `integer` operand is not detected here.)
         if kind == SiteKind::Expr
-            && (original[s..e].contains("signed") || original[s..e].contains(">>>"))
+            && (!keeps_width(m.class)
+                || original[s..e].contains("signed")
+                || original[s..e].contains(">>>"))
         {
             continue;
         }
@@ -226,7 +261,11 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
             continue;
         }
         let grown = m.text.len() as isize - original.len() as isize;
-        let Some(text) = m.text.get(s..(e as isize + grown) as usize).map(one_line) else {
+        let Some(text) = m
+            .text
+            .get(s..(e as isize + grown) as usize)
+            .and_then(one_line)
+        else {
             continue;
         };
         match sites.iter_mut().find(|x| x.start == s && x.end == e) {
@@ -249,14 +288,21 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
     Some(Schema { text, members })
 }
 
-/// `text` on one line: `//` comments dropped, line breaks made spaces. A switch adds its
-/// variants on the line where the site starts, so every line of the original keeps its
-/// number (a `$stop` or a Verilator message names the line the user sees in the original).
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(|l| l.find("//").map_or(l, |c| &l[..c]))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// `text` on one line, its tokens joined by spaces (comments and attributes dropped by the
+/// lexer). A switch adds its variants on the line where the site starts, so every line of
+/// the original keeps its number (a `$stop` or a Verilator message names the line the user
+/// sees in the original). `None` for text with a string literal (the lexer drops strings).
+fn one_line(text: &str) -> Option<String> {
+    if text.contains('"') {
+        return None;
+    }
+    Some(
+        lex(text)
+            .iter()
+            .map(|t| t.text)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// The design `rtl` with file `file` (which declares `module`) replaced by the schema of
@@ -317,6 +363,14 @@ fn switch(site: &Site, original: &str) -> String {
             s.push_str(&format!("({original}))"));
             s
         }
+        SiteKind::Cond => {
+            let mut s = String::from("(");
+            for (k, text) in &site.variants {
+                s.push_str(&format!("({}) ? (|({text})) : ", sel(*k)));
+            }
+            s.push_str(&format!("(|({original})))"));
+            s
+        }
         SiteKind::Stmt => {
             let mut s = String::from("begin ");
             for (k, text) in &site.variants {
@@ -361,9 +415,14 @@ fn add_selector_port(text: &str, module: &str) -> Option<String> {
 pub fn connect_through(text: &str, top: &str, module: &str) -> Option<String> {
     let mut out = add_selector_port(text, top)?;
     let toks = lex(&out);
-    // Each instance `module [#(...)] name (`: insert after its `(`, last first.
+    // `top`'s body: from its `module` to the next `endmodule`.
+    let first = toks
+        .windows(2)
+        .position(|w| w[0].text == "module" && w[1].text == top)?;
+    let last = (first..toks.len()).find(|&i| toks[i].text == "endmodule")?;
+    // The instance `module [#(...)] name (`: insert after its `(`.
     let mut at = vec![];
-    for (i, t) in toks.iter().enumerate() {
+    for (i, t) in toks.iter().enumerate().take(last).skip(first + 2) {
         if t.kind != Kind::Ident || t.text != module {
             continue;
         }
@@ -378,7 +437,9 @@ pub fn connect_through(text: &str, top: &str, module: &str) -> Option<String> {
             at.push((toks[j + 1].end, empty));
         }
     }
-    if at.is_empty() {
+    // Exactly one recognised instance (an instance array or a second instance would be
+    // left unconnected, its selector reading 0: every mutant the original).
+    if at.len() != 1 {
         return None;
     }
     for (pos, empty) in at.into_iter().rev() {
@@ -416,22 +477,25 @@ endmodule
 "#;
 
     #[test]
-    fn every_mutant_outside_declarations_and_generate_conditions_is_placed() {
+    fn every_mutant_that_can_be_switched_exactly_is_placed() {
         let mutants = generate(V);
         let schema = build(V, "m", &mutants).expect("a schema");
-        // The generate condition's mutants (flipped, inverted) are the ones left out.
+        // Left out: the generate condition's mutants (flipped, inverted) and the off-by-one
+        // of the continuous `wire w = a + 4'd1` (its unsized `2` would widen the original).
         let left_out: Vec<&str> = mutants
             .iter()
             .filter(|m| schema.selector_of(&m.id).is_none())
             .map(|m| m.description.as_str())
             .collect();
-        let generate_if: Vec<&str> = mutants
+        let expected: Vec<&str> = mutants
             .iter()
-            .filter(|m| !m.text.contains("if (W > 1)"))
+            .filter(|m| {
+                !m.text.contains("if (W > 1)") || m.description.contains("`+ 4'd1` → `+ 2`")
+            })
             .map(|m| m.description.as_str())
             .collect();
-        assert_eq!(left_out, generate_if);
-        assert_eq!(generate_if.len(), 2, "{generate_if:?}");
+        assert_eq!(left_out, expected);
+        assert_eq!(expected.len(), 3, "{expected:?}");
         let values: Vec<u32> = schema.members.iter().map(|&(_, k)| k).collect();
         assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>());
         assert!(schema.text.contains(
@@ -461,7 +525,11 @@ endmodule
         let reset = &reset[..reset
             .find("end else begin\n      if")
             .unwrap_or(reset.len())];
-        assert!(reset.contains("/* reset of q dropped */"), "{reset}");
+        // A dropped reset is an empty block (the comment goes with the line break).
+        assert!(
+            reset.contains("begin begin end end else begin q <= 4'd0; end"),
+            "{reset}"
+        );
         assert!(
             reset.matches("begin if (wf_mutant == ").count() >= 2,
             "{reset}"
@@ -476,10 +544,11 @@ endmodule
         let mutants = generate(v);
         let schema = build(v, "s", &mutants).unwrap();
         for m in &mutants {
-            let signed_site = m.line == 3;
+            // The signed site's, and an off-by-one of a continuous assignment (it widens).
+            let built_alone = m.line == 3 || m.class == MutantClass::OffByOne;
             assert_eq!(
                 schema.selector_of(&m.id).is_none(),
-                signed_site,
+                built_alone,
                 "{}",
                 m.description
             );

@@ -613,7 +613,9 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
                 &[(
                     toks[a.lhs_first].start,
                     toks[a.semi].end,
-                    format!("/* reset of {lhs} dropped */"),
+                    // An empty block, not nothing: in an unbraced `if (!rst_n) x <= 0;` the
+                    // branch keeps a statement (the next one does not move under the `if`).
+                    format!("begin /* reset of {lhs} dropped */ end"),
                 )],
             );
         }
@@ -1008,10 +1010,12 @@ impl fmt::Display for MutantReport {
             )?;
         }
         if let Some(e) = &self.schema_error {
-            let first = e.lines().find(|l| l.contains("%Error")).unwrap_or("");
+            let first = (e.lines().find(|l| l.contains("%Error")))
+                .or_else(|| e.lines().find(|l| !l.trim().is_empty()))
+                .unwrap_or("");
             writeln!(
                 f,
-                "  the mutant schema did not build (each mutant was built alone) {first}"
+                "  the mutant schema did not build (each mutant was built alone): {first}"
             )?;
         }
         for r in &self.results {
@@ -1138,9 +1142,11 @@ where
         let mut built = None;
         if let Some((src, sch)) = &schema {
             if let Some(k) = sch.selector_of(&m.id) {
-                match Cosim::new(desc, params.clone(), src.clone(), &opts.build) {
+                match Cosim::new(desc, params.clone(), src.clone(), &opts.build)
+                    .and_then(|c| c.with_mutant(k))
+                {
                     Ok(c) => {
-                        built = Some(c.with_mutant(k));
+                        built = Some(Ok(c));
                         from_schema = true;
                     }
                     Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => {

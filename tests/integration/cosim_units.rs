@@ -271,7 +271,7 @@ fn the_mutant_schema_gives_every_mutant_the_outcome_of_its_own_build() {
             let alone = run_mutants_at(desc, i, &params, false);
             // A mutant Verilator cannot build alone is no evidence either way (at `slp_perm`
             // S=4 an off-by-one part-select `m[LW-2:1]` = `m[0:1]` stops Verilator 5.006 with
-            // an internal error alone, and builds inside the schema's conditional).
+            // an internal error, alone and inside the schema).
             let built_alone = |id: &str| {
                 alone.results.iter().any(|r| {
                     r.id == id && !matches!(r.outcome, mutants::MutantOutcome::NotBuilt { .. })
@@ -293,7 +293,13 @@ fn the_mutant_schema_gives_every_mutant_the_outcome_of_its_own_build() {
                 schema.results.len(),
                 outcomes(&schema).len()
             );
-            assert!(schema.schema_error.is_none(), "{schema}");
+            // The schema builds unless one of its mutants does not build alone (then every
+            // mutant was built alone, and the outcomes above are those builds').
+            let some_not_built = alone
+                .results
+                .iter()
+                .any(|r| matches!(r.outcome, mutants::MutantOutcome::NotBuilt { .. }));
+            assert!(schema.schema_error.is_none() || some_not_built, "{schema}");
         }
     }
 }
