@@ -125,7 +125,7 @@ static SPE_MUTANTS: [DirectedMutant; 9] = [
     DirectedMutant {
         description: "off by one at full: a push that exactly fills the stack overflows",
         from: "(sp_div > {1'b0, SP_FULL});  // the push is dropped",
-        to: "(sp_div >= {1'b0, SP_FULL});",
+        to: "(sp_div >= {1'b0, SP_FULL});  // the push is dropped",
         only_if: None,
     },
     DirectedMutant {
@@ -157,7 +157,7 @@ static DPE_MUTANTS: [DirectedMutant; 9] = [
     DirectedMutant {
         description: "off by one at full: the push into the last free entry overflows",
         from: "(sp == SP_FULL);  // the push is dropped",
-        to: "(sp == SP_FULL - 1'b1);",
+        to: "(sp == SP_FULL - 1'b1);  // the push is dropped",
         only_if: None,
     },
     DirectedMutant {

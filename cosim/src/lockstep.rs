@@ -416,7 +416,9 @@ pub const VCD_WINDOW: u64 = 32;
 /// Cycles of inputs in the divergence report.
 pub const HISTORY: u64 = 16;
 
-/// A built RTL design bound to a unit description and parameters: runs lockstep.
+/// A built RTL design bound to a unit description and parameters: runs lockstep. A clone
+/// shares the loaded model (each run creates its own instances).
+#[derive(Clone)]
 pub struct Cosim {
     desc: &'static UnitDesc,
     params: Params,
@@ -541,16 +543,9 @@ impl Cosim {
     /// Run mutant `k` of a mutant schema's model (`mutant_schema`): every RTL instance
     /// is created with it switched on. An error when the model is not a schema's.
     pub fn with_mutant(mut self, k: u32) -> Result<Self, CosimError> {
-        if self.lib.is_mutant_schema() {
-            self.mutant = k;
-            Ok(self)
-        } else {
-            Err(CosimError::Load(format!(
-                "{}: not a mutant schema's model (no `{}` input)",
-                self.lib.path().display(),
-                crate::mutant_schema::SELECTOR
-            )))
-        }
+        self.lib.require_mutant_schema()?;
+        self.mutant = k;
+        Ok(self)
     }
 
     /// [`Pipelining::Auto`]'s choice (`true`: two threads), once a run long enough to time

@@ -14,34 +14,33 @@
 //! - a procedural `if` condition becomes `((wf_mutant == 16'dK) ? (|(mutant K's)) : ... :
 //!   (|(original)))`: each branch reduced to one bit, its operand self-determined as a
 //!   condition is;
-//! - a continuous assignment's right-hand side or a storage primitive's port connection
-//!   becomes `((wf_mutant == 16'dK) ? (mutant K's) : ... : (original))`, only for edits
-//!   that keep the expression's width and sign (a flipped comparison, a swapped operator,
-//!   a stuck bit, a RAM port edit): a conditional takes its widest branch, and an
-//!   off-by-one's unsized `2` would widen the original's evaluation.
+//! - a continuous assignment's right-hand side, or a storage primitive's port connection,
+//!   becomes `((wf_mutant == 16'dK) ? ($bits(T))'(mutant K's) : ... : ($bits(T))'(original))`,
+//!   `T` what it drives (the net, or `instance.port`): a size cast returns what a target of
+//!   that width would hold after the assignment (the operand evaluated in the wider of the
+//!   two widths, as the assignment evaluates it), so each branch keeps its own width and
+//!   sign context and any edit is exact, an off-by-one's unsized `2` or a signed operand
+//!   included. (Without the casts the conditional would evaluate both branches in its
+//!   widest one's width and in unsigned unless both are signed, so `(a + 1'b1) >> 1` next
+//!   to a 32-bit `a + 2` would keep its carry.)
 //!
 //! With `wf_mutant = K` the design computes exactly what mutant K's own text computes (the
 //! rest of the text is the original's); with 0 it is the original. A mutant is placed at
 //! the smallest such site that contains its whole edit (the byte range where its text
 //! differs from the original); the sites used must nest or be disjoint. A mutant with no
 //! such site (an edit in a declaration, a generate condition, the left-hand side of a
-//! continuous assignment, a width-changing edit of a continuous one...) is not in the
+//! continuous assignment...) is not in the
 //! schema and is built on its own, as before. `wf_mutant` becomes the first port of the
 //! mutated module and, when the design's top is a wrapper with exactly one instance of it,
 //! of the wrapper too, connected through (otherwise no schema). A mutant that Verilator
 //! cannot build alone may build inside the schema: its outcome is then an observation
 //! the separate build could not make.
 //!
-//! Not placed either: an expression site whose text is signed (`$signed`, `>>>`), since a
-//! conditional next to an unsigned variant would evaluate it unsigned.
-//!
 //! The harness sets the selector through the shim (`wf_set_mutant`), never through the
 //! unit's port table: it is not a port of the unit.
 
 use crate::build::RtlSource;
-use crate::mutants::{
-    declares_module, lex, ram_ports, scan, skip_group, Kind, Mutant, MutantClass, Tok,
-};
+use crate::mutants::{declares_module, lex, ram_ports, scan, skip_group, Kind, Mutant, Tok};
 
 /// The selector input's name (a port of the schema's modules, driven by the shim).
 pub const SELECTOR: &str = "wf_mutant";
@@ -55,42 +54,39 @@ pub struct Schema {
     pub text: String,
     /// `(mutant id, selector value)` of each mutant in the schema.
     pub members: Vec<(String, u32)>,
+    /// The line (1-based) where each member's variant is written, in `members`' order.
+    pub lines: Vec<usize>,
 }
 
 impl Schema {
+    /// The members written on any of `lines` (a build error names the line of the variant
+    /// that caused it).
+    pub fn members_on<'a>(&'a self, lines: &'a [usize]) -> impl Iterator<Item = &'a str> + 'a {
+        self.members
+            .iter()
+            .zip(&self.lines)
+            .filter(|(_, l)| lines.contains(l))
+            .map(|((id, _), _)| id.as_str())
+    }
+
     /// The selector value of mutant `id`, if it is in the schema.
     pub fn selector_of(&self, id: &str) -> Option<u32> {
         self.members.iter().find(|(m, _)| m == id).map(|&(_, k)| k)
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum SiteKind {
-    /// A continuous assignment's right-hand side or a port connection: the conditional's
-    /// branches are evaluated in its width and sign context, so only edits that keep an
-    /// expression's width and sign go here ([`keeps_width`]).
-    Expr,
+    /// A continuous assignment's right-hand side or a port connection; the text (one line)
+    /// of what it drives, the net or `instance.port`. Each branch is cast to its width
+    /// (`($bits(target))'(e)`), so any edit is exact.
+    Assign(String),
     /// A procedural `if` condition: each branch reduced to one bit (`|(e)`, its operand
     /// self-determined, as a condition is), so any edit is exact.
     Cond,
     /// A procedural statement (one assignment, or two adjacent ones): each branch a whole
     /// statement with its own context, so any edit is exact.
     Stmt,
-}
-
-/// Whether a mutant of `class` keeps the width and sign of the expression it edits
-/// (flipped comparisons and swapped operators give the same width; a stuck bit is
-/// `((e) >> 1) << 1` or `(e) | 1'b1`, and signed sites are refused; a RAM port's enable or
-/// address edit is assigned to the port either way). An off-by-one writes an unsized `2`
-/// (32 bits) and a kit's directed edit can be anything: those widen the conditional.
-fn keeps_width(class: MutantClass) -> bool {
-    matches!(
-        class,
-        MutantClass::CompareFlip
-            | MutantClass::MaskSwap
-            | MutantClass::StuckBit
-            | MutantClass::RamPort
-    )
 }
 
 /// A place of the original text that can be switched: a byte range and how.
@@ -166,6 +162,20 @@ fn procedural_regions(toks: &[Tok]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The target of a continuous assignment whose statement tokens run from `first` to `op`
+/// (the `=`): the tokens after the last `assign` (a generate block's label may come before
+/// it; a net declaration's initialiser has only the declared name), on one line. `None`
+/// when the target is not a plain net, part-select or concatenation.
+fn continuous_target(src: &str, toks: &[Tok], first: usize, op: usize) -> Option<String> {
+    let from = (first..op)
+        .rev()
+        .find(|&i| toks[i].text == "assign")
+        .map_or(first, |i| i + 1);
+    let target = toks.get(from..op).filter(|t| !t.is_empty())?;
+    let plain = target[0].kind == Kind::Ident || target[0].text == "{";
+    plain.then(|| one_line(&src[target[0].start..target[target.len() - 1].end]))?
+}
+
 /// Every switchable range of `src`: (start byte, end byte, kind).
 fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
     let regions = procedural_regions(toks);
@@ -176,7 +186,10 @@ fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
         if procedural(a.lhs_first) {
             out.push((toks[a.lhs_first].start, toks[a.semi].end, SiteKind::Stmt));
         } else if a.op + 1 < a.semi {
-            out.push((toks[a.op + 1].start, toks[a.semi - 1].end, SiteKind::Expr));
+            if let Some(target) = continuous_target(src, toks, a.lhs_first, a.op) {
+                let rhs = (toks[a.op + 1].start, toks[a.semi - 1].end);
+                out.push((rhs.0, rhs.1, SiteKind::Assign(target)));
+            }
         }
     }
     for w in sites.assigns.windows(2) {
@@ -190,11 +203,12 @@ fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
             out.push((toks[open + 1].start, toks[close - 1].end, SiteKind::Cond));
         }
     }
-    for (_, (s, e), _, _) in ram_ports(toks, src) {
-        out.push((s, e, SiteKind::Expr));
+    for c in ram_ports(toks, src) {
+        let target = format!("{}.{}", c.instance, c.port);
+        out.push((c.span.0, c.span.1, SiteKind::Assign(target)));
     }
     out.sort_by_key(|&(s, e, _)| (s, std::cmp::Reverse(e)));
-    out.dedup_by_key(|&mut (s, e, _)| (s, e));
+    out.dedup_by_key(|(s, e, _)| (*s, *e));
     out
 }
 
@@ -222,6 +236,7 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
     let candidates = candidate_sites(original, &toks);
     let mut sites: Vec<Site> = vec![];
     let mut members = vec![];
+    let mut lines = vec![];
     for m in mutants {
         let Ok(k) = u32::try_from(members.len() + 1) else {
             break;
@@ -231,24 +246,14 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
         }
         let (a, b, _) = edit_range(original, &m.text);
         // The smallest candidate containing the edit.
-        let Some(&(s, e, kind)) = candidates
+        let Some((s, e, kind)) = candidates
             .iter()
             .filter(|&&(s, e, _)| s <= a && b <= e)
             .min_by_key(|&&(s, e, _)| e - s)
+            .cloned()
         else {
             continue;
         };
-        // A conditional is signed only when both branches are: next to an unsigned variant
-        // (`x | 1'b1`) a signed original would be evaluated unsigned (a `>>>` becomes `>>`,
-        // a narrower value is zero-extended). Such a mutant is built alone. (The unit
-        // templates have no signed arithmetic; an `integer` operand is not detected here.)
-        if kind == SiteKind::Expr
-            && (!keeps_width(m.class)
-                || original[s..e].contains("signed")
-                || original[s..e].contains(">>>"))
-        {
-            continue;
-        }
         // The sites in use must nest or be disjoint (the rendering is a tree walk).
         let laminar = sites.iter().all(|x| {
             (x.start == s && x.end == e)
@@ -278,6 +283,7 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
             }),
         }
         members.push((m.id.clone(), k));
+        lines.push(1 + original[..s].matches('\n').count());
     }
     if members.is_empty() {
         return None;
@@ -285,7 +291,11 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
     sites.sort_by_key(|x| (x.start, std::cmp::Reverse(x.end)));
     let body = render(original, 0, original.len(), &sites);
     let text = add_selector_port(&body, module)?;
-    Some(Schema { text, members })
+    Some(Schema {
+        text,
+        members,
+        lines,
+    })
 }
 
 /// `text` on one line, its tokens joined by spaces (comments and attributes dropped by the
@@ -354,13 +364,14 @@ fn render(src: &str, lo: usize, hi: usize, sites: &[Site]) -> String {
 
 fn switch(site: &Site, original: &str) -> String {
     let sel = |k: u32| format!("{SELECTOR} == {SELECTOR_BITS}'d{k}");
-    match site.kind {
-        SiteKind::Expr => {
+    match &site.kind {
+        SiteKind::Assign(target) => {
+            let cast = |e: &str| format!("($bits({target}))'({e})");
             let mut s = String::from("(");
             for (k, text) in &site.variants {
-                s.push_str(&format!("({}) ? ({text}) : ", sel(*k)));
+                s.push_str(&format!("({}) ? {} : ", sel(*k), cast(text)));
             }
-            s.push_str(&format!("({original}))"));
+            s.push_str(&format!("{})", cast(original)));
             s
         }
         SiteKind::Cond => {
@@ -452,7 +463,7 @@ pub fn connect_through(text: &str, top: &str, module: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutants::generate;
+    use crate::mutants::{generate, MutantClass};
 
     const V: &str = r#"
 module m #(parameter integer W = 4) (input wire clk, input wire rst_n, input wire [3:0] a,
@@ -480,8 +491,8 @@ endmodule
     fn every_mutant_that_can_be_switched_exactly_is_placed() {
         let mutants = generate(V);
         let schema = build(V, "m", &mutants).expect("a schema");
-        // Left out: the generate condition's mutants (flipped, inverted) and the off-by-one
-        // of the continuous `wire w = a + 4'd1` (its unsized `2` would widen the original).
+        // Left out: the generate condition's mutants (flipped, inverted). The off-by-one of
+        // the continuous `wire w = a + 4'd1` is in (its branches cast to `w`'s width).
         let left_out: Vec<&str> = mutants
             .iter()
             .filter(|m| schema.selector_of(&m.id).is_none())
@@ -489,13 +500,15 @@ endmodule
             .collect();
         let expected: Vec<&str> = mutants
             .iter()
-            .filter(|m| {
-                !m.text.contains("if (W > 1)") || m.description.contains("`+ 4'd1` → `+ 2`")
-            })
+            .filter(|m| !m.text.contains("if (W > 1)"))
             .map(|m| m.description.as_str())
             .collect();
         assert_eq!(left_out, expected);
-        assert_eq!(expected.len(), 3, "{expected:?}");
+        assert_eq!(expected.len(), 2, "{expected:?}");
+        assert!(mutants
+            .iter()
+            .any(|m| m.description.contains("`+ 4'd1` → `+ 2`")
+                && schema.selector_of(&m.id).is_some()));
         let values: Vec<u32> = schema.members.iter().map(|&(_, k)| k).collect();
         assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>());
         assert!(schema.text.contains(
@@ -534,26 +547,54 @@ endmodule
             reset.matches("begin if (wf_mutant == ").count() >= 2,
             "{reset}"
         );
-        // An expression switch keeps the original last.
-        assert!(schema.text.contains(": (a + 4'd1))"), "{}", schema.text);
+        // A continuous assignment's switch casts every branch to its target's width and
+        // keeps the original last.
+        assert!(
+            schema.text.contains(": ($bits(w))'(a + 4'd1))"),
+            "{}",
+            schema.text
+        );
     }
 
     #[test]
-    fn a_signed_expression_is_left_to_a_build_of_its_own() {
-        let v = "module s (input wire signed [3:0] a, input wire [3:0] b, output wire [3:0] y,\n                 output wire [3:0] z);\n  assign y = $signed(a) >>> 1;\n  assign z = b + 1'b1;\nendmodule\n";
+    fn continuous_assignments_switch_cast_to_their_target() {
+        let v = "module s (input wire signed [3:0] a, input wire [3:0] b, output wire [3:0] y,\n                 output wire [3:0] z, output wire [7:0] c);\n  assign y = $signed(a) >>> 1;\n  assign z = b + 1'b1;\n  genvar i;\n  generate for (i = 0; i < 2; i = i + 1) begin : g\n    assign c[i*4 +: 4] = b | 4'd1;\n  end endgenerate\nendmodule\n";
         let mutants = generate(v);
         let schema = build(v, "s", &mutants).unwrap();
+        // Every mutant is in, the signed site's and the off-by-one's too: cast to the
+        // target's width, each branch is evaluated as its own assignment would be.
         for m in &mutants {
-            // The signed site's, and an off-by-one of a continuous assignment (it widens).
-            let built_alone = m.line == 3 || m.class == MutantClass::OffByOne;
-            assert_eq!(
-                schema.selector_of(&m.id).is_none(),
-                built_alone,
-                "{}",
-                m.description
-            );
+            assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
         }
         assert!(mutants.iter().any(|m| m.line == 3));
+        assert!(mutants.iter().any(|m| m.class == MutantClass::OffByOne));
+        assert!(schema.text.contains("($bits(y))'($signed(a) >>> 1))"));
+        // In a generate block the target is what follows `assign`, not the block's label.
+        assert!(
+            schema
+                .text
+                .contains("($bits(c [ i * 4 +: 4 ]))'(b | 4'd1))"),
+            "{}",
+            schema.text
+        );
+    }
+
+    #[test]
+    fn a_storage_port_connection_switch_casts_to_the_port() {
+        let v = "module s (input wire clk, input wire [2:0] a, output wire [7:0] q);\n  wf_ram_dp #(.ADDR_W(3), .DATA_W(8)) u_ram (\n    .clk(clk), .wr_en(1'b1), .wr_addr(a), .wr_data(8'd5),\n    .rd_en(1'b1), .rd_addr(a - 1'b1), .rd_data(q));\nendmodule\n";
+        let mutants = generate(v);
+        let schema = build(v, "s", &mutants).unwrap();
+        // The address edits and the off-by-one of `a - 1'b1` (an unsized `2`) are all in.
+        for m in &mutants {
+            assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
+        }
+        assert!(mutants.iter().any(|m| m.class == MutantClass::OffByOne));
+        assert!(mutants.iter().any(|m| m.class == MutantClass::RamPort));
+        assert!(
+            schema.text.contains(": ($bits(u_ram.rd_addr))'(a - 1'b1))"),
+            "{}",
+            schema.text
+        );
     }
 
     #[test]

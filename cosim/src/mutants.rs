@@ -653,8 +653,14 @@ pub fn generate(verilog: &str) -> Vec<Mutant> {
             ],
         );
     }
-    for (port, expr, line, rd_reg) in ram_ports(&toks, verilog) {
-        let (s, e) = expr;
+    for RamConnection {
+        port,
+        span: (s, e),
+        line,
+        rd_reg,
+        ..
+    } in ram_ports(&toks, verilog)
+    {
         let text = &verilog[s..e];
         // The read enable only qualifies the range check of an asynchronous read.
         let only_if = match (port, rd_reg) {
@@ -709,12 +715,19 @@ pub(crate) enum RdReg<'a> {
     Param(&'a str),
 }
 
-/// The connections `.port (expr)` of every [`RAM_MODULE`] instance: (port name, byte span
-/// of `expr`, line, the instance's read mode).
-pub(crate) fn ram_ports<'a>(
-    toks: &[Tok<'a>],
-    src: &str,
-) -> Vec<(&'a str, (usize, usize), usize, RdReg<'a>)> {
+/// A connection `.port (expr)` of a [`RAM_MODULE`] instance.
+pub(crate) struct RamConnection<'a> {
+    pub(crate) instance: &'a str,
+    pub(crate) port: &'a str,
+    /// The byte span of `expr`.
+    pub(crate) span: (usize, usize),
+    pub(crate) line: usize,
+    /// The instance's read mode.
+    pub(crate) rd_reg: RdReg<'a>,
+}
+
+/// The port connections of every [`RAM_MODULE`] instance.
+pub(crate) fn ram_ports<'a>(toks: &[Tok<'a>], src: &str) -> Vec<RamConnection<'a>> {
     let mut out = vec![];
     let mut i = 0;
     while i < toks.len() {
@@ -739,6 +752,7 @@ pub(crate) fn ram_ports<'a>(
             }
             j = close + 1;
         }
+        let instance = toks.get(j).map_or("", |t| t.text);
         j += 1; // past the instance name
         if toks.get(j).is_none_or(|t| t.text != "(") {
             i += 1;
@@ -752,7 +766,13 @@ pub(crate) fn ram_ports<'a>(
                 if close > k + 3 {
                     let span = (toks[k + 3].start, toks[close - 1].end);
                     debug_assert!(span.1 <= src.len());
-                    out.push((toks[k + 1].text, span, toks[k + 1].line, rd_reg));
+                    out.push(RamConnection {
+                        instance,
+                        port: toks[k + 1].text,
+                        span,
+                        line: toks[k + 1].line,
+                        rd_reg,
+                    });
                 }
                 k = close + 1;
             } else {
@@ -939,6 +959,9 @@ pub struct MutantReport {
     /// Why the mutant schema was not used, when it was tried and failed to build (its
     /// mutants were then built one by one).
     pub schema_error: Option<String>,
+    /// The error of a first schema build that failed when a second one, without the
+    /// mutants on the lines the error names, built (those mutants were built alone).
+    pub schema_retry: Option<String>,
 }
 
 impl MutantReport {
@@ -1009,13 +1032,24 @@ impl fmt::Display for MutantReport {
                 self.results.len() - from_schema
             )?;
         }
-        if let Some(e) = &self.schema_error {
-            let first = (e.lines().find(|l| l.contains("%Error")))
+        let first_error = |e: &'_ str| {
+            (e.lines().find(|l| l.contains("%Error")))
                 .or_else(|| e.lines().find(|l| !l.trim().is_empty()))
-                .unwrap_or("");
+                .unwrap_or("")
+                .to_string()
+        };
+        if let Some(e) = &self.schema_error {
             writeln!(
                 f,
-                "  the mutant schema did not build (each mutant was built alone): {first}"
+                "  the mutant schema did not build (each mutant was built alone): {}",
+                first_error(e)
+            )?;
+        }
+        if let Some(e) = &self.schema_retry {
+            writeln!(
+                f,
+                "  the mutant schema built without the mutants on the lines its first build's errors name (built alone): {}",
+                first_error(e)
             )?;
         }
         for r in &self.results {
@@ -1037,9 +1071,15 @@ impl fmt::Display for MutantReport {
                     format!("not built (excluded) {first}")
                 }
             };
+            // Which mutants the schema could not place, when there was one.
+            let alone = if from_schema > 0 && !r.from_schema {
+                "built alone, "
+            } else {
+                ""
+            };
             writeln!(
                 f,
-                "  {} {:?} {}: {o} [{:.2} s]",
+                "  {} {:?} {}: {o} [{alone}{:.2} s]",
                 r.id,
                 r.class,
                 r.description,
@@ -1128,36 +1168,23 @@ where
         not_built: 0,
         results: vec![],
         schema_error: None,
+        schema_retry: None,
     };
-    let mut schema = opts
-        .schema
-        .then(|| crate::mutant_schema::source(desc.name, rtl, file, &chosen))
-        .flatten();
+    let schema = if opts.schema {
+        schema_model(desc, params, rtl, file, &chosen, opts, &mut report)?
+    } else {
+        None
+    };
     for m in chosen {
         let t0 = Instant::now();
         let equivalent =
             KnownEquivalent::of(desc, &rtl.files[file].1, &m, params).map(|e| e.reason);
-        // From the schema's build (one build for all its members, cached), else alone.
-        let mut from_schema = false;
-        let mut built = None;
-        if let Some((src, sch)) = &schema {
-            if let Some(k) = sch.selector_of(&m.id) {
-                match Cosim::new(desc, params.clone(), src.clone(), &opts.build)
-                    .and_then(|c| c.with_mutant(k))
-                {
-                    Ok(c) => {
-                        built = Some(Ok(c));
-                        from_schema = true;
-                    }
-                    Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => {
-                        report.schema_error = Some(e.to_string());
-                        schema = None;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        let built = built.unwrap_or_else(|| {
+        // From the schema's build, else alone.
+        let member = schema
+            .as_ref()
+            .and_then(|(c, sch)| Some(c.clone().with_mutant(sch.selector_of(&m.id)?)));
+        let from_schema = member.is_some();
+        let built = member.unwrap_or_else(|| {
             let src = rtl.with_file_text(file, m.text.clone());
             Cosim::new(desc, params.clone(), src, &opts.build)
         });
@@ -1202,6 +1229,70 @@ where
         });
     }
     Ok(report)
+}
+
+/// The mutant schema of `chosen` built (one build for all its members, cached; each member
+/// runs on a clone with its selector value), or `None` when no mutant can be placed or the
+/// schema does not build (`report.schema_error` says why; every mutant is then built alone).
+/// When the build fails, the members written on the lines its errors name are left out
+/// and the schema is built once more: a mutant Verilator cannot compile (an internal error,
+/// an illegal zero replication) is then the only one built alone.
+fn schema_model(
+    desc: &'static UnitDesc,
+    params: &Params,
+    rtl: &RtlSource,
+    file: usize,
+    chosen: &[Mutant],
+    opts: &MutantOptions,
+    report: &mut MutantReport,
+) -> Result<Option<(Cosim, crate::mutant_schema::Schema)>, CosimError> {
+    let mut members: Vec<&Mutant> = chosen.iter().collect();
+    for attempt in 0..2 {
+        let subset: Vec<Mutant> = members.iter().map(|&m| m.clone()).collect();
+        let Some((src, schema)) = crate::mutant_schema::source(desc.name, rtl, file, &subset)
+        else {
+            return Ok(None);
+        };
+        let error = match Cosim::new(desc, params.clone(), src, &opts.build)
+            .and_then(|c| c.with_mutant(0))
+        {
+            Ok(c) => {
+                // A build after a failed one: its error now explains the left-out members.
+                report.schema_retry = report.schema_error.take();
+                return Ok(Some((c, schema)));
+            }
+            Err(e @ (CosimError::Build { .. } | CosimError::Load(_))) => e.to_string(),
+            Err(e) => return Err(e),
+        };
+        let lines = error_lines(&error, &rtl.files[file].0);
+        let culprits: Vec<&str> = schema.members_on(&lines).collect();
+        report.schema_error = Some(error);
+        if attempt > 0 || culprits.is_empty() {
+            break;
+        }
+        members.retain(|m| !culprits.contains(&m.id.as_str()));
+    }
+    Ok(None)
+}
+
+/// The lines of file `name` that Verilator's `%Error` messages in `log` name
+/// (`%Error: name:68:202: ...`, `%Error: Internal Error: name:55:38: ...`).
+fn error_lines(log: &str, name: &str) -> Vec<usize> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let pattern = format!("{base}:");
+    let mut out = vec![];
+    for l in log.lines().filter(|l| l.contains("%Error")) {
+        for (at, _) in l.match_indices(&pattern) {
+            let digits: String = l[at + pattern.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(n) = digits.parse() {
+                out.push(n);
+            }
+        }
+    }
+    out
 }
 
 /// Whether `text` declares module `top`.

@@ -183,6 +183,22 @@ impl RtlLibrary {
         self.fns.set_mutant.is_some()
     }
 
+    /// An error naming the model unless it is a mutant schema's.
+    pub fn require_mutant_schema(&self) -> Result<(), CosimError> {
+        self.mutant_setter().map(|_| ())
+    }
+
+    /// The shim's `wf_set_mutant`, or an error naming the model.
+    fn mutant_setter(&self) -> Result<MutantFn, CosimError> {
+        self.fns.set_mutant.ok_or_else(|| {
+            CosimError::Load(format!(
+                "{}: not a mutant schema's model (no `{}` input)",
+                self.path.display(),
+                crate::mutant_schema::SELECTOR
+            ))
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -695,13 +711,7 @@ impl RtlModel {
     /// Switch on mutant `k` of a mutant schema's model (0: the original design), before the
     /// first cycle. An error for a model that is not a schema.
     pub fn set_mutant(&mut self, k: u32) -> Result<(), CosimError> {
-        let Some(f) = self.fns.set_mutant else {
-            return Err(CosimError::Load(format!(
-                "{}: not a mutant schema's model (no `{}` input)",
-                self.lib.path.display(),
-                crate::mutant_schema::SELECTOR
-            )));
-        };
+        let f = self.lib.mutant_setter()?;
         // SAFETY: valid handle; the shim only stores the value into the input.
         unsafe { f(self.handle, k) };
         self.settled = false;
