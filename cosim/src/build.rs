@@ -70,6 +70,14 @@ const CXX_COMMON: &[&str] = &[
     "-DVL_USER_FATAL",
 ];
 
+/// The runtime's `VL_PRINTF` (Verilator's hook for everything a model prints: `$display`,
+/// `$write`, its own messages), defined by every model's shim: the text printed before a
+/// `$stop` or fatal error goes into that error's message instead of stdout, unattributed
+/// (see `shim.rs`).
+const PRINTF_HOOK: &str = "wf_vl_printf";
+/// Declares [`PRINTF_HOOK`] for the runtime's sources (`-include`d).
+const PRINTF_HEADER: &str = "extern \"C\" int wf_vl_printf(const char* fmt, ...);\n";
+
 /// The Verilator headers every model includes, precompiled once next to the runtime
 /// archive (one per optimisation level): this halves a model's compile time, which is
 /// otherwise dominated by parsing verilated.h. GCC falls back to the plain header (next to
@@ -423,7 +431,8 @@ pub fn runtime_archive(tc: &Toolchain, opts: &BuildOptions) -> Result<PathBuf, C
     h.field(&tc.version)
         .field(&opts.cxx)
         .field(&opts.opt_fast)
-        .field(PCH_TEXT);
+        .field(PCH_TEXT)
+        .field(PRINTF_HEADER);
     for o in pch_opts(opts) {
         h.field(o);
     }
@@ -447,7 +456,9 @@ pub fn runtime_archive(tc: &Toolchain, opts: &BuildOptions) -> Result<PathBuf, C
     }
     let tmp = temp_dir_for(&dir)?;
     let inc = tc.include_dir();
+    let printf_header = tmp.join("wf_printf.h");
     let result = (|| {
+        fs::write(&printf_header, PRINTF_HEADER).map_err(|e| io_err("write", &printf_header, e))?;
         let objs: Vec<PathBuf> = RUNTIME_SOURCES
             .iter()
             .map(|s| tmp.join(s.replace(".cpp", ".o")))
@@ -461,6 +472,9 @@ pub fn runtime_archive(tc: &Toolchain, opts: &BuildOptions) -> Result<PathBuf, C
                     .args(CXX_COMMON)
                     .arg(format!("-I{}", inc.display()))
                     .arg(format!("-I{}", inc.join("vltstd").display()))
+                    .arg(format!("-DVL_PRINTF={PRINTF_HOOK}"))
+                    .arg("-include")
+                    .arg(&printf_header)
                     .arg("-c")
                     .arg(inc.join(src))
                     .arg("-o")

@@ -598,6 +598,23 @@ endmodule
     }
 
     #[test]
+    fn a_named_block_s_statements_start_after_its_name() {
+        let v = "module n (input wire clk, input wire rst_n, input wire [3:0] a, output reg [3:0] q);\n  always @(posedge clk) begin : seq\n    if (!rst_n) begin : rst\n      q <= 4'd0;\n    end else begin : run\n      q <= a + 1'b1;\n    end\n  end\nendmodule\n";
+        let mutants = generate(v);
+        let schema = build(v, "n", &mutants).unwrap();
+        for m in &mutants {
+            assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
+        }
+        // The labels stay where they were, outside the switches.
+        assert!(schema
+            .text
+            .contains("begin : rst\n      begin if (wf_mutant"));
+        assert!(schema
+            .text
+            .contains("begin : run\n      begin if (wf_mutant"));
+    }
+
+    #[test]
     fn the_edit_range_is_the_differing_bytes() {
         assert_eq!(edit_range("a == b;", "a != b;"), (2, 3, 3));
         assert_eq!(edit_range("x <= y;", "/* no */"), (0, 7, 8));

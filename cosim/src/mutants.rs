@@ -346,6 +346,12 @@ pub(crate) fn scan(toks: &[Tok]) -> Sites {
                     reset_until = Some(block_depth);
                     reset_pending = false;
                 }
+                // A named block `begin : name`: its statements start after the name.
+                if toks.get(i + 1).is_some_and(|t| t.text == ":")
+                    && toks.get(i + 2).is_some_and(|t| t.kind == Kind::Ident)
+                {
+                    i += 2;
+                }
                 stmt_start = i + 1;
                 assigned = None;
                 guarded = false;

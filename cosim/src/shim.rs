@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 8;
+pub const SHIM_VERSION: u32 = 9;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,10 +199,12 @@ fn generate_base(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> Stri
 #include "{prefix}.h"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
 
 #define WF_API extern "C" __attribute__((visibility("default")))
 #define WF_DIRECT_EVAL {direct}
@@ -223,16 +225,47 @@ struct WfAbort {{}};
 // thread, so the hook and the shim call that observes it are on the same thread).
 thread_local char wf_msg[1024];
 thread_local int wf_msg_set;
+// What the model printed during the current call ($display, $write, the runtime's own
+// messages: the runtime archive is built with -DVL_PRINTF=wf_vl_printf). A $stop or fatal
+// error's message carries it (a check's `$display("%m: illegal ..."); $stop;` becomes one
+// report naming the instance); after a call that did not fail it goes on to stdout.
+thread_local std::string wf_out;
+const size_t WF_OUT_MAX = 2048;
+
+// `wf_out` on one line ("; " between its lines), then emptied.
+std::string wf_take_printed() {{
+    std::string s;
+    for (char c : wf_out) {{
+        if (c == '\n') {{
+            if (!s.empty() && s.back() != ' ') s += "; ";
+        }} else {{
+            s += c;
+        }}
+    }}
+    while (!s.empty() && (s.back() == ' ' || s.back() == ';')) s.pop_back();
+    wf_out.clear();
+    return s;
+}}
 
 void wf_note(const char* what, const char* filename, int linenum, const char* msg) {{
     if (wf_msg_set) return;  // keep the first
     wf_msg_set = 1;
+    std::string printed = wf_take_printed();
+    if (!msg && !printed.empty()) msg = printed.c_str();
     if (filename && filename[0]) {{
         std::snprintf(wf_msg, sizeof wf_msg, "%s at %s:%d%s%s", what, filename, linenum,
                       msg ? ": " : "", msg ? msg : "");
     }} else {{
         std::snprintf(wf_msg, sizeof wf_msg, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
     }}
+}}
+
+// Text printed by a call that did not fail: on to stdout, as Verilator would print it.
+void wf_flush_printed() {{
+    if (wf_out.empty()) return;
+    std::fputs(wf_out.c_str(), stdout);
+    std::fflush(stdout);
+    wf_out.clear();
 }}
 
 struct WfPort {{ const char* name; uint32_t width; int input; uint32_t bytes; }};
@@ -260,6 +293,7 @@ int wf_fail(WfModel* m, int code) {{
         std::snprintf(m->err, sizeof m->err, "%s", code == 1 ? "$finish" : "error");
     }}
     wf_msg_set = 0;
+    wf_out.clear();
     if (m->tfp) m->tfp->flush();
     return code;
 }}
@@ -300,9 +334,23 @@ inline int wf_run(WfModel* m, bool edge) {{
         return wf_fail(m, 3);
     }}
     if (m->ctx->gotFinish()) return wf_fail(m, 1);
+    wf_flush_printed();
     return 0;
 }}
 }}  // namespace
+
+// The runtime's VL_PRINTF (see `wf_out`).
+extern "C" int wf_vl_printf(const char* fmt, ...) {{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0 && wf_out.size() < WF_OUT_MAX) {{
+        wf_out.append(buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+    }}
+    return n;
+}}
 
 // Verilator runtime hooks: the runtime archive is built with -DVL_USER_FINISH,
 // -DVL_USER_STOP and -DVL_USER_FATAL, so these definitions replace its exit/abort paths.

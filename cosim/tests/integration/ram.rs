@@ -196,6 +196,14 @@ fn a_misused_ram_stops_the_rtl_and_the_cosimulation_reports_it() {
             p[5].set_u64(5);
         });
         assert_ne!(a, b, "each check has its own location");
+        // The check's own words, with the instance (`%m`), are the error's message, not
+        // an unattributed line on stdout.
+        assert!(
+            a.starts_with("$stop at ")
+                && a.contains(": illegal RAM use: write to address 6, out of range 0.."),
+            "{a}"
+        );
+        assert!(b.contains("illegal RAM use: read of address 5"), "{b}");
     }
     // Registered read: reading the word written at the same edge.
     stopped_at(1, 1200, |p| {
