@@ -409,6 +409,8 @@ WF_API void wf_free(void* p) {{
     if (m->top && !m->failed) {{
         try {{ m->top->final(); }} catch (...) {{}}
     }}
+    // What a `final` block printed goes out now, never into another instance's error.
+    wf_flush_printed();
     wf_msg_set = 0;
     delete m->top;
     delete m->ctx;
