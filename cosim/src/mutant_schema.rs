@@ -556,16 +556,22 @@ endmodule
         );
     }
 
-    #[test]
-    fn continuous_assignments_switch_cast_to_their_target() {
-        let v = "module s (input wire signed [3:0] a, input wire [3:0] b, output wire [3:0] y,\n                 output wire [3:0] z, output wire [7:0] c);\n  assign y = $signed(a) >>> 1;\n  assign z = b + 1'b1;\n  genvar i;\n  generate for (i = 0; i < 2; i = i + 1) begin : g\n    assign c[i*4 +: 4] = b | 4'd1;\n  end endgenerate\nendmodule\n";
+    /// The mutants of `v` and their schema, which must hold every one of them.
+    fn all_placed(v: &str, module: &str) -> (Vec<Mutant>, Schema) {
         let mutants = generate(v);
-        let schema = build(v, "s", &mutants).unwrap();
-        // Every mutant is in, the signed site's and the off-by-one's too: cast to the
-        // target's width, each branch is evaluated as its own assignment would be.
+        let schema = build(v, module, &mutants).unwrap();
         for m in &mutants {
             assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
         }
+        (mutants, schema)
+    }
+
+    #[test]
+    fn continuous_assignments_switch_cast_to_their_target() {
+        let v = "module s (input wire signed [3:0] a, input wire [3:0] b, output wire [3:0] y,\n                 output wire [3:0] z, output wire [7:0] c);\n  assign y = $signed(a) >>> 1;\n  assign z = b + 1'b1;\n  genvar i;\n  generate for (i = 0; i < 2; i = i + 1) begin : g\n    assign c[i*4 +: 4] = b | 4'd1;\n  end endgenerate\nendmodule\n";
+        // Every mutant is in, the signed site's and the off-by-one's too: cast to the
+        // target's width, each branch is evaluated as its own assignment would be.
+        let (mutants, schema) = all_placed(v, "s");
         assert!(mutants.iter().any(|m| m.line == 3));
         assert!(mutants.iter().any(|m| m.class == MutantClass::OffByOne));
         assert!(schema.text.contains("($bits(y))'($signed(a) >>> 1))"));
@@ -582,12 +588,8 @@ endmodule
     #[test]
     fn a_storage_port_connection_switch_casts_to_the_port() {
         let v = "module s (input wire clk, input wire [2:0] a, output wire [7:0] q);\n  wf_ram_dp #(.ADDR_W(3), .DATA_W(8)) u_ram (\n    .clk(clk), .wr_en(1'b1), .wr_addr(a), .wr_data(8'd5),\n    .rd_en(1'b1), .rd_addr(a - 1'b1), .rd_data(q));\nendmodule\n";
-        let mutants = generate(v);
-        let schema = build(v, "s", &mutants).unwrap();
         // The address edits and the off-by-one of `a - 1'b1` (an unsized `2`) are all in.
-        for m in &mutants {
-            assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
-        }
+        let (mutants, schema) = all_placed(v, "s");
         assert!(mutants.iter().any(|m| m.class == MutantClass::OffByOne));
         assert!(mutants.iter().any(|m| m.class == MutantClass::RamPort));
         assert!(
@@ -600,11 +602,7 @@ endmodule
     #[test]
     fn a_named_block_s_statements_start_after_its_name() {
         let v = "module n (input wire clk, input wire rst_n, input wire [3:0] a, output reg [3:0] q);\n  always @(posedge clk) begin : seq\n    if (!rst_n) begin : rst\n      q <= 4'd0;\n    end else begin : run\n      q <= a + 1'b1;\n    end\n  end\nendmodule\n";
-        let mutants = generate(v);
-        let schema = build(v, "n", &mutants).unwrap();
-        for m in &mutants {
-            assert!(schema.selector_of(&m.id).is_some(), "{}", m.description);
-        }
+        let (_, schema) = all_placed(v, "n");
         // The labels stay where they were, outside the switches.
         assert!(schema
             .text
