@@ -176,16 +176,56 @@ fn continuous_target(src: &str, toks: &[Tok], first: usize, op: usize) -> Option
     plain.then(|| one_line(&src[target[0].start..target[target.len() - 1].end]))?
 }
 
+/// Whether `rhs` (a continuous assignment's right-hand side tokens) is one value: not
+/// `x, b = y` of `assign a = x, b = y;` or `wire a = x, b = y;`, where the assignment's
+/// scan ends at the `;` (such a statement is built alone).
+fn single_value(rhs: &[Tok]) -> bool {
+    let mut depth = 0i32;
+    for t in rhs {
+        match t.text {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
 /// Every switchable range of `src`: (start byte, end byte, kind).
 fn candidate_sites(src: &str, toks: &[Tok]) -> Vec<(usize, usize, SiteKind)> {
     let regions = procedural_regions(toks);
     let procedural = |k: usize| regions.iter().any(|&(a, b)| a <= k && k <= b);
     let sites = scan(toks);
+    // A size cast is exact for integral values on a net with one driver: a real would be
+    // rounded (its fraction lost in the original's branch too), and Verilator resolves the
+    // drivers of a tristate or wired net differently once one of them is a conditional.
+    // Such a file switches no continuous assignment (its mutants there are built alone).
+    let no_casts = toks.iter().any(|t| {
+        matches!(
+            t.text,
+            "real"
+                | "shortreal"
+                | "realtime"
+                | "$itor"
+                | "$bitstoreal"
+                | "$realtobits"
+                | "$rtoi"
+                | "tri"
+                | "tri0"
+                | "tri1"
+                | "triand"
+                | "trior"
+                | "trireg"
+                | "wand"
+                | "wor"
+        ) || (t.kind == Kind::Number && t.text.contains(['z', 'Z']))
+    });
     let mut out = vec![];
     for a in &sites.assigns {
         if procedural(a.lhs_first) {
             out.push((toks[a.lhs_first].start, toks[a.semi].end, SiteKind::Stmt));
-        } else if a.op + 1 < a.semi {
+        } else if a.op + 1 < a.semi && !no_casts && single_value(&toks[a.op + 1..a.semi]) {
             if let Some(target) = continuous_target(src, toks, a.lhs_first, a.op) {
                 let rhs = (toks[a.op + 1].start, toks[a.semi - 1].end);
                 out.push((rhs.0, rhs.1, SiteKind::Assign(target)));
@@ -298,7 +338,7 @@ pub fn build(original: &str, module: &str, mutants: &[Mutant]) -> Option<Schema>
     })
 }
 
-/// `text` on one line, its tokens joined by spaces (comments and attributes dropped by the
+/// `text` on one line, its tokens as written (comments and attributes dropped by the
 /// lexer). A switch adds its variants on the line where the site starts, so every line of
 /// the original keeps its number (a `$stop` or a Verilator message names the line the user
 /// sees in the original). `None` for text with a string literal (the lexer drops strings).
@@ -306,13 +346,23 @@ fn one_line(text: &str) -> Option<String> {
     if text.contains('"') {
         return None;
     }
-    Some(
-        lex(text)
-            .iter()
-            .map(|t| t.text)
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    // Each token as written; a gap between two tokens (white space, a comment, an
+    // attribute) becomes one space, and adjacent tokens stay adjacent (`1.5`, `pk::K`,
+    // `==?`, an escaped name's `\esc` and the space that ends it).
+    let mut out = String::new();
+    let mut last = None;
+    for t in lex(text) {
+        if last.is_some_and(|end| end < t.start) {
+            out.push(' ');
+        }
+        out.push_str(&text[t.start..t.end]);
+        last = Some(t.end);
+    }
+    if out.contains('\\') {
+        // An escaped name ends at white space: never at the `)` written after it.
+        out.push(' ');
+    }
+    Some(out)
 }
 
 /// The design `rtl` with file `file` (which declares `module`) replaced by the schema of
@@ -577,9 +627,7 @@ endmodule
         assert!(schema.text.contains("($bits(y))'($signed(a) >>> 1))"));
         // In a generate block the target is what follows `assign`, not the block's label.
         assert!(
-            schema
-                .text
-                .contains("($bits(c [ i * 4 +: 4 ]))'(b | 4'd1))"),
+            schema.text.contains("($bits(c[i*4 +: 4]))'(b | 4'd1))"),
             "{}",
             schema.text
         );
@@ -610,6 +658,65 @@ endmodule
         assert!(schema
             .text
             .contains("begin : run\n      begin if (wf_mutant"));
+    }
+
+    #[test]
+    fn continuous_assignments_a_cast_would_change_are_left_alone() {
+        let placed = |v: &str, line: usize| {
+            let mutants = generate(v);
+            let schema = build(v, "c", &mutants);
+            let on_line: Vec<_> = mutants.iter().filter(|m| m.line == line).collect();
+            assert!(!on_line.is_empty(), "{v}");
+            on_line.iter().all(|m| {
+                schema
+                    .as_ref()
+                    .is_some_and(|s| s.selector_of(&m.id).is_some())
+            })
+        };
+        let head = "module c (input wire [3:0] a, input wire s, output wire [3:0] y, output wire [3:0] w);\n";
+        // The plain case is placed.
+        assert!(placed(
+            &format!("{head}  assign y = a + 1'b1;\n  assign w = a;\nendmodule\n"),
+            2
+        ));
+        // A real in the file: a cast would round it.
+        assert!(!placed(
+            &format!("{head}  real r;\n  assign y = a + 1'b1;\n  assign w = a;\nendmodule\n"),
+            3
+        ));
+        // A tristate driver.
+        assert!(!placed(
+            &format!("{head}  assign y = s ? a + 1'b1 : 4'bzzzz;\n  assign w = a;\nendmodule\n"),
+            2
+        ));
+        // Two declarators in one statement: the first one's scan runs to the `;`.
+        assert!(!placed(
+            &format!("{head}  wire [3:0] d = a + 1'b1, e = a;\n  assign y = d ^ e;\n  assign w = a;\nendmodule\n"),
+            2
+        ));
+        // After a function, the target is the assignment's, not `endfunction`.
+        let f = format!("{head}  function [3:0] inc;\n    input [3:0] v;\n    inc = v + 1'b1;\n  endfunction\n  assign y = a + 1'b1;\n  assign w = inc(a);\nendmodule\n");
+        assert!(placed(&f, 6));
+        let mutants = generate(&f);
+        let schema = build(&f, "c", &mutants).unwrap();
+        assert!(
+            schema.text.contains(": ($bits(y))'(a + 1'b1));"),
+            "{}",
+            schema.text
+        );
+        assert!(mutants
+            .iter()
+            .all(|m| !m.description.contains("endfunction")));
+    }
+
+    #[test]
+    fn a_variant_keeps_its_tokens_as_written() {
+        assert_eq!(
+            one_line("x == 1.5 /* c */ ? pk::K\n  : y[3:0]").unwrap(),
+            "x == 1.5 ? pk::K : y[3:0]"
+        );
+        assert_eq!(one_line("a + \\esc ").unwrap(), "a + \\esc ");
+        assert_eq!(one_line("\"s\""), None);
     }
 
     #[test]

@@ -365,7 +365,11 @@ pub(crate) fn scan(toks: &[Tok]) -> Sites {
                 assigned = None;
                 guarded = false;
             }
-            (Kind::Ident, "else" | "default" | "endcase" | "endmodule" | "always" | "initial") => {
+            (
+                Kind::Ident,
+                "else" | "default" | "endcase" | "endmodule" | "always" | "initial" | "generate"
+                | "endgenerate" | "endfunction" | "endtask",
+            ) => {
                 stmt_start = i + 1;
                 assigned = None;
                 guarded = t.text == "else";
@@ -1237,12 +1241,16 @@ where
     Ok(report)
 }
 
+/// Builds of a mutant schema tried before every mutant is built alone.
+const SCHEMA_ATTEMPTS: usize = 4;
+
 /// The mutant schema of `chosen` built (one build for all its members, cached; each member
 /// runs on a clone with its selector value), or `None` when no mutant can be placed or the
 /// schema does not build (`report.schema_error` says why; every mutant is then built alone).
 /// When the build fails, the members written on the lines its errors name are left out
-/// and the schema is built once more: a mutant Verilator cannot compile (an internal error,
-/// an illegal zero replication) is then the only one built alone.
+/// and the schema is built again (a few times at most: Verilator stops at the first
+/// syntax error, before elaboration errors): a mutant Verilator cannot compile (an internal
+/// error, an illegal zero replication) is then built alone.
 fn schema_model(
     desc: &'static UnitDesc,
     params: &Params,
@@ -1253,7 +1261,7 @@ fn schema_model(
     report: &mut MutantReport,
 ) -> Result<Option<(Cosim, crate::mutant_schema::Schema)>, CosimError> {
     let mut members: Vec<&Mutant> = chosen.iter().collect();
-    for attempt in 0..2 {
+    for attempt in 0..SCHEMA_ATTEMPTS {
         let subset: Vec<Mutant> = members.iter().map(|&m| m.clone()).collect();
         let Some((src, schema)) = crate::mutant_schema::source(desc.name, rtl, file, &subset)
         else {
@@ -1272,8 +1280,9 @@ fn schema_model(
         };
         let lines = error_lines(&error, &rtl.files[file].0);
         let culprits: Vec<&str> = schema.members_on(&lines).collect();
-        report.schema_error = Some(error);
-        if attempt > 0 || culprits.is_empty() {
+        // The first build's error says most (later ones follow from what it left out).
+        report.schema_error.get_or_insert(error);
+        if attempt + 1 == SCHEMA_ATTEMPTS || culprits.is_empty() {
             break;
         }
         members.retain(|m| !culprits.contains(&m.id.as_str()));

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 9;
+pub const SHIM_VERSION: u32 = 10;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +199,7 @@ fn generate_base(prefix: &str, ports: &[HeaderPort], opts: &ShimOptions) -> Stri
 #include "{prefix}.h"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -223,16 +224,34 @@ namespace {{
 struct WfAbort {{}};
 // The message of the last $finish/$stop/fatal on this thread (eval runs on the caller's
 // thread, so the hook and the shim call that observes it are on the same thread).
-thread_local char wf_msg[1024];
+thread_local char wf_msg[4096];
 thread_local int wf_msg_set;
 // What the model printed during the current call ($display, $write, the runtime's own
 // messages: the runtime archive is built with -DVL_PRINTF=wf_vl_printf). A $stop or fatal
 // error's message carries it (a check's `$display("%m: illegal ..."); $stop;` becomes one
-// report naming the instance); after a call that did not fail it goes on to stdout.
+// report naming the instance); otherwise it goes on to stdout when the call returns, as
+// Verilator would have printed it. Per thread, as the hooks run on the caller's thread.
 thread_local std::string wf_out;
-const size_t WF_OUT_MAX = 2048;
+// How many threads' `wf_out` are not empty: a plain load lets a call skip the
+// thread-local lookup (a function call in a dlopen'ed library) when nothing was printed.
+std::atomic<int> wf_out_pending{{0}};
+// Beyond this, the older text goes to stdout (an error's message keeps the newest).
+const size_t WF_OUT_MAX = 1 << 16;
+// An error's message keeps at most this much of the text printed before it (the newest:
+// a check prints its reason last); the whole text then also goes to stdout.
+const size_t WF_MSG_PRINTED_MAX = 3000;
 
-// `wf_out` on one line ("; " between its lines), then emptied.
+// Text printed so far on this thread: on to stdout.
+void wf_flush_printed() {{
+    if (wf_out.empty()) return;
+    std::fwrite(wf_out.data(), 1, wf_out.size(), stdout);
+    std::fflush(stdout);
+    wf_out.clear();
+    wf_out_pending.fetch_sub(1, std::memory_order_relaxed);
+}}
+
+// `wf_out` on one line ("; " between its lines), then emptied. When it is longer than an
+// error message can hold, the whole text goes to stdout and the message keeps its end.
 std::string wf_take_printed() {{
     std::string s;
     for (char c : wf_out) {{
@@ -243,29 +262,30 @@ std::string wf_take_printed() {{
         }}
     }}
     while (!s.empty() && (s.back() == ' ' || s.back() == ';')) s.pop_back();
-    wf_out.clear();
+    if (s.size() > WF_MSG_PRINTED_MAX) {{
+        wf_flush_printed();
+        s = "(the whole text on stdout) ..." + s.substr(s.size() - WF_MSG_PRINTED_MAX);
+    }} else if (!wf_out.empty()) {{
+        wf_out.clear();
+        wf_out_pending.fetch_sub(1, std::memory_order_relaxed);
+    }}
     return s;
 }}
 
 void wf_note(const char* what, const char* filename, int linenum, const char* msg) {{
     if (wf_msg_set) return;  // keep the first
     wf_msg_set = 1;
+    // The error's own message (a runtime fatal's), then what was printed before it.
+    std::string text = msg ? msg : "";
     std::string printed = wf_take_printed();
-    if (!msg && !printed.empty()) msg = printed.c_str();
+    if (!printed.empty()) text += (text.empty() ? "" : "; printed before it: ") + printed;
+    const char* sep = text.empty() ? "" : ": ";
     if (filename && filename[0]) {{
-        std::snprintf(wf_msg, sizeof wf_msg, "%s at %s:%d%s%s", what, filename, linenum,
-                      msg ? ": " : "", msg ? msg : "");
+        std::snprintf(wf_msg, sizeof wf_msg, "%s at %s:%d%s%s", what, filename, linenum, sep,
+                      text.c_str());
     }} else {{
-        std::snprintf(wf_msg, sizeof wf_msg, "%s%s%s", what, msg ? ": " : "", msg ? msg : "");
+        std::snprintf(wf_msg, sizeof wf_msg, "%s%s%s", what, sep, text.c_str());
     }}
-}}
-
-// Text printed by a call that did not fail: on to stdout, as Verilator would print it.
-void wf_flush_printed() {{
-    if (wf_out.empty()) return;
-    std::fputs(wf_out.c_str(), stdout);
-    std::fflush(stdout);
-    wf_out.clear();
 }}
 
 struct WfPort {{ const char* name; uint32_t width; int input; uint32_t bytes; }};
@@ -282,7 +302,7 @@ struct WfModel {{
     int trace_capable;
     int inited;  // the first eval() (initialisation) has run
     int failed;  // 0 ok, 1 $finish, 2 $stop, 3 fatal
-    char err[1024];
+    char err[4096];
 }};
 
 int wf_fail(WfModel* m, int code) {{
@@ -293,7 +313,8 @@ int wf_fail(WfModel* m, int code) {{
         std::snprintf(m->err, sizeof m->err, "%s", code == 1 ? "$finish" : "error");
     }}
     wf_msg_set = 0;
-    wf_out.clear();
+    // Text printed after a $finish in the same call: on to stdout.
+    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
     if (m->tfp) m->tfp->flush();
     return code;
 }}
@@ -312,6 +333,8 @@ inline void wf_enter(WfModel* m) {{
 inline int wf_run(WfModel* m, bool edge) {{
     (void)edge;
     wf_enter(m);
+    // Text printed outside a call (never part of this call's error).
+    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
     try {{
 #if WF_DIRECT_EVAL
         if (m->inited && !m->tfp) {{
@@ -334,21 +357,28 @@ inline int wf_run(WfModel* m, bool edge) {{
         return wf_fail(m, 3);
     }}
     if (m->ctx->gotFinish()) return wf_fail(m, 1);
-    wf_flush_printed();
+    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
     return 0;
 }}
 }}  // namespace
 
 // The runtime's VL_PRINTF (see `wf_out`).
 extern "C" int wf_vl_printf(const char* fmt, ...) {{
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_list again;
+    va_copy(again, ap);
+    int n = std::vsnprintf(nullptr, 0, fmt, ap);
     va_end(ap);
-    if (n > 0 && wf_out.size() < WF_OUT_MAX) {{
-        wf_out.append(buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+    if (n > 0) {{
+        if (wf_out.size() + (size_t)n > WF_OUT_MAX) wf_flush_printed();
+        if (wf_out.empty()) wf_out_pending.fetch_add(1, std::memory_order_relaxed);
+        size_t at = wf_out.size();
+        wf_out.resize(at + (size_t)n + 1);
+        std::vsnprintf(&wf_out[at], (size_t)n + 1, fmt, again);
+        wf_out.resize(at + (size_t)n);
     }}
+    va_end(again);
     return n;
 }}
 
@@ -408,6 +438,8 @@ WF_API void wf_free(void* p) {{
     if (m->tfp) {{ m->tfp->close(); delete m->tfp; }}
     if (m->top && !m->failed) {{
         try {{ m->top->final(); }} catch (...) {{}}
+        // A $stop or fatal error in a `final` block: nobody will ask, so say it.
+        if (wf_msg_set) std::fprintf(stdout, "%s\n", wf_msg);
     }}
     // What a `final` block printed goes out now, never into another instance's error.
     wf_flush_printed();
