@@ -1260,10 +1260,9 @@ fn schema_model(
     opts: &MutantOptions,
     report: &mut MutantReport,
 ) -> Result<Option<(Cosim, crate::mutant_schema::Schema)>, CosimError> {
-    let mut members: Vec<&Mutant> = chosen.iter().collect();
+    let mut members = chosen.to_vec();
     for attempt in 0..SCHEMA_ATTEMPTS {
-        let subset: Vec<Mutant> = members.iter().map(|&m| m.clone()).collect();
-        let Some((src, schema)) = crate::mutant_schema::source(desc.name, rtl, file, &subset)
+        let Some((src, schema)) = crate::mutant_schema::source(desc.name, rtl, file, &members)
         else {
             return Ok(None);
         };

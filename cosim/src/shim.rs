@@ -250,6 +250,11 @@ void wf_flush_printed() {{
     wf_out_pending.fetch_sub(1, std::memory_order_relaxed);
 }}
 
+// The same, skipping the thread-local lookup when no thread has text waiting.
+inline void wf_flush_if_pending() {{
+    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
+}}
+
 // `wf_out` on one line ("; " between its lines), then emptied. When it is longer than an
 // error message can hold, the whole text goes to stdout and the message keeps its end.
 std::string wf_take_printed() {{
@@ -314,7 +319,7 @@ int wf_fail(WfModel* m, int code) {{
     }}
     wf_msg_set = 0;
     // Text printed after a $finish in the same call: on to stdout.
-    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
+    wf_flush_if_pending();
     if (m->tfp) m->tfp->flush();
     return code;
 }}
@@ -334,7 +339,7 @@ inline int wf_run(WfModel* m, bool edge) {{
     (void)edge;
     wf_enter(m);
     // Text printed outside a call (never part of this call's error).
-    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
+    wf_flush_if_pending();
     try {{
 #if WF_DIRECT_EVAL
         if (m->inited && !m->tfp) {{
@@ -357,7 +362,7 @@ inline int wf_run(WfModel* m, bool edge) {{
         return wf_fail(m, 3);
     }}
     if (m->ctx->gotFinish()) return wf_fail(m, 1);
-    if (wf_out_pending.load(std::memory_order_relaxed)) wf_flush_printed();
+    wf_flush_if_pending();
     return 0;
 }}
 }}  // namespace
