@@ -519,22 +519,31 @@ impl DpeScoreboard {
 
     /// [`Self::hazard`] of the registers in `regs` (the GPU model decodes each
     /// instruction's set once): the scoreboard's hottest query, a few word operations.
-    #[inline]
+    #[inline(always)]
     pub fn hazard_mask(&self, warp: u32, side: u8, regs: &RegMask) -> bool {
-        if warp >= self.params.num_warps {
-            return false;
-        }
         let side = self.side_of(side);
-        let words = self.row_words;
-        let own = &self.pending[(warp as usize * 2 + side) * words..][..words];
-        let other = &self.shadow[(warp as usize * 2 + (side ^ 1)) * words..][..words];
+        let Some(own) = self.row(warp, side) else {
+            return false;
+        };
         // Row bits at or above NUM_REGS are never set, so a register out of range hits
-        // nothing (as in the RTL, where no row bit matches it).
-        let dual = self.params.dual;
-        own.iter()
-            .zip(other)
-            .zip(&regs.0)
-            .any(|((&p, &s), &q)| (p | if dual { s } else { 0 }) & q != 0)
+        // nothing (as in the RTL, where no row bit matches it). One OR over the row's words
+        // rather than a zip of three slices with an early exit: rows are one to four words,
+        // and this is the SM's hottest query (measured with callgrind on kmeans).
+        let words = self.row_words.min(regs.0.len());
+        let pending = &self.pending[own..own + words];
+        let mut hit = 0;
+        if self.params.dual {
+            let other = (warp as usize * 2 + (side ^ 1)) * self.row_words;
+            let shadow = &self.shadow[other..other + words];
+            for ((&p, &s), &q) in pending.iter().zip(shadow).zip(&regs.0) {
+                hit |= (p | s) & q;
+            }
+        } else {
+            for (&p, &q) in pending.iter().zip(&regs.0) {
+                hit |= p & q;
+            }
+        }
+        hit != 0
     }
 
     /// No pending bit anywhere (so no shadow bit either, `S ⊆ P`).
