@@ -6,6 +6,7 @@ use common::*;
 use std::collections::HashSet;
 use warpforge_cosim::mutants::{self, MutantClass, MutantOptions, MutantOutcome};
 use warpforge_cosim::stimulus::RandomStimulus;
+use warpforge_cosim::{mutant_schema, Cosim};
 
 #[test]
 fn toy_ptrs_mutants_are_generated_and_all_killed() {
@@ -94,4 +95,53 @@ fn toy_ptrs_all_mutants() {
     eprintln!("{report}");
     assert_eq!(report.results.len(), report.generated);
     assert_eq!(report.survived, 0, "{report}");
+}
+
+/// The mutant schema switches a continuous assignment between its variants; each variant
+/// must keep the width and sign context it has when built alone (an unsized `2` in place of
+/// `1'b1` widens the whole right-hand side, so a plain conditional would also widen the
+/// original branch, and `(a + 1'b1) >> 1` would keep its carry). Every mutant of a toy made
+/// of such assignments runs from the schema and alone, with the same outcome.
+#[test]
+fn width_sensitive_mutants_have_the_same_outcome_in_the_schema_as_alone() {
+    let params = WIDTHS_DESC.params::<&str>(&[]).unwrap();
+    let stimulus = || RandomStimulus::new(&WIDTHS_DESC, &params, 5, 4_000).with_reset_one_in(200);
+    let run = |schema: bool| {
+        let opts = MutantOptions {
+            max_mutants: usize::MAX,
+            max_cycles: 4_000,
+            build: opts(),
+            file: None,
+            schema,
+        };
+        mutants::run_mutants(&WIDTHS_DESC, &params, &widths_rtl(), stimulus, &opts)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    // The schema with no mutant switched on (selector 0) is the original design: every
+    // original branch keeps its context (`half` is 0, not 8, at a = 15).
+    let all = mutants::generate(WIDTHS_V);
+    let (src, _) = mutant_schema::source("toy_widths", &widths_rtl(), 0, &all).unwrap();
+    let original = Cosim::new(&WIDTHS_DESC, params.clone(), src, &opts())
+        .and_then(|c| c.with_mutant(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let summary = original
+        .with_failure_dir(None)
+        .run(&mut stimulus())
+        .unwrap_or_else(|e| panic!("the schema's original design diverges: {e}"));
+    assert_eq!(summary.cycles, 4_000);
+    let schema = run(true);
+    let alone = run(false);
+    eprintln!("{schema}");
+    let outcomes = |r: &mutants::MutantReport| {
+        r.results
+            .iter()
+            .map(|m| (m.id.clone(), m.outcome.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(outcomes(&schema), outcomes(&alone), "{schema}\n{alone}");
+    assert_eq!(schema.results.len(), schema.generated, "{schema}");
+    assert!(schema.generated >= 9, "{schema}");
+    // Every one of them is a continuous assignment's variant, and all are in the schema.
+    assert!(schema.results.iter().all(|r| r.from_schema), "{schema}");
+    assert_eq!(schema.killed, schema.generated, "{schema}");
 }

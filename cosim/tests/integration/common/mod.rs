@@ -330,3 +330,78 @@ pub fn out_dir(test: &str) -> tempfile::TempDir {
         .tempdir()
         .unwrap()
 }
+
+// ---------------------------------------------------------------------------------------
+// toy_widths: continuous assignments whose value depends on the width and sign context of
+// their expression (a carry that the target's width drops, an unsized literal, an
+// arithmetic shift of a signed operand, a concatenation). A mutant of one of them that
+// widens the expression (`1'b1` -> `2`) changes the context of the whole right-hand side;
+// the mutant schema must keep every branch's own context (the mutant-schema test).
+
+pub static WIDTHS_DESC: UnitDesc = UnitDesc {
+    name: "toy_widths",
+    summary: "width- and sign-sensitive continuous assignments",
+    spec: "cosim tests",
+    params: &[],
+    ports: &[
+        port("rst_n", Role::Input, "1"),
+        port("a", Role::Input, "4"),
+        port("b", Role::Input, "4"),
+        port("half", Role::Combinational, "4"),
+        port("sum", Role::Combinational, "5"),
+        port("shr", Role::Combinational, "4"),
+        port("dec", Role::Combinational, "8"),
+    ],
+    standard_sets: &[&[]],
+    check: |_| Ok(()),
+    build: |p| Box::new(Widths::new(p)),
+    gpu: |_| GpuUse::Standalone,
+    localparams: |_| vec![],
+    coverage: &[],
+    scaling: &[],
+    seed_costs: &[],
+};
+
+pub const WIDTHS_V: &str = r#"// Width- and sign-sensitive continuous assignments for the mutant-schema test.
+module toy_widths (
+  input clk, input rst_n, input [3:0] a, input [3:0] b,
+  output [3:0] half, output [4:0] sum, output signed [3:0] shr, output [7:0] dec
+);
+  assign half = (a + 1'b1) >> 1;
+  assign sum = a + b + 1'b1;
+  assign shr = $signed(b) >>> 1;
+  assign dec = {a, b} - 8'd1;
+endmodule
+"#;
+
+pub struct Widths {
+    params: Params,
+}
+
+impl Widths {
+    pub fn new(p: &Params) -> Widths {
+        Widths { params: p.clone() }
+    }
+}
+
+impl UnitModel for Widths {
+    fn desc(&self) -> &'static UnitDesc {
+        &WIDTHS_DESC
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn outputs(&self, p: &mut [Bits]) {
+        let (a, b) = (p[1].to_u64(), p[2].to_u64());
+        // The context of each right-hand side is its target's width: carries beyond it drop.
+        p[3].set_u64(((a + 1) & 0xf) >> 1);
+        p[4].set_u64((a + b + 1) & 0x1f);
+        p[5].set_u64((((b as i8) << 4 >> 5) as u64) & 0xf);
+        p[6].set_u64(((a << 4 | b).wrapping_sub(1)) & 0xff);
+    }
+    fn tick(&mut self, _: &[Bits]) {}
+}
+
+pub fn widths_rtl() -> RtlSource {
+    RtlSource::single("toy_widths", WIDTHS_V)
+}
