@@ -1058,7 +1058,7 @@ impl fmt::Display for MutantReport {
         if let Some(e) = &self.schema_retry {
             writeln!(
                 f,
-                "  the mutant schema built without the mutants on the lines its first build's errors name (built alone): {}",
+                "  the mutant schema built without the mutants on the lines its first build's errors name, or reading a net declared there (built alone): {}",
                 first_error(e)
             )?;
         }
@@ -1278,13 +1278,23 @@ fn schema_model(
             Err(e) => return Err(e),
         };
         let lines = error_lines(&error, &rtl.files[file].0);
-        let culprits: Vec<&str> = schema.members_on(&lines).collect();
+        let mut culprits: Vec<String> = schema.members_on(&lines).map(str::to_owned).collect();
+        if culprits.is_empty() {
+            // Verilator's internal errors can name the declaration of a net that a variant
+            // reads rather than the variant's own line (`slp_perm` at S=4: an off-by-one
+            // part-select `m[0:1]` two dozen lines below `wire m = ...`): then the members
+            // that read a net declared on the named lines are the suspects.
+            let text = &rtl.files[file].1;
+            let names = names_declared_on(text, &lines);
+            let suspect = lines_reading(text, &names);
+            culprits = schema.members_on(&suspect).map(str::to_owned).collect();
+        }
         // The first build's error says most (later ones follow from what it left out).
         report.schema_error.get_or_insert(error);
         if attempt + 1 == SCHEMA_ATTEMPTS || culprits.is_empty() {
             break;
         }
-        members.retain(|m| !culprits.contains(&m.id.as_str()));
+        members.retain(|m| !culprits.contains(&m.id));
     }
     Ok(None)
 }
@@ -1309,6 +1319,53 @@ fn error_lines(log: &str, name: &str) -> Vec<usize> {
     out
 }
 
+/// The nets and variables declared or continuously assigned on `lines` of `text`
+/// (`wire [3:0] m = ...;` and `assign m = ...;` give `m`).
+fn names_declared_on<'a>(text: &'a str, lines: &[usize]) -> Vec<&'a str> {
+    const DECLARE: [&str; 9] = [
+        "wire", "reg", "logic", "integer", "assign", "input", "output", "inout", "genvar",
+    ];
+    let toks = lex(text);
+    let mut names = vec![];
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        i += 1;
+        if !lines.contains(&t.line) || !DECLARE.contains(&t.text) {
+            continue;
+        }
+        // Past `signed`, `reg` (of `output reg`) and packed ranges, to the first name.
+        let mut depth = 0;
+        while let Some(n) = toks.get(i) {
+            match n.text {
+                "[" => depth += 1,
+                "]" => depth -= 1,
+                "signed" | "reg" | "wire" | "logic" => {}
+                _ if depth == 0 && n.kind == Kind::Ident => {
+                    names.push(n.text);
+                    i += 1;
+                    break;
+                }
+                _ if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    names
+}
+
+/// The lines of `text` on which any of `names` is written.
+fn lines_reading(text: &str, names: &[&str]) -> Vec<usize> {
+    let mut lines: Vec<usize> = lex(text)
+        .iter()
+        .filter(|t| t.kind == Kind::Ident && names.contains(&t.text))
+        .map(|t| t.line)
+        .collect();
+    lines.dedup();
+    lines
+}
+
 /// Whether `text` declares module `top`.
 pub fn declares_module(text: &str, top: &str) -> bool {
     let toks = lex(text);
@@ -1319,6 +1376,20 @@ pub fn declares_module(text: &str, top: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declaration_line_names_its_net_and_the_lines_that_read_it() {
+        let text = "module t (input [3:0] a, output reg [1:0] q);\n\
+                    wire signed [3:0] m = a + 1;\n\
+                    assign q = m[1:0];\n\
+                    always @(*) x = a;\n\
+                    wire y = m[3];\n";
+        assert_eq!(names_declared_on(text, &[2]), ["m"]);
+        assert_eq!(names_declared_on(text, &[1]), ["a", "q"]);
+        assert_eq!(names_declared_on(text, &[3]), ["q"]);
+        assert!(names_declared_on(text, &[4]).is_empty());
+        assert_eq!(lines_reading(text, &["m"]), [2, 3, 5]);
+    }
 
     const V: &str = r#"
 module m (input clk, input rst_n, input [3:0] a, output reg [3:0] q, output reg [3:0] r,
