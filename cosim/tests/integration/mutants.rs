@@ -41,12 +41,6 @@ fn toy_ptrs_mutants_are_generated_and_all_killed() {
     // mutant the outcome of its own build: the same cycle, the same port.
     let alone = run(false);
     assert!(alone.results.iter().all(|r| !r.from_schema));
-    let outcomes = |r: &mutants::MutantReport| {
-        r.results
-            .iter()
-            .map(|m| (m.id.clone(), m.outcome.clone()))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(outcomes(&report), outcomes(&alone), "{report}\n{alone}");
     let from_schema = report.results.iter().filter(|r| r.from_schema).count();
     assert!(
@@ -132,16 +126,18 @@ fn width_sensitive_mutants_have_the_same_outcome_in_the_schema_as_alone() {
     let schema = run(true);
     let alone = run(false);
     eprintln!("{schema}");
-    let outcomes = |r: &mutants::MutantReport| {
-        r.results
-            .iter()
-            .map(|m| (m.id.clone(), m.outcome.clone()))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(outcomes(&schema), outcomes(&alone), "{schema}\n{alone}");
     assert_eq!(schema.results.len(), schema.generated, "{schema}");
     assert!(schema.generated >= 9, "{schema}");
     // Every one of them is a continuous assignment's variant, and all are in the schema.
     assert!(schema.results.iter().all(|r| r.from_schema), "{schema}");
     assert_eq!(schema.killed, schema.generated, "{schema}");
+}
+
+/// Each mutant's id with its outcome, in the report's order.
+fn outcomes(r: &mutants::MutantReport) -> Vec<(String, MutantOutcome)> {
+    r.results
+        .iter()
+        .map(|m| (m.id.clone(), m.outcome.clone()))
+        .collect()
 }
