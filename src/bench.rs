@@ -33,51 +33,69 @@ use crate::bench_stats::{median, median_interval};
 pub struct BenchArgs {
     /// Workload name, or `all`.
     #[arg(long, default_value = "all")]
-    workload: String,
+    pub(crate) workload: String,
     #[arg(long, default_value = "gtx480")]
-    config: String,
+    pub(crate) config: String,
     #[arg(long, default_value = "default")]
-    size: Size,
+    pub(crate) size: Size,
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    overrides: Vec<String>,
+    pub(crate) overrides: Vec<String>,
     /// Write the measurements as JSON.
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Runs per workload; the fastest is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    repeat: u32,
+    pub(crate) repeat: u32,
     /// Measure the runs as a default `warpforge run` does them: recording the port traffic
     /// of every unit instance for co-simulation (the co-simulation itself is left out).
     #[arg(long)]
-    record_traces: bool,
+    pub(crate) record_traces: bool,
     /// Measure what recording costs: each workload alternately without and with recording
     /// (`--repeat` runs of each, fastest kept), and the time recording adds.
     #[arg(long, conflicts_with = "record_traces")]
-    recording_overhead: bool,
+    pub(crate) recording_overhead: bool,
     /// Compare with another warpforge executable (e.g. the previous release's): each
     /// workload's runs alternate between it and this one (`--repeat` each, fastest kept).
     /// Workloads it does not have are skipped and named; any other failure of it is an
     /// error.
     #[arg(long, value_name = "EXE", conflicts_with = "recording_overhead")]
-    against: Option<PathBuf>,
+    pub(crate) against: Option<PathBuf>,
+    /// Count the host instructions each run executes inside its kernel launches (valgrind's
+    /// callgrind) instead of timing it: deterministic whatever the host's load, so one run
+    /// per workload and build, two at a time; each run takes about 50 times as long as a
+    /// timed one. With --against, both builds are counted; with --recording-overhead, the
+    /// runs without and with recording.
+    #[arg(long)]
+    pub(crate) host_instructions: bool,
 }
 
 /// What one child run reports.
-struct RunFigures {
-    cycles: f64,
-    warp_instructions: f64,
+pub(crate) struct RunFigures {
+    pub(crate) cycles: f64,
+    pub(crate) warp_instructions: f64,
     /// Host seconds spent inside kernel launches.
-    seconds: f64,
+    pub(crate) seconds: f64,
     peak_rss_bytes: f64,
     /// Unit port events the run recorded for co-simulation (0 unless `--record-traces`).
     recorded_trace_events: u64,
-    verified: bool,
+    pub(crate) verified: bool,
 }
 
 /// Run one workload in a child process and read back its JSON.
 fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> Result<RunFigures> {
     let json = tmp.join(format!("{name}.json"));
-    let _ = std::fs::remove_file(&json);
+    run_child(run_command(exe, name, a, record, &json), name, &json)
+}
+
+/// The child run of workload `name` (`exe run --threads 1 ...`), its JSON written to `json`.
+pub(crate) fn run_command(
+    exe: &Path,
+    name: &str,
+    a: &BenchArgs,
+    record: bool,
+    json: &Path,
+) -> Command {
+    let _ = std::fs::remove_file(json);
     let mut cmd = Command::new(exe);
     cmd.args([
         "run",
@@ -92,7 +110,7 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> 
     .args(["--size", &a.size.to_string()])
     .arg("--no-compare")
     .arg("--json")
-    .arg(&json);
+    .arg(json);
     cmd.arg(if record {
         "--record-only"
     } else {
@@ -101,17 +119,23 @@ fn run_once(exe: &Path, tmp: &Path, name: &str, a: &BenchArgs, record: bool) -> 
     for o in &a.overrides {
         cmd.args(["--set", o]);
     }
+    cmd
+}
+
+/// Runs `cmd` (a [`run_command`] of workload `name`, maybe under a wrapper) and reads the
+/// figures from its JSON.
+pub(crate) fn run_child(mut cmd: Command, name: &str, json: &Path) -> Result<RunFigures> {
     // The child's errors are kept for the report (a build compared with `--against` that
     // lacks a workload says so here, and the workload is skipped quietly).
     let out = cmd
         .stderr(std::process::Stdio::piped())
         .output()
-        .with_context(|| format!("cannot run {}", exe.display()))?;
+        .with_context(|| format!("cannot run {}", cmd.get_program().to_string_lossy()))?;
     if !out.status.success() && !json.exists() {
         let err = String::from_utf8_lossy(&out.stderr);
         bail!("workload {name} failed to run: {}", err.trim());
     }
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json)?)?;
     let result = &doc["results"][0];
     let launches = result["launches"].as_array().cloned().unwrap_or_default();
     let sum = |k: &str| {
@@ -156,6 +180,11 @@ pub fn bench(a: &BenchArgs) -> Result<u8> {
     let exe = std::env::current_exe().context("cannot locate the warpforge executable")?;
     let tmp = std::env::temp_dir().join(format!("warpforge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
+    if a.host_instructions {
+        let r = crate::bench_instructions::host_instructions(&exe, &tmp, &names, a);
+        let _ = std::fs::remove_dir_all(&tmp);
+        return r;
+    }
     if a.recording_overhead || a.against.is_some() {
         let r = match &a.against {
             Some(old) => against(old, &exe, &tmp, &names, a),
@@ -546,7 +575,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
 }
 
 /// Writes a measurement document to `--json`'s path.
-fn write_json(p: &Path, doc: &serde_json::Value) -> Result<()> {
+pub(crate) fn write_json(p: &Path, doc: &serde_json::Value) -> Result<()> {
     std::fs::write(p, serde_json::to_string_pretty(doc)?)
         .with_context(|| format!("cannot write {}", p.display()))
 }

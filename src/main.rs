@@ -1,6 +1,7 @@
 //! `warpforge`: run CUDA kernels (as PTX) on a cycle-level SIMT GPU model.
 
 mod bench;
+mod bench_instructions;
 mod bench_stats;
 mod cc_cmd;
 mod charts;

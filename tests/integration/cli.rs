@@ -551,6 +551,66 @@ fn bench_reports_what_the_runs_simulated() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `warpforge bench --host-instructions` counts the host instructions inside the kernel
+/// launches with callgrind: the same build counted twice (`--against` itself) gives the
+/// same count, and recording the traces adds instructions without changing a simulated
+/// cycle.
+#[test]
+fn bench_counts_host_instructions() {
+    let dir = std::env::temp_dir().join(format!("warpforge-bench-hi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = env!("CARGO_BIN_EXE_warpforge");
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let same = dir.join("same.json");
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--host-instructions",
+        "--against",
+        exe,
+        "--json",
+        same.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("M instr (against)"), "{}", text(&o));
+    let v = read(&same);
+    let w = &v["workloads"][0];
+    let counts = w["host_instructions"].as_array().unwrap();
+    assert!(counts[0].as_u64().unwrap() > 10_000, "{w}");
+    assert_eq!(counts[0], counts[1], "the same build counts the same: {w}");
+    assert_eq!(w["change_percent"].as_f64(), Some(0.0), "{w}");
+    assert_eq!(w["verified"].as_bool(), Some(true), "{w}");
+
+    let rec = dir.join("rec.json");
+    let o = bench_tiny(&[
+        "--workload",
+        "vecadd",
+        "--host-instructions",
+        "--recording-overhead",
+        "--json",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("recording adds"), "{}", text(&o));
+    let v = read(&rec);
+    let w = &v["workloads"][0];
+    let (cycles, counts) = (
+        w["cycles"].as_array().unwrap(),
+        w["host_instructions"].as_array().unwrap(),
+    );
+    assert_eq!(cycles[0], cycles[1], "{w}");
+    assert!(counts[1].as_u64() > counts[0].as_u64(), "{w}");
+    assert!(w["change_percent"].as_f64().unwrap() > 0.0, "{w}");
+    assert_eq!(
+        v["variants"][1]["recording_traces"].as_bool(),
+        Some(true),
+        "{v}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `warpforge bench --recording-overhead` times each workload without and with recording:
 /// the same simulated cycles both ways, an overhead that is the ratio of the two times.
 #[test]
