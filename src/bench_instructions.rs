@@ -96,11 +96,19 @@ pub fn host_instructions(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) 
             record: a.record_traces,
         }],
     };
-    let jobs: Vec<(usize, usize)> = (0..names.len())
-        .flat_map(|w| (0..variants.len()).map(move |v| (w, v)))
+    // Every workload's first variant before any second one: a workload the other build
+    // (`--against`) does not have fails there at once, and its second run is then skipped.
+    let nv = variants.len();
+    let jobs: Vec<(usize, usize)> = (0..nv)
+        .flat_map(|v| (0..names.len()).map(move |w| (w, v)))
         .collect();
     let results: Vec<Mutex<Option<Result<Counted>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
+    let unknown_to_first = |w: usize| {
+        a.against.is_some()
+            && matches!(&*results[w * nv].lock().unwrap(),
+                Some(Err(e)) if format!("{e:#}").contains("unknown workload"))
+    };
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -110,7 +118,11 @@ pub fn host_instructions(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) 
             s.spawn(|| loop {
                 let j = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(w, v)) = jobs.get(j) else { break };
-                let r = count(tmp, names[w], a, &variants[v], j);
+                let r = if v > 0 && unknown_to_first(w) {
+                    Err(anyhow::anyhow!("not run: the other build does not have it"))
+                } else {
+                    count(tmp, names[w], a, &variants[v], j)
+                };
                 if let Ok(c) = &r {
                     eprintln!(
                         "{} ({}): {:.1}M host instructions in the launches",
@@ -119,7 +131,7 @@ pub fn host_instructions(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) 
                         c.instructions as f64 / 1e6
                     );
                 }
-                *results[j].lock().unwrap() = Some(r);
+                *results[w * nv + v].lock().unwrap() = Some(r);
             });
         }
     });
@@ -129,7 +141,7 @@ pub fn host_instructions(exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) 
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for name in names {
-        let runs: Vec<Result<Counted>> = counted.by_ref().take(variants.len()).collect();
+        let runs: Vec<Result<Counted>> = counted.by_ref().take(nv).collect();
         // A workload the other build does not have fails there at once with "unknown
         // workload": it is skipped and named. Any other failure is an error.
         if a.against.is_some() {
