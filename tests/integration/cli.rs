@@ -560,22 +560,18 @@ fn bench_counts_host_instructions() {
     let dir = std::env::temp_dir().join(format!("warpforge-bench-hi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = env!("CARGO_BIN_EXE_warpforge");
-    let read = |p: &std::path::Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    // `bench --size tiny --workload vecadd --host-instructions ARGS --json F`: its document.
+    let counted = |args: &[&str], file: &str, says: &str| -> serde_json::Value {
+        let json = dir.join(file);
+        let mut all = vec!["--workload", "vecadd", "--host-instructions"];
+        all.extend_from_slice(args);
+        all.extend(["--json", json.to_str().unwrap()]);
+        let o = bench_tiny(&all);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains(says), "{}", text(&o));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
     };
-    let same = dir.join("same.json");
-    let o = bench_tiny(&[
-        "--workload",
-        "vecadd",
-        "--host-instructions",
-        "--against",
-        exe,
-        "--json",
-        same.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("M instr (against)"), "{}", text(&o));
-    let v = read(&same);
+    let v = counted(&["--against", exe], "same.json", "M instr (against)");
     let w = &v["workloads"][0];
     let counts = w["host_instructions"].as_array().unwrap();
     assert!(counts[0].as_u64().unwrap() > 10_000, "{w}");
@@ -583,18 +579,7 @@ fn bench_counts_host_instructions() {
     assert_eq!(w["change_percent"].as_f64(), Some(0.0), "{w}");
     assert_eq!(w["verified"].as_bool(), Some(true), "{w}");
 
-    let rec = dir.join("rec.json");
-    let o = bench_tiny(&[
-        "--workload",
-        "vecadd",
-        "--host-instructions",
-        "--recording-overhead",
-        "--json",
-        rec.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("recording adds"), "{}", text(&o));
-    let v = read(&rec);
+    let v = counted(&["--recording-overhead"], "rec.json", "recording adds");
     let w = &v["workloads"][0];
     let (cycles, counts) = (
         w["cycles"].as_array().unwrap(),
