@@ -69,6 +69,9 @@ pub struct BenchArgs {
     pub(crate) host_instructions: bool,
 }
 
+/// What a build's `run` says of a workload it does not have (`--against` skips those).
+pub(crate) const UNKNOWN_WORKLOAD: &str = "unknown workload";
+
 /// What one child run reports.
 pub(crate) struct RunFigures {
     pub(crate) cycles: f64,
@@ -472,7 +475,7 @@ fn against(old: &Path, exe: &Path, tmp: &Path, names: &[&str], a: &BenchArgs) ->
         // (The probe run also warms the host's caches for both builds; it is not counted.)
         match run_once(old, tmp, name, a, a.record_traces) {
             Ok(_) => {}
-            Err(e) if format!("{e:#}").contains("unknown workload") => {
+            Err(e) if format!("{e:#}").contains(UNKNOWN_WORKLOAD) => {
                 skipped.push(*name);
                 continue;
             }

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::bench::{run_child, run_command, write_json, BenchArgs, RunFigures};
+use crate::bench::{run_child, run_command, write_json, BenchArgs, RunFigures, UNKNOWN_WORKLOAD};
 use crate::bench_stats::median;
 
 /// The function whose calls are counted (a callgrind `--toggle-collect` pattern).
@@ -230,7 +230,7 @@ fn unknown_to(exe: &Path, name: &str) -> bool {
         ])
         .args(["--workload", name])
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stderr).contains("unknown workload"))
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stderr).contains(UNKNOWN_WORKLOAD))
 }
 
 /// Runs workload `name` in variant `v` under callgrind (job `tag`'s own files in `tmp`).

@@ -320,20 +320,15 @@ impl Cosim {
             + (frame.inputs.iter().chain(&frame.outputs))
                 .map(|&i| ports[i].words().len())
                 .sum::<usize>();
-        // A batch also holds the state of its sampling cycles (and the final state): room
-        // for them too, so that a sampling cycle does not grow the batch (it did once per
-        // batch at most, about 9,700 reallocations per 200,000 SPE cycles).
-        let state_words = 1 + frame
-            .state
-            .iter()
-            .map(|&i| ports[i].words().len())
-            .sum::<usize>();
-        let samples = if frame.state.is_empty() {
+        // A batch also holds the state of its sampling cycles and, the last one, the final
+        // state after its marker: room for them too, so that a batch is never grown.
+        let state_words: usize = frame.state.iter().map(|&i| ports[i].words().len()).sum();
+        let samples_per_batch = if frame.state.is_empty() {
             0
         } else {
-            (BATCH_CYCLES as u64).div_ceil(interval.max(1)) as usize + 2
+            (BATCH_CYCLES as u64).div_ceil(interval.max(1)) as usize + 1
         };
-        let capacity = BATCH_CYCLES * words_per_cycle + samples * state_words;
+        let capacity = BATCH_CYCLES * words_per_cycle + samples_per_batch * state_words + 1;
         let fresh = || Vec::with_capacity(capacity);
         let mut batch = fresh();
         let mut in_batch = 0;

@@ -389,7 +389,13 @@ impl DpeScoreboard {
     /// First word of row (warp, side), or `None` for a warp that does not exist.
     #[inline]
     fn row(&self, warp: u32, side: usize) -> Option<usize> {
-        (warp < self.params.num_warps).then(|| (warp as usize * 2 + side) * self.row_words)
+        (warp < self.params.num_warps).then(|| self.row_start(warp, side))
+    }
+
+    /// First word of row (warp, side) of a warp that exists.
+    #[inline(always)]
+    fn row_start(&self, warp: u32, side: usize) -> usize {
+        (warp as usize * 2 + side) * self.row_words
     }
 
     /// (word index, bit) of a register in row (warp, side), or `None` if out of range.
@@ -533,7 +539,7 @@ impl DpeScoreboard {
         let pending = &self.pending[own..own + words];
         let mut hit = 0;
         if self.params.dual {
-            let other = (warp as usize * 2 + (side ^ 1)) * self.row_words;
+            let other = self.row_start(warp, side ^ 1);
             let shadow = &self.shadow[other..other + words];
             for ((&p, &s), &q) in pending.iter().zip(shadow).zip(&regs.0) {
                 hit |= (p | s) & q;
