@@ -1,8 +1,8 @@
 //! The lockstep engine: RTL and unit model side by side, compared every cycle.
 //!
 //! Per cycle `t` (after one implicit reset cycle both sides take before cycle 0):
-//! 1. `model.outputs(ports)`: the registered ports now hold state(t) (skipped
-//!    when the stimulus says it does not read outputs);
+//! 1. `model.registered_outputs(ports)`: the registered ports now hold state(t)
+//!    (skipped when the stimulus says it does not read outputs);
 //! 2. `stimulus.drive(t, ports)` writes the input positions (false ends the run);
 //! 3. the RTL gets the inputs and settles with the clock low;
 //! 4. `model.comb_outputs(ports)` with this cycle's inputs (the combinational outputs; the
@@ -978,7 +978,7 @@ impl Cosim {
                 model.tick(ports);
                 for c in detected + 1..=cycle + VCD_WINDOW {
                     if reads {
-                        model.outputs(ports);
+                        model.registered_outputs(ports);
                     }
                     if !stim.drive(c, ports) {
                         break;

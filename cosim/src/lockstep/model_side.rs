@@ -58,7 +58,7 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
             self.stim.steer(&self.coverage);
         }
         if self.reads {
-            self.model.outputs(ports);
+            self.model.registered_outputs(ports);
         }
         if !self.stim.drive(self.cycle, ports) {
             return false;

@@ -454,10 +454,18 @@ pub trait UnitModel: Send {
     }
     /// The clock edge: `state(t+1) = f(state(t), inputs(t))` (reads the input ports only).
     fn tick(&mut self, ports: &[Bits]);
+    /// The first half of [`UnitModel::outputs`]: writes at least the registered outputs,
+    /// state(t), which do not depend on this cycle's inputs. For a caller that reads them
+    /// before it decides the inputs (a stimulus reacting to the unit), then calls
+    /// [`UnitModel::comb_outputs`]: computing the combinational outputs before the inputs
+    /// are known would be wasted. The default writes every output.
+    fn registered_outputs(&self, ports: &mut [Bits]) {
+        self.outputs(ports)
+    }
     /// The second half of [`UnitModel::outputs`] for callers that already hold state(t):
     /// writes at least the combinational outputs for this cycle's inputs, given that the
-    /// registered ports of `ports` were written by `outputs` since the last
-    /// `tick` (so they need not be rebuilt). The default writes every output.
+    /// registered ports of `ports` were written by `outputs` or `registered_outputs` since
+    /// the last `tick` (so they need not be rebuilt). The default writes every output.
     fn comb_outputs(&self, ports: &mut [Bits]) {
         self.outputs(ports)
     }

@@ -402,8 +402,11 @@ impl<U: Unit> UnitModel for Adapter<U> {
         &self.params
     }
     fn outputs(&self, ports: &mut [Bits]) {
-        self.unit.registered().write_ports(ports);
+        self.registered_outputs(ports);
         self.comb_outputs(ports);
+    }
+    fn registered_outputs(&self, ports: &mut [Bits]) {
+        self.unit.registered().write_ports(ports);
     }
     fn debug_state(&self, ports: &mut [Bits]) {
         self.unit.debug_state(ports);

@@ -460,10 +460,16 @@ pub struct WarpDriver {
     max_trips: u8,
     seed: u64,
     lanes: u32,
-    /// `visits[lane * len + pc]`: how often the lane has run `pc`.
+    /// `visits[pc * lanes + lane]`: how often the lane has run `pc`.
     visits: Vec<u32>,
-    /// `trips_left[lane * len + back_edge]`: further iterations of the current loop entry.
+    /// `trips_left[back_edge * lanes + lane]`: further iterations of the current loop entry.
     trips_left: Vec<u8>,
+    /// Whether PC row `pc` of `visits` and `trips_left` belongs to this program. A restart
+    /// clears these flags, not the counters: a row is zeroed when first touched
+    /// ([`WarpDriver::row`]), so a launch costs a row per PC the warp reaches instead of
+    /// zeroing every lane of every PC (the co-simulation launches a program every few
+    /// dozen cycles).
+    row_live: Vec<bool>,
     exited: u64,
     /// Peel mode: a data-dependent branch is taken by exactly the lowest active lane (when
     /// two or more are active), so that every level of a nest diverges and a warp of N
@@ -482,6 +488,7 @@ impl WarpDriver {
             lanes,
             visits: vec![],
             trips_left: vec![],
+            row_live: vec![],
             exited: 0,
             peel: false,
         };
@@ -497,10 +504,12 @@ impl WarpDriver {
         self.max_trips = prog.max_trips;
         self.seed = seed;
         self.lanes = lanes;
-        self.visits.clear();
-        self.visits.resize(cells, 0);
-        self.trips_left.clear();
-        self.trips_left.resize(cells, 0);
+        if self.visits.len() < cells {
+            self.visits.resize(cells, 0);
+            self.trips_left.resize(cells, 0);
+        }
+        self.row_live.clear();
+        self.row_live.resize(prog.len(), false);
         self.exited = 0;
         self.peel = false;
     }
@@ -521,6 +530,20 @@ impl WarpDriver {
     /// Lanes that have exited.
     pub fn exited(&self) -> u64 {
         self.exited
+    }
+
+    /// The first cell of PC row `pc` (inside the program), zeroed if this program has not
+    /// touched it yet.
+    #[inline]
+    fn row(&mut self, pc: usize) -> usize {
+        let lanes = self.lanes as usize;
+        let first = pc * lanes;
+        if !self.row_live[pc] {
+            self.row_live[pc] = true;
+            self.visits[first..first + lanes].fill(0);
+            self.trips_left[first..first + lanes].fill(0);
+        }
+        first
     }
 
     /// A per-thread random value for the `visit`-th run of `pc` by `lane`.
@@ -563,8 +586,9 @@ impl WarpDriver {
                 cond: Cond::LoopBack,
                 ..
             } => {
+                let row = inside.then(|| self.row(pc as usize));
                 while let Some(lane) = next_lane() {
-                    let cell = inside.then(|| lane as usize * len + pc as usize);
+                    let cell = row.map(|r| r + lane as usize);
                     if let Some(left) = cell.map(|c| &mut self.trips_left[c]) {
                         if *left > 0 {
                             *left -= 1;
@@ -574,19 +598,25 @@ impl WarpDriver {
                 }
             }
             _ => {
+                let row = inside.then(|| self.row(pc as usize));
+                let back_row = match op {
+                    Op::LoopInit { back_edge } if (back_edge as usize) < len => {
+                        Some(self.row(back_edge as usize))
+                    }
+                    _ => None,
+                };
                 while let Some(lane) = next_lane() {
-                    let cell = inside.then(|| lane as usize * len + pc as usize);
+                    let cell = row.map(|r| r + lane as usize);
                     let visit = cell.map_or(0, |c| {
                         self.visits[c] += 1;
                         self.visits[c] - 1
                     });
                     let r = self.roll(lane, pc, visit);
                     let t = match op {
-                        Op::LoopInit { back_edge } => {
+                        Op::LoopInit { .. } => {
                             let extra = (r % self.max_trips as u64) as u8;
-                            let back = lane as usize * len + back_edge as usize;
-                            if let Some(left) = self.trips_left.get_mut(back) {
-                                *left = extra;
+                            if let Some(back) = back_row {
+                                self.trips_left[back + lane as usize] = extra;
                             }
                             false
                         }
