@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use warpforge_cosim::kits::{directed_stimulus, random_stimulus};
 use warpforge_cosim::mutants::{self, MutantOptions};
-use warpforge_cosim::{BuildOptions, Cosim, CosimError, RtlSource, Summary};
+use warpforge_cosim::{BuildOptions, Cosim, CosimError, Pipelining, RtlSource, Summary};
 use warpforge_model::config::GpuConfig;
 use warpforge_model::gpu::{Gpu, Mode};
 use warpforge_model::units::contract::{GpuUse, Params, UnitDesc};
@@ -105,6 +105,23 @@ pub struct CosimArgs {
     #[arg(long, value_name = "N", default_value_t = warpforge_cosim::lockstep::STATE_INTERVAL,
           value_parser = clap::value_parser!(u64).range(1..))]
     state_every: u64,
+    /// Where the model side (stimulus, unit model, coverage) runs: `1` on the RTL's thread,
+    /// `2` on a second thread running ahead of the RTL (with two or more cores), `auto`
+    /// races the two ways on the first cycles and keeps the faster. The results, reports
+    /// and artifacts are the same either way; a fixed choice makes a profile or a timing
+    /// repeatable.
+    #[arg(long, value_enum, default_value_t = Threads::Auto)]
+    threads: Threads,
+}
+
+/// `--threads`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Threads {
+    Auto,
+    #[value(name = "1")]
+    One,
+    #[value(name = "2")]
+    Two,
 }
 
 /// Exit code for a divergence or a surviving mutant.
@@ -338,8 +355,14 @@ fn build_options(a: &CosimArgs) -> BuildOptions {
 fn build(a: &CosimArgs, desc: &'static UnitDesc, params: &Params) -> Result<Cosim> {
     let rtl = rtl_source(a, desc, params)?;
     let c = Cosim::new(desc, params.clone(), rtl, &build_options(a))?;
+    let pipelining = match a.threads {
+        Threads::Auto => Pipelining::Auto,
+        Threads::One => Pipelining::Never,
+        Threads::Two => Pipelining::Always,
+    };
     Ok(c.with_failure_dir(Some(a.out.clone()))
-        .with_state_interval(a.state_every))
+        .with_state_interval(a.state_every)
+        .with_pipelining(pipelining))
 }
 
 /// A finished run, or the divergence turned into a failed row (after printing the report).

@@ -300,6 +300,14 @@ fn state_compared_every_n_cycles_still_reports_the_first_differing_cycle() {
             && sampled.contains("replay reproduces it"),
         "{sampled}"
     );
+    // The model side on the RTL's thread or on its own: the same report either way.
+    for threads in ["1", "2"] {
+        let r = run(&["--threads", threads]);
+        assert!(
+            r.contains("DIVERGENCE at cycle 8 ") && r.contains("first differed at cycle 11"),
+            "--threads {threads}: {r}"
+        );
+    }
     let every = run(&["--state-every", "1"]);
     assert!(every.contains("DIVERGENCE at cycle 8 "), "{every}");
     assert!(!every.contains("first differed"), "{every}");
