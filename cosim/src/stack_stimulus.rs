@@ -22,7 +22,9 @@ use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::PortGroup;
-use warpforge_model::units::random_program::{GenParams, Program, SplitMix64, Stmt, WarpDriver};
+use warpforge_model::units::random_program::{
+    GenParams, Op, Program, SplitMix64, Stmt, WarpDriver,
+};
 use warpforge_model::units::simt_stack::{SpeInputs, SPE_DESC};
 use warpforge_model::units::simt_stack_dpe::{DpeInputs, DPE_DESC};
 
@@ -74,6 +76,9 @@ pub struct CfgStimulus {
     steer_reset_err: bool,
     /// The legal update (side, inputs) the next launch drives in the same cycle.
     coinciding: Option<(u8, SpeInputs)>,
+    /// The ops of the random program being launched (reused: a launch every few dozen
+    /// cycles).
+    ops: Vec<Op>,
 }
 
 impl CfgStimulus {
@@ -132,6 +137,7 @@ impl CfgStimulus {
             steer_coincide: false,
             steer_reset_err: false,
             coinciding: None,
+            ops: vec![],
         };
         s.rewind();
         s
@@ -186,7 +192,7 @@ impl CfgStimulus {
             return true;
         }
         let gp = self.gen_params();
-        let prog = Program::random(&mut self.rng, &gp);
+        let max_trips = Program::random_ops(&mut self.rng, &gp, &mut self.ops);
         let mask = if self.rng.chance(1, 4) {
             self.rng.next_u64() & lanes
         } else {
@@ -194,17 +200,20 @@ impl CfgStimulus {
         };
         let mask = if mask == 0 { 1 } else { mask };
         let seed = self.rng.next_u64();
-        self.start_driver(&prog, seed);
+        start_driver(&mut self.driver, &self.ops, max_trips, seed, self.warp_size);
         self.launch_inputs(ports, mask);
         true
     }
 
     /// The warp's threads at the start of `prog` (reusing the last driver's buffers).
     fn start_driver(&mut self, prog: &Program, seed: u64) {
-        match self.driver.as_mut() {
-            Some(d) => d.restart(prog, seed, self.warp_size),
-            None => self.driver = Some(WarpDriver::new(prog, seed, self.warp_size)),
-        }
+        start_driver(
+            &mut self.driver,
+            &prog.ops,
+            prog.max_trips,
+            seed,
+            self.warp_size,
+        );
     }
 
     /// The launch inputs, with the coinciding update if one is pending (the launch must
@@ -391,6 +400,14 @@ impl Stimulus for CfgStimulus {
         self.steer_reset_err = ["err_overflow", "err_pc", "err_side"]
             .iter()
             .any(|e| coverage.is_unhit(&format!("reset while {e}")));
+    }
+}
+
+/// `driver`'s threads at the start of the program of `ops` (reusing its buffers).
+fn start_driver(driver: &mut Option<WarpDriver>, ops: &[Op], max_trips: u8, seed: u64, lanes: u32) {
+    match driver.as_mut() {
+        Some(d) => d.restart_ops(ops, max_trips, seed, lanes),
+        None => *driver = Some(WarpDriver::from_ops(ops, max_trips, seed, lanes)),
     }
 }
 

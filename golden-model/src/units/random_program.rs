@@ -164,17 +164,31 @@ pub struct Program {
 impl Program {
     /// A random program drawn with `rng`.
     pub fn random(rng: &mut SplitMix64, params: &GenParams) -> Program {
-        let mut gen = Generator {
-            rng,
-            params: GenParams {
-                max_nesting: params.max_nesting.min(8),
-                ..*params
-            },
-            budget: params.budget,
-        };
-        let stmts = gen.block(0);
-        Program::from_stmts(stmts, params.max_trips)
-            .with_biases(&mut SplitMix64::new(rng.next_u64()))
+        let mut source = Recorder::new(Generator::new(rng, params));
+        let mut ops = vec![];
+        lower(&mut source, &mut ops, &mut vec![]);
+        ops.push(Op::Exit { bias: 8 });
+        let stmts = source.finish();
+        let rng = source.inner.rng;
+        Program {
+            stmts,
+            ops,
+            max_trips: params.max_trips.max(1),
+        }
+        .with_biases(&mut SplitMix64::new(rng.next_u64()))
+    }
+
+    /// The ops [`Program::random`] draws with the same `rng` and `params` (the same draws,
+    /// so `rng` ends in the same state), into `ops`, without building the statements: the
+    /// co-simulation's stimulus launches a program every few dozen cycles and only runs
+    /// its ops. Returns its `max_trips`.
+    pub fn random_ops(rng: &mut SplitMix64, params: &GenParams, ops: &mut Vec<Op>) -> u8 {
+        ops.clear();
+        let mut source = Generator::new(rng, params);
+        lower(&mut source, ops, &mut vec![]);
+        ops.push(Op::Exit { bias: 8 });
+        set_biases(ops, &mut SplitMix64::new(rng.next_u64()));
+        params.max_trips.max(1)
     }
 
     /// Lowers `stmts`; every random branch gets bias 4 (each thread takes it with
@@ -182,7 +196,7 @@ impl Program {
     /// times per thread and entry.
     pub fn from_stmts(stmts: Vec<Stmt>, max_trips: u8) -> Program {
         let mut ops = vec![];
-        lower(&stmts, &mut ops, &mut vec![]);
+        lower(&mut Tree::new(&stmts), &mut ops, &mut vec![]);
         ops.push(Op::Exit { bias: 8 });
         Program {
             stmts,
@@ -191,34 +205,9 @@ impl Program {
         }
     }
 
-    /// Random biases: a fifth of the branches are uniform (never or always taken), the
-    /// rest split threads with probability 1/8..7/8; a third of the early exits are taken
-    /// by every thread that reaches them (a `return`), the rest by 1/8..3/8 of them.
+    /// Random biases ([`set_biases`]).
     fn with_biases(mut self, rng: &mut SplitMix64) -> Program {
-        let (last, early) = self.ops.split_last_mut().expect("ends with an exit");
-        debug_assert_eq!(*last, Op::Exit { bias: 8 });
-        for op in early {
-            match op {
-                Op::Branch {
-                    cond: Cond::Random { bias },
-                    ..
-                } => {
-                    *bias = if rng.chance(1, 5) {
-                        8 * rng.below(2) as u8
-                    } else {
-                        1 + rng.below(7) as u8
-                    };
-                }
-                Op::Exit { bias } => {
-                    *bias = if rng.chance(1, 3) {
-                        8
-                    } else {
-                        1 + rng.below(3) as u8
-                    };
-                }
-                _ => {}
-            }
-        }
+        set_biases(&mut self.ops, rng);
         self
     }
 
@@ -298,39 +287,238 @@ impl Program {
     }
 }
 
+/// Random biases: a fifth of the branches are uniform (never or always taken), the rest
+/// split threads with probability 1/8..7/8; a third of the early exits are taken by every
+/// thread that reaches them (a `return`), the rest by 1/8..3/8 of them. The last op is the
+/// program's unconditional exit and keeps its bias.
+fn set_biases(ops: &mut [Op], rng: &mut SplitMix64) {
+    let (last, early) = ops.split_last_mut().expect("ends with an exit");
+    debug_assert_eq!(*last, Op::Exit { bias: 8 });
+    for op in early {
+        match op {
+            Op::Branch {
+                cond: Cond::Random { bias },
+                ..
+            } => {
+                *bias = if rng.chance(1, 5) {
+                    8 * rng.below(2) as u8
+                } else {
+                    1 + rng.below(7) as u8
+                };
+            }
+            Op::Exit { bias } => {
+                *bias = if rng.chance(1, 3) {
+                    8
+                } else {
+                    1 + rng.below(3) as u8
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A statement without its bodies: what [`lower`] reads from a [`Source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    Basic(u8),
+    Exit,
+    SkipToJoin,
+    Degenerate,
+    IfElse,
+    IfOnly,
+    Loop,
+}
+
+/// A program's statements as [`lower`] reads them, one at a time, a construct's bodies as
+/// nested blocks (an if/else's then-block before its else-block). One lowering serves a
+/// written program ([`Tree`]) and the random generator ([`Generator`]), which decides each
+/// statement as it is lowered instead of building the statements first.
+trait Source {
+    /// The next statement of the current block; `None` at its end.
+    fn next(&mut self) -> Option<Head>;
+    /// The next body of the construct [`Source::next`] returned last begins.
+    fn enter(&mut self);
+    /// That body has ended.
+    fn leave(&mut self);
+}
+
+/// The statements of a written program.
+struct Tree<'a> {
+    /// The blocks being read, innermost last.
+    blocks: Vec<std::slice::Iter<'a, Stmt>>,
+    /// Bodies of the constructs being lowered not entered yet, the next one last.
+    bodies: Vec<&'a [Stmt]>,
+}
+
+impl<'a> Tree<'a> {
+    fn new(stmts: &'a [Stmt]) -> Tree<'a> {
+        Tree {
+            blocks: vec![stmts.iter()],
+            bodies: vec![],
+        }
+    }
+}
+
+impl Source for Tree<'_> {
+    fn next(&mut self) -> Option<Head> {
+        let stmt = self.blocks.last_mut()?.next()?;
+        Some(match stmt {
+            Stmt::Basic(n) => Head::Basic(*n),
+            Stmt::Exit => Head::Exit,
+            Stmt::SkipToJoin => Head::SkipToJoin,
+            Stmt::Degenerate => Head::Degenerate,
+            Stmt::IfElse(then, els) => {
+                self.bodies.extend([els.as_slice(), then.as_slice()]);
+                Head::IfElse
+            }
+            Stmt::IfOnly(body) => {
+                self.bodies.push(body);
+                Head::IfOnly
+            }
+            Stmt::Loop(body) => {
+                self.bodies.push(body);
+                Head::Loop
+            }
+        })
+    }
+    fn enter(&mut self) {
+        let body = self.bodies.pop().expect("a construct's body");
+        self.blocks.push(body.iter());
+    }
+    fn leave(&mut self) {
+        self.blocks.pop();
+    }
+}
+
+/// The random statements of [`Program::random`], drawn as they are read.
 struct Generator<'r> {
     rng: &'r mut SplitMix64,
     params: GenParams,
     budget: u32,
+    /// Per block being drawn, innermost last: its nesting level and the statements it has
+    /// still to draw.
+    blocks: Vec<(u32, u32)>,
 }
 
-impl Generator<'_> {
-    fn block(&mut self, level: u32) -> Vec<Stmt> {
-        let n = 1 + self.rng.below(self.params.max_block.max(1) as u64) as u32;
-        (0..n).map(|_| self.stmt(level)).collect()
+impl<'r> Generator<'r> {
+    /// Draws the size of the program's outer block.
+    fn new(rng: &'r mut SplitMix64, params: &GenParams) -> Generator<'r> {
+        let mut g = Generator {
+            rng,
+            params: GenParams {
+                max_nesting: params.max_nesting.min(8),
+                ..*params
+            },
+            budget: params.budget,
+            blocks: vec![],
+        };
+        g.open(0);
+        g
     }
 
-    fn stmt(&mut self, level: u32) -> Stmt {
+    /// A block at `level` of 1..=`max_block` statements.
+    fn open(&mut self, level: u32) {
+        let n = 1 + self.rng.below(self.params.max_block.max(1) as u64) as u32;
+        self.blocks.push((level, n));
+    }
+}
+
+impl Source for Generator<'_> {
+    fn next(&mut self) -> Option<Head> {
+        let (level, left) = self.blocks.last_mut()?;
+        if *left == 0 {
+            return None;
+        }
+        *left -= 1;
+        let level = *level;
         self.budget = self.budget.saturating_sub(1);
         if level < self.params.max_nesting && self.budget > 0 && self.rng.chance(1, 2) {
-            return match self.rng.below(4) {
-                0 | 1 => Stmt::IfElse(self.block(level + 1), self.block(level + 1)),
-                2 => Stmt::IfOnly(self.block(level + 1)),
-                _ => Stmt::Loop(self.block(level + 1)),
-            };
+            return Some(match self.rng.below(4) {
+                0 | 1 => Head::IfElse,
+                2 => Head::IfOnly,
+                _ => Head::Loop,
+            });
         }
-        match self.rng.below(10) {
-            0 if self.params.exits => Stmt::Exit,
-            1 | 2 if level > 0 => Stmt::SkipToJoin,
-            3 => Stmt::Degenerate,
-            _ => Stmt::Basic(1 + self.rng.below(2) as u8),
+        Some(match self.rng.below(10) {
+            0 if self.params.exits => Head::Exit,
+            1 | 2 if level > 0 => Head::SkipToJoin,
+            3 => Head::Degenerate,
+            _ => Head::Basic(1 + self.rng.below(2) as u8),
+        })
+    }
+    fn enter(&mut self) {
+        let level = self.blocks.last().map_or(0, |b| b.0 + 1);
+        self.open(level);
+    }
+    fn leave(&mut self) {
+        self.blocks.pop();
+    }
+}
+
+/// Passes a [`Source`] through, building the statements it yields.
+struct Recorder<S> {
+    inner: S,
+    /// The blocks being built, innermost last (the outer block first).
+    blocks: Vec<Vec<Stmt>>,
+}
+
+impl<S: Source> Recorder<S> {
+    fn new(inner: S) -> Recorder<S> {
+        Recorder {
+            inner,
+            blocks: vec![vec![]],
+        }
+    }
+
+    /// The statements read (call after the whole program was read).
+    fn finish(&mut self) -> Vec<Stmt> {
+        debug_assert_eq!(self.blocks.len(), 1, "every body left");
+        self.blocks.pop().unwrap_or_default()
+    }
+}
+
+impl<S: Source> Source for Recorder<S> {
+    fn next(&mut self) -> Option<Head> {
+        let head = self.inner.next()?;
+        let stmt = match head {
+            Head::Basic(n) => Stmt::Basic(n),
+            Head::Exit => Stmt::Exit,
+            Head::SkipToJoin => Stmt::SkipToJoin,
+            Head::Degenerate => Stmt::Degenerate,
+            // Bodies are attached as they end (`leave`); a body is never empty.
+            Head::IfElse => Stmt::IfElse(vec![], vec![]),
+            Head::IfOnly => Stmt::IfOnly(vec![]),
+            Head::Loop => Stmt::Loop(vec![]),
+        };
+        self.blocks.last_mut().expect("a block").push(stmt);
+        Some(head)
+    }
+    fn enter(&mut self) {
+        self.inner.enter();
+        self.blocks.push(vec![]);
+    }
+    fn leave(&mut self) {
+        self.inner.leave();
+        let body = self.blocks.pop().expect("a body");
+        match self.blocks.last_mut().and_then(|b| b.last_mut()) {
+            Some(Stmt::IfElse(then, els)) => {
+                if then.is_empty() {
+                    *then = body;
+                } else {
+                    *els = body;
+                }
+            }
+            Some(Stmt::IfOnly(b) | Stmt::Loop(b)) => *b = body,
+            _ => unreachable!("a body belongs to a construct"),
         }
     }
 }
 
-/// Appends the ops of `stmts`; the PCs of `SkipToJoin` branches directly in this block go
-/// to `skips`, patched by the enclosing construct once its join is known.
-fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
+/// Appends the ops of the current block of `src`; the PCs of `SkipToJoin` branches
+/// directly in this block go to `skips`, patched by the enclosing construct once its join
+/// is known.
+fn lower(src: &mut impl Source, ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
     let pc = |ops: &Vec<Op>| ops.len() as u32;
     let patch = |ops: &mut Vec<Op>, skips: &[usize], join: u32| {
         for &s in skips {
@@ -341,15 +529,21 @@ fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
             };
         }
     };
-    for s in stmts {
-        match s {
-            Stmt::Basic(n) => (0..*n).for_each(|_| ops.push(Op::Seq)),
-            Stmt::Exit => ops.push(Op::Exit { bias: 1 }),
-            Stmt::SkipToJoin => {
+    // A construct's body into `ops`, its skips into `inner`.
+    let body = |src: &mut _, ops: &mut Vec<Op>, inner: &mut Vec<usize>| {
+        Source::enter(src);
+        lower(src, ops, inner);
+        Source::leave(src);
+    };
+    while let Some(head) = src.next() {
+        match head {
+            Head::Basic(n) => (0..n).for_each(|_| ops.push(Op::Seq)),
+            Head::Exit => ops.push(Op::Exit { bias: 1 }),
+            Head::SkipToJoin => {
                 skips.push(ops.len());
                 ops.push(Op::Seq); // patched by the construct
             }
-            Stmt::Degenerate => {
+            Head::Degenerate => {
                 let next = pc(ops) + 1;
                 ops.push(Op::Branch {
                     target: next,
@@ -357,11 +551,11 @@ fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
                     cond: Cond::Random { bias: 4 },
                 });
             }
-            Stmt::IfOnly(body) => {
+            Head::IfOnly => {
                 let br = ops.len();
                 ops.push(Op::Seq);
                 let mut inner = vec![];
-                lower(body, ops, &mut inner);
+                body(src, ops, &mut inner);
                 let join = pc(ops);
                 ops[br] = Op::Branch {
                     target: join,
@@ -370,16 +564,16 @@ fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
                 };
                 patch(ops, &inner, join);
             }
-            Stmt::IfElse(then, els) => {
+            Head::IfElse => {
                 // Fall-through -> then part, which jumps over the else part; taken -> else.
                 let br = ops.len();
                 ops.push(Op::Seq);
                 let mut inner = vec![];
-                lower(then, ops, &mut inner);
+                body(src, ops, &mut inner);
                 let jmp = ops.len();
                 ops.push(Op::Seq);
                 let else_start = pc(ops);
-                lower(els, ops, &mut inner);
+                body(src, ops, &mut inner);
                 let join = pc(ops);
                 ops[br] = Op::Branch {
                     target: else_start,
@@ -389,12 +583,12 @@ fn lower(stmts: &[Stmt], ops: &mut Vec<Op>, skips: &mut Vec<usize>) {
                 ops[jmp] = Op::Jump { target: join };
                 patch(ops, &inner, join);
             }
-            Stmt::Loop(body) => {
+            Head::Loop => {
                 let init = ops.len();
                 ops.push(Op::Seq);
                 let start = pc(ops);
                 let mut inner = vec![];
-                lower(body, ops, &mut inner);
+                body(src, ops, &mut inner);
                 let back = pc(ops);
                 ops.push(Op::Branch {
                     target: start,
@@ -481,6 +675,11 @@ pub struct WarpDriver {
 impl WarpDriver {
     /// A warp of `lanes` threads (at most 64) at the start of `prog`.
     pub fn new(prog: &Program, seed: u64, lanes: u32) -> WarpDriver {
+        WarpDriver::from_ops(&prog.ops, prog.max_trips, seed, lanes)
+    }
+
+    /// [`WarpDriver::new`] at a program given by its ops and `max_trips`.
+    pub fn from_ops(ops: &[Op], max_trips: u8, seed: u64, lanes: u32) -> WarpDriver {
         let mut d = WarpDriver {
             ops: vec![],
             max_trips: 1,
@@ -492,16 +691,23 @@ impl WarpDriver {
             exited: 0,
             peel: false,
         };
-        d.restart(prog, seed, lanes);
+        d.restart_ops(ops, max_trips, seed, lanes);
         d
     }
 
     /// Start over as [`WarpDriver::new`] would, reusing this driver's allocations.
     pub fn restart(&mut self, prog: &Program, seed: u64, lanes: u32) {
+        self.restart_ops(&prog.ops, prog.max_trips, seed, lanes);
+    }
+
+    /// [`WarpDriver::restart`] at a program given by its ops and `max_trips` (as
+    /// [`Program::random_ops`] draws them).
+    pub fn restart_ops(&mut self, ops: &[Op], max_trips: u8, seed: u64, lanes: u32) {
         let lanes = lanes.min(64);
-        let cells = lanes as usize * prog.len();
-        self.ops.clone_from(&prog.ops);
-        self.max_trips = prog.max_trips;
+        let cells = lanes as usize * ops.len();
+        self.ops.clear();
+        self.ops.extend_from_slice(ops);
+        self.max_trips = max_trips.max(1);
         self.seed = seed;
         self.lanes = lanes;
         if self.visits.len() < cells {
@@ -509,7 +715,7 @@ impl WarpDriver {
             self.trips_left.resize(cells, 0);
         }
         self.row_live.clear();
-        self.row_live.resize(prog.len(), false);
+        self.row_live.resize(ops.len(), false);
         self.exited = 0;
         self.peel = false;
     }
@@ -697,6 +903,44 @@ mod tests {
             ]
         );
         assert_eq!((prog.nesting(), prog.branch_depth()), (2, 3));
+    }
+
+    #[test]
+    fn random_ops_are_the_random_programs_ops_and_the_statements_lower_to_them() {
+        let unbiased = |ops: &[Op]| -> Vec<Op> {
+            ops.iter()
+                .map(|op| match *op {
+                    Op::Branch {
+                        target,
+                        rpc,
+                        cond: Cond::Random { .. },
+                    } => Op::Branch {
+                        target,
+                        rpc,
+                        cond: Cond::Random { bias: 0 },
+                    },
+                    Op::Exit { .. } => Op::Exit { bias: 0 },
+                    op => op,
+                })
+                .collect()
+        };
+        let mut ops = vec![];
+        for seed in 0..400u64 {
+            let params = GenParams {
+                max_nesting: 1 + (seed % 9) as u32,
+                max_block: 1 + (seed % 4) as u32,
+                budget: 4 + (seed % 60) as u32,
+                max_trips: (seed % 5) as u8,
+                exits: seed % 3 != 0,
+            };
+            let (mut a, mut b) = (SplitMix64::new(seed), SplitMix64::new(seed));
+            let prog = Program::random(&mut a, &params);
+            let trips = Program::random_ops(&mut b, &params, &mut ops);
+            assert_eq!(ops, prog.ops, "seed {seed}");
+            assert_eq!((a, trips), (b, prog.max_trips), "seed {seed}: same draws");
+            let relowered = Program::from_stmts(prog.stmts.clone(), params.max_trips);
+            assert_eq!(unbiased(&relowered.ops), unbiased(&prog.ops), "seed {seed}");
+        }
     }
 
     #[test]
