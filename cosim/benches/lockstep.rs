@@ -23,7 +23,7 @@ use common::*;
 use std::hint::black_box;
 use std::time::Instant;
 use warpforge_cosim::replay::InputLog;
-use warpforge_cosim::rtl::RtlModel;
+use warpforge_cosim::rtl::FramePorts;
 use warpforge_cosim::stimulus::RandomStimulus;
 use warpforge_cosim::{Cosim, Pipelining, ReplayStimulus, RtlSource, Stimulus};
 use warpforge_model::units::contract::{Params, UnitDesc};
@@ -190,14 +190,16 @@ fn bench<S: Stimulus + Send>(
     // copied into the model and compared without a `Bits` per port.
     let (in_frames, out_frames, in_words, out_words) = {
         let rtl = cosim.rtl_model(false).unwrap();
-        let (in_order, out_order) = (rtl.input_frame_order(), rtl.output_frame_order());
+        let widths = desc.widths(&params);
+        let in_order = FramePorts::new(rtl.input_frame_order(), &widths);
+        let out_order = FramePorts::new(rtl.output_frame_order(), &widths);
         let (mut ins, mut outs) = (vec![], vec![]);
         let mut m = (desc.build)(&params);
         for c in 0..n {
             log.apply(c, &mut ports);
             m.outputs(&mut ports);
-            RtlModel::write_frame(&ports, &in_order, &mut ins);
-            RtlModel::write_frame(&ports, &out_order, &mut outs);
+            in_order.write(&ports, &mut ins);
+            out_order.write(&ports, &mut outs);
             m.tick(&ports);
         }
         let per = |v: &Vec<u64>| v.len() / n as usize;

@@ -258,6 +258,40 @@ impl PortGroups {
     }
 }
 
+/// The ports of one part of a frame, in frame order.
+pub struct FramePorts {
+    pub ports: Vec<usize>,
+    /// How many of `ports`, from the first, are one word each (a frame order puts every
+    /// port of up to 64 bits before the wide ones).
+    singles: usize,
+}
+
+impl FramePorts {
+    /// `ports` in frame order ([`RtlModel::input_frame_order`], ...), `widths` every port's
+    /// width at the unit's parameters.
+    pub fn new(ports: Vec<usize>, widths: &[u32]) -> FramePorts {
+        let singles = ports.iter().take_while(|&&i| widths[i] <= 64).count();
+        FramePorts { ports, singles }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ports.is_empty()
+    }
+
+    /// Append the ports' values to `out` as a frame: each port's `Bits` words, as
+    /// [`RtlModel::set_inputs_from_words`] and [`RtlModel::outputs_match_words`] read them.
+    /// The one-word ports in one `extend` (it reserves once instead of checking the
+    /// capacity per word: this runs for every port of every cycle).
+    #[inline]
+    pub fn write(&self, ports: &[Bits], out: &mut Vec<u64>) {
+        let (singles, wide) = self.ports.split_at(self.singles);
+        out.extend(singles.iter().map(|&i| ports[i].to_u64()));
+        for &i in wide {
+            out.extend_from_slice(ports[i].words());
+        }
+    }
+}
+
 /// 64-bit words a port of `width` bits takes in a frame (as in its `Bits` value).
 #[inline(always)]
 fn frame_words(width: u32) -> usize {
@@ -446,21 +480,6 @@ impl RtlModel {
     /// The compared output ports in the order [`RtlModel::outputs_match_words`] reads them.
     pub fn output_frame_order(&self) -> Vec<usize> {
         self.out_groups.order()
-    }
-
-    /// Append the ports `which` (an [`RtlModel::input_frame_order`] or
-    /// [`RtlModel::output_frame_order`]) of `ports` to `out` as a frame: each port's `Bits`
-    /// words, as [`RtlModel::set_inputs_from_words`] and [`RtlModel::outputs_match_words`]
-    /// read them.
-    #[inline]
-    pub fn write_frame(ports: &[Bits], which: &[usize], out: &mut Vec<u64>) {
-        for &i in which {
-            match ports[i].words() {
-                // Most ports are one word: a push, not a `memcpy` call.
-                &[w] => out.push(w),
-                words => out.extend_from_slice(words),
-            }
-        }
     }
 
     /// Set every input from `words`, the inputs' values in [`RtlModel::input_frame_order`]

@@ -17,7 +17,7 @@
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
 use super::{Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES, PROBE_ROUNDS};
-use crate::rtl::RtlModel;
+use crate::rtl::{FramePorts, RtlModel};
 use crate::CosimError;
 use crossbeam_utils::Backoff;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -41,14 +41,14 @@ const FINAL: u64 = 2;
 /// model's frame order, which it reads without a `Bits` per port), and the debug-state
 /// ports when the frame is a sample.
 struct Frame {
-    inputs: Vec<usize>,
-    outputs: Vec<usize>,
-    state: Vec<usize>,
+    inputs: FramePorts,
+    outputs: FramePorts,
+    state: FramePorts,
 }
 
 impl Frame {
-    /// Load `which` from `words` at `*pos` (written by [`RtlModel::write_frame`] from ports
-    /// of the same widths).
+    /// Load `which` from `words` at `*pos` (written by [`FramePorts::write`] from ports of
+    /// the same widths).
     fn read(ports: &mut [Bits], which: &[usize], words: &[u64], pos: &mut usize) {
         for &i in which {
             let n = ports[i].words().len();
@@ -222,10 +222,11 @@ impl Cosim {
         first_cycle: u64,
         cycles: u64,
     ) -> Result<(Result<u64, u64>, ModelEnd), CosimError> {
+        let widths = self.desc.widths(&self.params);
         let frame = Frame {
-            inputs: rtl.input_frame_order(),
-            outputs: rtl.output_frame_order(),
-            state: rtl.state_indices().to_vec(),
+            inputs: FramePorts::new(rtl.input_frame_order(), &widths),
+            outputs: FramePorts::new(rtl.output_frame_order(), &widths),
+            state: FramePorts::new(rtl.state_indices().to_vec(), &widths),
         };
         let (to_rtl, from_model) = sync_channel::<Vec<u64>>(IN_FLIGHT);
         let (recycle, recycled) = channel::<Vec<u64>>();
@@ -317,12 +318,14 @@ impl Cosim {
         };
         // A frame's header and its ports' words (a port over 64 bits takes several).
         let words_per_cycle = 1
-            + (frame.inputs.iter().chain(&frame.outputs))
+            + (frame.inputs.ports.iter().chain(&frame.outputs.ports))
                 .map(|&i| ports[i].words().len())
                 .sum::<usize>();
         // A batch also holds the state of its sampling cycles and, the last one, the final
         // state after its marker: room for them too, so that a batch is never grown.
-        let state_words: usize = frame.state.iter().map(|&i| ports[i].words().len()).sum();
+        let state_words: usize = (frame.state.ports.iter())
+            .map(|&i| ports[i].words().len())
+            .sum();
         let samples_per_batch = if frame.state.is_empty() {
             0
         } else {
@@ -342,13 +345,13 @@ impl Cosim {
             }
             let sample = cycle == next_sample;
             batch.push(if sample { SAMPLE } else { 0 });
-            RtlModel::write_frame(&ports, &frame.inputs, &mut batch);
-            RtlModel::write_frame(&ports, &frame.outputs, &mut batch);
+            frame.inputs.write(&ports, &mut batch);
+            frame.outputs.write(&ports, &mut batch);
             if sample {
                 next_sample = cycle.saturating_add(interval);
                 samples += 1;
                 side.model.debug_state(&mut ports);
-                RtlModel::write_frame(&ports, &frame.state, &mut batch);
+                frame.state.write(&ports, &mut batch);
             }
             side.close(&ports);
             in_batch += 1;
@@ -369,7 +372,7 @@ impl Cosim {
             side.model.debug_state(&mut ports);
             samples += 1;
             batch.push(FINAL);
-            RtlModel::write_frame(&ports, &frame.state, &mut batch);
+            frame.state.write(&ports, &mut batch);
         }
         send_batch(&to_rtl, batch);
         Ok(ModelEnd {
@@ -398,7 +401,7 @@ impl Cosim {
                 let head = batch[pos];
                 pos += 1;
                 if head == FINAL {
-                    Frame::read(&mut ports, &frame.state, &batch, &mut pos);
+                    Frame::read(&mut ports, &frame.state.ports, &batch, &mut pos);
                     let same = rtl.eval().is_ok()
                         && rtl.sample_state().is_ok()
                         && rtl.first_state_mismatch(&ports).is_none();
@@ -418,7 +421,7 @@ impl Cosim {
                 }
                 pos += read;
                 if head == SAMPLE {
-                    Frame::read(&mut ports, &frame.state, &batch, &mut pos);
+                    Frame::read(&mut ports, &frame.state.ports, &batch, &mut pos);
                     if rtl.sample_state().is_err() || rtl.first_state_mismatch(&ports).is_some() {
                         return Err(cycle);
                     }
