@@ -63,11 +63,9 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
         if !self.stim.drive(self.cycle, ports) {
             return false;
         }
-        if self.reads {
-            self.model.comb_outputs(ports);
-        } else {
-            self.model.outputs(ports);
-        }
+        // The inputs are read once and kept for the clock edge in `close`: nothing changes
+        // the input ports in between (the caller compares, writes a frame, samples).
+        self.model.outputs_keeping_inputs(ports, !self.reads);
         true
     }
 
@@ -76,7 +74,7 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
     #[inline]
     pub(crate) fn close(&mut self, ports: &[Bits]) {
         self.coverage.sample(ports);
-        self.model.tick(ports);
+        self.model.tick_kept(ports);
         self.cycle += 1;
     }
 

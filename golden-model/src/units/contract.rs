@@ -469,6 +469,24 @@ pub trait UnitModel: Send {
     fn comb_outputs(&self, ports: &mut [Bits]) {
         self.outputs(ports)
     }
+    /// [`UnitModel::comb_outputs`] (with `registered`, [`UnitModel::outputs`]) that also
+    /// keeps this cycle's inputs for [`UnitModel::tick_kept`], for a caller that does not
+    /// change the input ports between the two (the co-simulation's model side): the inputs
+    /// are then read from the ports once a cycle instead of twice. The default keeps
+    /// nothing.
+    fn outputs_keeping_inputs(&mut self, ports: &mut [Bits], registered: bool) {
+        if registered {
+            self.outputs(ports)
+        } else {
+            self.comb_outputs(ports)
+        }
+    }
+    /// The clock edge with the inputs [`UnitModel::outputs_keeping_inputs`] kept this
+    /// cycle (`ports` must still hold them; they are read when nothing was kept, e.g. in
+    /// reset). The default is [`UnitModel::tick`].
+    fn tick_kept(&mut self, ports: &[Bits]) {
+        self.tick(ports)
+    }
 }
 
 /// The single description of a unit.
