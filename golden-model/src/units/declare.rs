@@ -389,6 +389,15 @@ impl<U: Unit> Adapter<U> {
     pub fn unit(&self) -> &U {
         &self.unit
     }
+    /// This cycle's events (all 0 while `rst_n` is low) and the inputs read for them.
+    fn events(&self, ports: &[Bits]) -> (U::Events, Option<U::Inputs>) {
+        if ports[RST_N].to_u64() == 0 {
+            (U::Events::default(), None)
+        } else {
+            let inputs = U::Inputs::read_ports(ports);
+            (self.unit.events(&inputs), Some(inputs))
+        }
+    }
     /// A boxed by-name model (the [`UnitDesc::build`] of a declared unit).
     pub fn boxed(params: &Params) -> Box<dyn UnitModel> {
         Box::new(Self::new(params))
@@ -418,12 +427,7 @@ impl<U: Unit> UnitModel for Adapter<U> {
     /// The combinational outputs only: the registered ports depend on the state alone.
     /// They read 0 while `rst_n` is low.
     fn comb_outputs(&self, ports: &mut [Bits]) {
-        let ev = if ports[RST_N].to_u64() == 0 {
-            U::Events::default()
-        } else {
-            self.unit.events(&U::Inputs::read_ports(ports))
-        };
-        ev.write_ports(ports);
+        self.events(ports).0.write_ports(ports);
     }
     fn tick(&mut self, ports: &[Bits]) {
         self.kept = None;
@@ -437,15 +441,8 @@ impl<U: Unit> UnitModel for Adapter<U> {
         if registered {
             self.registered_outputs(ports);
         }
-        self.kept = None;
-        let ev = if ports[RST_N].to_u64() == 0 {
-            U::Events::default()
-        } else {
-            let inputs = U::Inputs::read_ports(ports);
-            let ev = self.unit.events(&inputs);
-            self.kept = Some(inputs);
-            ev
-        };
+        let (ev, inputs) = self.events(ports);
+        self.kept = inputs;
         ev.write_ports(ports);
     }
     fn tick_kept(&mut self, ports: &[Bits]) {
