@@ -5,9 +5,10 @@
 //!    (skipped when the stimulus says it does not read outputs);
 //! 2. `stimulus.drive(t, ports)` writes the input positions (false ends the run);
 //! 3. the RTL gets the inputs and settles with the clock low;
-//! 4. `model.comb_outputs(ports)` with this cycle's inputs (the combinational outputs; the
-//!    registered ports still hold state(t) from step 1), or `model.outputs` when
-//!    step 1 was skipped;
+//! 4. the combinational outputs for this cycle's inputs (the registered ports still hold
+//!    state(t) from step 1; all outputs when step 1 was skipped):
+//!    `model.outputs_keeping_inputs(ports, ..)`, which keeps the inputs it read for the
+//!    clock edge of step 7 (`model.tick_kept`);
 //! 5. every registered and combinational output is compared, RTL vs model, as words;
 //! 6. every [`STATE_INTERVAL`] cycles (by default; [`Cosim::with_state_interval`]) the
 //!    internal state too: the RTL latches it into the wrapper's debug-state ports
@@ -984,8 +985,8 @@ impl Cosim {
                         break;
                     }
                     log.push(ports);
-                    model.outputs(ports);
-                    model.tick(ports);
+                    model.outputs_keeping_inputs(ports, !reads);
+                    model.tick_kept(ports);
                 }
                 (log, first_cycle)
             };

@@ -260,10 +260,12 @@ impl PortGroups {
 
 /// The ports of one part of a frame, in frame order.
 pub struct FramePorts {
-    pub ports: Vec<usize>,
+    ports: Vec<usize>,
     /// How many of `ports`, from the first, are one word each (a frame order puts every
     /// port of up to 64 bits before the wide ones).
     singles: usize,
+    /// The words they take in a frame.
+    words: usize,
 }
 
 impl FramePorts {
@@ -271,11 +273,32 @@ impl FramePorts {
     /// width at the unit's parameters.
     pub fn new(ports: Vec<usize>, widths: &[u32]) -> FramePorts {
         let singles = ports.iter().take_while(|&&i| widths[i] <= 64).count();
-        FramePorts { ports, singles }
+        // As many words as each port's `Bits` value holds (at least one).
+        let words = ports.iter().map(|&i| frame_words(widths[i]).max(1)).sum();
+        FramePorts {
+            ports,
+            singles,
+            words,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.ports.is_empty()
+    }
+
+    /// The words the ports take in a frame.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// Load the ports from `words` at `*pos` (written by [`FramePorts::write`] from ports of
+    /// the same widths), advancing `*pos` past them.
+    pub fn read(&self, ports: &mut [Bits], words: &[u64], pos: &mut usize) {
+        for &i in &self.ports {
+            let n = ports[i].words().len();
+            ports[i].set_words(&words[*pos..*pos + n]);
+            *pos += n;
+        }
     }
 
     /// Append the ports' values to `out` as a frame: each port's `Bits` words, as

@@ -178,7 +178,13 @@ impl CfgStimulus {
             // The reset case: the Fig 2.6 program again, reset in the middle of it.
             self.reset_in = (self.next_program == 2).then_some(7);
             let seed = self.next_program as u64;
-            self.start_driver(&prog, seed);
+            start_driver(
+                &mut self.driver,
+                &prog.ops,
+                prog.max_trips,
+                seed,
+                self.warp_size,
+            );
             self.launch_inputs(ports, lanes);
             return true;
         }
@@ -186,7 +192,13 @@ impl CfgStimulus {
             let seed = self.rng.next_u64();
             let levels = self.depth_param + 1;
             let prog = Program::from_stmts(deep_nest(levels, Some(&mut self.rng)), 3);
-            self.start_driver(&prog, seed);
+            start_driver(
+                &mut self.driver,
+                &prog.ops,
+                prog.max_trips,
+                seed,
+                self.warp_size,
+            );
             self.driver.as_mut().expect("started").set_peel(true);
             self.launch_inputs(ports, lanes);
             return true;
@@ -203,17 +215,6 @@ impl CfgStimulus {
         start_driver(&mut self.driver, &self.ops, max_trips, seed, self.warp_size);
         self.launch_inputs(ports, mask);
         true
-    }
-
-    /// The warp's threads at the start of `prog` (reusing the last driver's buffers).
-    fn start_driver(&mut self, prog: &Program, seed: u64) {
-        start_driver(
-            &mut self.driver,
-            &prog.ops,
-            prog.max_trips,
-            seed,
-            self.warp_size,
-        );
     }
 
     /// The launch inputs, with the coinciding update if one is pending (the launch must
@@ -403,10 +404,11 @@ impl Stimulus for CfgStimulus {
     }
 }
 
-/// `driver`'s threads at the start of the program of `ops` (reusing its buffers).
+/// The warp's threads at the start of the program of `ops` (reusing the last driver's
+/// buffers).
 fn start_driver(driver: &mut Option<WarpDriver>, ops: &[Op], max_trips: u8, seed: u64, lanes: u32) {
     match driver.as_mut() {
-        Some(d) => d.restart_ops(ops, max_trips, seed, lanes),
+        Some(d) => d.restart(ops, max_trips, seed, lanes),
         None => *driver = Some(WarpDriver::from_ops(ops, max_trips, seed, lanes)),
     }
 }

@@ -23,7 +23,6 @@ use crossbeam_utils::Backoff;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::mpsc::{TryRecvError, TrySendError};
 use std::time::{Duration, Instant};
-use warpforge_model::units::contract::Bits;
 use warpforge_model::units::coverage::Coverage;
 
 /// Cycles per batch handed from the model thread to the RTL thread: large enough that the
@@ -44,18 +43,6 @@ struct Frame {
     inputs: FramePorts,
     outputs: FramePorts,
     state: FramePorts,
-}
-
-impl Frame {
-    /// Load `which` from `words` at `*pos` (written by [`FramePorts::write`] from ports of
-    /// the same widths).
-    fn read(ports: &mut [Bits], which: &[usize], words: &[u64], pos: &mut usize) {
-        for &i in which {
-            let n = ports[i].words().len();
-            ports[i].set_words(&words[*pos..*pos + n]);
-            *pos += n;
-        }
-    }
 }
 
 /// The next batch, or `None` when the model side is done. The two sides run at similar
@@ -317,15 +304,10 @@ impl Cosim {
             self.state_interval
         };
         // A frame's header and its ports' words (a port over 64 bits takes several).
-        let words_per_cycle = 1
-            + (frame.inputs.ports.iter().chain(&frame.outputs.ports))
-                .map(|&i| ports[i].words().len())
-                .sum::<usize>();
+        let words_per_cycle = 1 + frame.inputs.words() + frame.outputs.words();
         // A batch also holds the state of its sampling cycles and, the last one, the final
         // state after its marker: room for them too, so that a batch is never grown.
-        let state_words: usize = (frame.state.ports.iter())
-            .map(|&i| ports[i].words().len())
-            .sum();
+        let state_words = frame.state.words();
         let samples_per_batch = if frame.state.is_empty() {
             0
         } else {
@@ -401,7 +383,7 @@ impl Cosim {
                 let head = batch[pos];
                 pos += 1;
                 if head == FINAL {
-                    Frame::read(&mut ports, &frame.state.ports, &batch, &mut pos);
+                    frame.state.read(&mut ports, &batch, &mut pos);
                     let same = rtl.eval().is_ok()
                         && rtl.sample_state().is_ok()
                         && rtl.first_state_mismatch(&ports).is_none();
@@ -421,7 +403,7 @@ impl Cosim {
                 }
                 pos += read;
                 if head == SAMPLE {
-                    Frame::read(&mut ports, &frame.state.ports, &batch, &mut pos);
+                    frame.state.read(&mut ports, &batch, &mut pos);
                     if rtl.sample_state().is_err() || rtl.first_state_mismatch(&ports).is_some() {
                         return Err(cycle);
                     }

@@ -166,8 +166,7 @@ impl Program {
     pub fn random(rng: &mut SplitMix64, params: &GenParams) -> Program {
         let mut source = Recorder::new(Generator::new(rng, params));
         let mut ops = vec![];
-        lower(&mut source, &mut ops, &mut vec![]);
-        ops.push(Op::Exit { bias: 8 });
+        lower_program(&mut source, &mut ops);
         let stmts = source.finish();
         let rng = source.inner.rng;
         Program {
@@ -184,9 +183,7 @@ impl Program {
     /// its ops. Returns its `max_trips`.
     pub fn random_ops(rng: &mut SplitMix64, params: &GenParams, ops: &mut Vec<Op>) -> u8 {
         ops.clear();
-        let mut source = Generator::new(rng, params);
-        lower(&mut source, ops, &mut vec![]);
-        ops.push(Op::Exit { bias: 8 });
+        lower_program(&mut Generator::new(rng, params), ops);
         set_biases(ops, &mut SplitMix64::new(rng.next_u64()));
         params.max_trips.max(1)
     }
@@ -196,8 +193,7 @@ impl Program {
     /// times per thread and entry.
     pub fn from_stmts(stmts: Vec<Stmt>, max_trips: u8) -> Program {
         let mut ops = vec![];
-        lower(&mut Tree::new(&stmts), &mut ops, &mut vec![]);
-        ops.push(Op::Exit { bias: 8 });
+        lower_program(&mut Tree::new(&stmts), &mut ops);
         Program {
             stmts,
             ops,
@@ -515,6 +511,12 @@ impl<S: Source> Source for Recorder<S> {
     }
 }
 
+/// Appends the ops of the whole program of `src` and its final unconditional exit.
+fn lower_program(src: &mut impl Source, ops: &mut Vec<Op>) {
+    lower(src, ops, &mut vec![]);
+    ops.push(Op::Exit { bias: 8 });
+}
+
 /// Appends the ops of the current block of `src`; the PCs of `SkipToJoin` branches
 /// directly in this block go to `skips`, patched by the enclosing construct once its join
 /// is known.
@@ -678,7 +680,8 @@ impl WarpDriver {
         WarpDriver::from_ops(&prog.ops, prog.max_trips, seed, lanes)
     }
 
-    /// [`WarpDriver::new`] at a program given by its ops and `max_trips`.
+    /// [`WarpDriver::new`] at a program given by its ops and `max_trips` (as
+    /// [`Program::random_ops`] draws them).
     pub fn from_ops(ops: &[Op], max_trips: u8, seed: u64, lanes: u32) -> WarpDriver {
         let mut d = WarpDriver {
             ops: vec![],
@@ -691,18 +694,12 @@ impl WarpDriver {
             exited: 0,
             peel: false,
         };
-        d.restart_ops(ops, max_trips, seed, lanes);
+        d.restart(ops, max_trips, seed, lanes);
         d
     }
 
-    /// Start over as [`WarpDriver::new`] would, reusing this driver's allocations.
-    pub fn restart(&mut self, prog: &Program, seed: u64, lanes: u32) {
-        self.restart_ops(&prog.ops, prog.max_trips, seed, lanes);
-    }
-
-    /// [`WarpDriver::restart`] at a program given by its ops and `max_trips` (as
-    /// [`Program::random_ops`] draws them).
-    pub fn restart_ops(&mut self, ops: &[Op], max_trips: u8, seed: u64, lanes: u32) {
+    /// Start over as [`WarpDriver::from_ops`] would, reusing this driver's allocations.
+    pub fn restart(&mut self, ops: &[Op], max_trips: u8, seed: u64, lanes: u32) {
         let lanes = lanes.min(64);
         let cells = lanes as usize * ops.len();
         self.ops.clear();
