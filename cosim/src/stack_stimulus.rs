@@ -178,13 +178,7 @@ impl CfgStimulus {
             // The reset case: the Fig 2.6 program again, reset in the middle of it.
             self.reset_in = (self.next_program == 2).then_some(7);
             let seed = self.next_program as u64;
-            start_driver(
-                &mut self.driver,
-                &prog.ops,
-                prog.max_trips,
-                seed,
-                self.warp_size,
-            );
+            self.start_program(&prog, seed);
             self.launch_inputs(ports, lanes);
             return true;
         }
@@ -192,13 +186,7 @@ impl CfgStimulus {
             let seed = self.rng.next_u64();
             let levels = self.depth_param + 1;
             let prog = Program::from_stmts(deep_nest(levels, Some(&mut self.rng)), 3);
-            start_driver(
-                &mut self.driver,
-                &prog.ops,
-                prog.max_trips,
-                seed,
-                self.warp_size,
-            );
+            self.start_program(&prog, seed);
             self.driver.as_mut().expect("started").set_peel(true);
             self.launch_inputs(ports, lanes);
             return true;
@@ -215,6 +203,12 @@ impl CfgStimulus {
         start_driver(&mut self.driver, &self.ops, max_trips, seed, self.warp_size);
         self.launch_inputs(ports, mask);
         true
+    }
+
+    /// The warp's threads at the start of a written program `prog`.
+    fn start_program(&mut self, prog: &Program, seed: u64) {
+        let lanes = self.warp_size;
+        start_driver(&mut self.driver, &prog.ops, prog.max_trips, seed, lanes);
     }
 
     /// The launch inputs, with the coinciding update if one is pending (the launch must
