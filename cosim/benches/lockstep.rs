@@ -92,15 +92,16 @@ fn best_with<T>(mut setup: impl FnMut() -> T, mut f: impl FnMut(T) -> u64) -> Ra
     r
 }
 
-/// The best of 3 runs of each of `a` and `b`, alternating (a, b, a, b...), so that a
-/// machine whose speed drifts affects both alike.
-fn best_of_pair(mut a: impl FnMut() -> u64, mut b: impl FnMut() -> u64) -> (Rate, Rate) {
-    let (mut ra, mut rb) = (Rate::ZERO, Rate::ZERO);
+/// The best of 3 runs of each of `fs`, in turn (a, b, a, b...), so that a machine whose
+/// speed drifts affects them alike.
+fn best_of_each<const N: usize>(mut fs: [&mut dyn FnMut() -> u64; N]) -> [Rate; N] {
+    let mut r = [Rate::ZERO; N];
     for _ in 0..3 {
-        ra.keep_best(timed(&mut a));
-        rb.keep_best(timed(&mut b));
+        for (f, r) in fs.iter_mut().zip(&mut r) {
+            r.keep_best(timed(f));
+        }
     }
-    (ra, rb)
+    r
 }
 
 /// One run of `f` (which returns the cycles it ran) as a rate.
@@ -153,12 +154,17 @@ fn bench<S: Stimulus + Send>(
             .with_pipelining(p)
     };
     let (two, sequential) = (with(Pipelining::Always), with(Pipelining::Never));
+    // The model thread on the by-name path even for a typed stimulus (`typed_side.rs`).
+    let by_name = with(Pipelining::Always).with_typed_model_side(false);
     let run = |c: &Cosim| {
         let s = c.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.cycles, n);
         s.cycles
     };
-    let (lockstep, one_thread) = best_of_pair(|| run(&two), || run(&sequential));
+    let [lockstep, lockstep_by_name, one_thread] =
+        best_of_each([&mut || run(&two), &mut || run(&by_name), &mut || {
+            run(&sequential)
+        }]);
     let auto = cosim.run(&mut stim()).unwrap_or_else(|e| panic!("{e}"));
 
     // The same inputs recorded (model alone, outside the timing) and replayed on one
@@ -228,6 +234,7 @@ fn bench<S: Stimulus + Send>(
         n
     });
     println!("  lockstep (model side on a 2nd thread) {lockstep}");
+    println!("  the same, by-name model side    {lockstep_by_name}");
     println!("  lockstep on one thread          {one_thread}");
     println!(
         "  Cosim::run (Pipelining::Auto) chose {}",

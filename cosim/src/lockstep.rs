@@ -45,8 +45,10 @@ use warpforge_model::units::trace::Trace;
 
 mod model_side;
 mod pipelined;
+pub mod typed_side;
 
 use model_side::ModelSide;
+pub use typed_side::{FrameSetup, FrameSide, TypedStimulus};
 
 /// The driver of a unit's inputs.
 pub trait Stimulus {
@@ -74,6 +76,14 @@ pub trait Stimulus {
     /// [`STEER_INTERVAL`] cycles with the run's coverage so far. A rewound stimulus sees
     /// the same calls at the same cycles (the coverage depends only on the inputs).
     fn steer(&mut self, _coverage: &Coverage) {}
+
+    /// The model thread of the two-thread lockstep for this stimulus (its cycles written
+    /// as frames of words). By default the by-name path ([`typed_side::by_name_side`]); a
+    /// stimulus written against its unit's typed ports returns
+    /// [`typed_side::typed_side`], which skips the by-name port values.
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        typed_side::by_name_side(self, setup)
+    }
 }
 
 /// Cycles between two [`Stimulus::steer`] calls.
@@ -101,6 +111,9 @@ impl<S: Stimulus + ?Sized> Stimulus for &mut S {
     fn steer(&mut self, coverage: &Coverage) {
         (**self).steer(coverage)
     }
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        (**self).frame_side(setup)
+    }
 }
 
 impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
@@ -118,6 +131,9 @@ impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
     }
     fn steer(&mut self, coverage: &Coverage) {
         (**self).steer(coverage)
+    }
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        (**self).frame_side(setup)
     }
 }
 
@@ -436,6 +452,9 @@ pub struct Cosim {
     probed: std::sync::OnceLock<bool>,
     /// The mutant switched on in every RTL instance of a mutant schema's model (0: none).
     mutant: u32,
+    /// Whether the two-thread run's model side takes a typed stimulus's typed path
+    /// (`lockstep/typed_side.rs`).
+    typed_model_side: bool,
 }
 
 /// When [`Cosim::run`] puts the model side (stimulus, model, coverage) on a second thread,
@@ -492,6 +511,7 @@ impl Cosim {
             pipelining: Pipelining::Auto,
             probed: std::sync::OnceLock::new(),
             mutant: 0,
+            typed_model_side: true,
         })
     }
 
@@ -538,6 +558,14 @@ impl Cosim {
     /// default).
     pub fn with_pipelining(mut self, p: Pipelining) -> Self {
         self.pipelining = p;
+        self
+    }
+
+    /// Whether the two-thread run's model side takes the typed path of a stimulus written
+    /// against its unit's typed ports (`true` by default; `false`: the by-name path, as
+    /// the one-thread run takes; the results are the same, see `lockstep/typed_side.rs`).
+    pub fn with_typed_model_side(mut self, on: bool) -> Self {
+        self.typed_model_side = on;
         self
     }
 

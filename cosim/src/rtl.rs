@@ -259,6 +259,7 @@ impl PortGroups {
 }
 
 /// The ports of one part of a frame, in frame order.
+#[derive(Debug, Clone)]
 pub struct FramePorts {
     ports: Vec<usize>,
     /// How many of `ports`, from the first, are one word each (a frame order puts every
@@ -284,6 +285,11 @@ impl FramePorts {
 
     pub fn is_empty(&self) -> bool {
         self.ports.is_empty()
+    }
+
+    /// The ports, in frame order.
+    pub fn ports(&self) -> &[usize] {
+        &self.ports
     }
 
     /// The words the ports take in a frame.

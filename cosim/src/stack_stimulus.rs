@@ -17,16 +17,16 @@
 //! by a launch in the same cycle as its next legal update (the launch must win); while a
 //! reset has not met a raised error flag, errors are left by reset rather than by launch.
 
-use crate::lockstep::Stimulus;
+use crate::lockstep::typed_side::{drive_typed, typed_side};
+use crate::lockstep::{FrameSetup, FrameSide, Stimulus, TypedStimulus};
 use warpforge_model::ptx::ir::END_PC;
 use warpforge_model::units::contract::{low_mask, Bits, Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
-use warpforge_model::units::declare::PortGroup;
 use warpforge_model::units::random_program::{
     GenParams, Op, Program, SplitMix64, Stmt, WarpDriver,
 };
-use warpforge_model::units::simt_stack::{SpeInputs, SPE_DESC};
-use warpforge_model::units::simt_stack_dpe::{DpeInputs, DPE_DESC};
+use warpforge_model::units::simt_stack::{SimtStackSpe, SpeInputs, SpeRegs, SPE_DESC};
+use warpforge_model::units::simt_stack_dpe::{DpeInputs, DpeRegs, SimtStackDpe, DPE_DESC};
 
 /// Which stack the stimulus drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,15 +35,49 @@ enum Kind {
     Dpe,
 }
 
-/// Port positions the stimulus reads.
-struct Reads {
+/// What the stimulus reads of a stack's registered outputs.
+struct StackRegs {
     /// (valid, pc, mask) per side (SPE: side 0 only).
-    paths: [(usize, usize, usize); 2],
-    depth: usize,
-    err_overflow: usize,
-    err_pc: usize,
-    /// DPE only.
-    err_side: Option<usize>,
+    paths: [(bool, u32, u64); 2],
+    sides: usize,
+    depth: u32,
+    /// A sticky error flag is raised.
+    errored: bool,
+}
+
+impl StackRegs {
+    fn spe(r: &SpeRegs) -> StackRegs {
+        let tos = (r.tos_valid, r.tos_pc, r.tos_mask);
+        StackRegs {
+            paths: [tos, tos],
+            sides: 1,
+            depth: r.depth,
+            errored: r.err_overflow || r.err_pc,
+        }
+    }
+    fn dpe(r: &DpeRegs) -> StackRegs {
+        StackRegs {
+            paths: [(r.l_valid, r.l_pc, r.l_mask), (r.r_valid, r.r_pc, r.r_mask)],
+            sides: 2,
+            depth: r.depth,
+            errored: r.err_overflow || r.err_pc || r.err_side,
+        }
+    }
+}
+
+/// A cycle's inputs in the single-path stack's terms, and the side an update is issued
+/// from (the dual-path stack's inputs are [`dpe_inputs`] of them).
+type Cycle = (bool, u8, SpeInputs);
+
+/// The dual-path stack's inputs for `spe` issued from `side` (launch fields as they are).
+fn dpe_inputs(side: u8, spe: &SpeInputs) -> DpeInputs {
+    DpeInputs {
+        launch_valid: spe.launch_valid,
+        launch_pc: spe.launch_pc,
+        launch_rpc: spe.launch_rpc,
+        launch_mask: spe.launch_mask,
+        ..DpeInputs::update_from(side, spe)
+    }
 }
 
 pub struct CfgStimulus {
@@ -53,7 +87,6 @@ pub struct CfgStimulus {
     warp_size: u32,
     pc_w: u32,
     depth_param: u32,
-    reads: Reads,
     rng: SplitMix64,
     driver: Option<WarpDriver>,
     /// Launch the next program on the next cycle.
@@ -91,32 +124,6 @@ impl CfgStimulus {
         } else {
             panic!("CfgStimulus drives the stacks, not {}", desc.name)
         };
-        let at = |name: &str| {
-            desc.port_index(name)
-                .unwrap_or_else(|| panic!("{} has no port {name}", desc.name))
-        };
-        let reads = match kind {
-            Kind::Spe => Reads {
-                paths: [
-                    (at("tos_valid"), at("tos_pc"), at("tos_mask")),
-                    (at("tos_valid"), at("tos_pc"), at("tos_mask")),
-                ],
-                depth: at("depth"),
-                err_overflow: at("err_overflow"),
-                err_pc: at("err_pc"),
-                err_side: None,
-            },
-            Kind::Dpe => Reads {
-                paths: [
-                    (at("l_valid"), at("l_pc"), at("l_mask")),
-                    (at("r_valid"), at("r_pc"), at("r_mask")),
-                ],
-                depth: at("depth"),
-                err_overflow: at("err_overflow"),
-                err_pc: at("err_pc"),
-                err_side: Some(at("err_side")),
-            },
-        };
         let mut s = CfgStimulus {
             kind,
             seed,
@@ -124,7 +131,6 @@ impl CfgStimulus {
             warp_size: params.get("WARP_SIZE") as u32,
             pc_w: params.get("PC_W") as u32,
             depth_param: params.get("DEPTH") as u32,
-            reads,
             rng: SplitMix64::new(seed),
             driver: None,
             relaunch: true,
@@ -167,20 +173,17 @@ impl CfgStimulus {
         }
     }
 
-    /// Launch the next program; false when a directed script is over.
-    fn launch(&mut self, ports: &mut [Bits]) -> bool {
+    /// Launch the next program; `None` when a directed script is over.
+    fn launch(&mut self) -> Option<Cycle> {
         let lanes = low_mask(self.warp_size);
         if let Some(script) = &self.script {
-            let Some(prog) = script.get(self.next_program).cloned() else {
-                return false;
-            };
+            let prog = script.get(self.next_program).cloned()?;
             self.next_program += 1;
             // The reset case: the Fig 2.6 program again, reset in the middle of it.
             self.reset_in = (self.next_program == 2).then_some(7);
             let seed = self.next_program as u64;
             self.start_program(&prog, seed);
-            self.launch_inputs(ports, lanes);
-            return true;
+            return Some(self.launch_inputs(lanes));
         }
         if self.steer_deep && self.rng.chance(1, 2) {
             let seed = self.rng.next_u64();
@@ -188,8 +191,7 @@ impl CfgStimulus {
             let prog = Program::from_stmts(deep_nest(levels, Some(&mut self.rng)), 3);
             self.start_program(&prog, seed);
             self.driver.as_mut().expect("started").set_peel(true);
-            self.launch_inputs(ports, lanes);
-            return true;
+            return Some(self.launch_inputs(lanes));
         }
         let gp = self.gen_params();
         let max_trips = Program::random_ops(&mut self.rng, &gp, &mut self.ops);
@@ -201,8 +203,7 @@ impl CfgStimulus {
         let mask = if mask == 0 { 1 } else { mask };
         let seed = self.rng.next_u64();
         start_driver(&mut self.driver, &self.ops, max_trips, seed, self.warp_size);
-        self.launch_inputs(ports, mask);
-        true
+        Some(self.launch_inputs(mask))
     }
 
     /// The warp's threads at the start of a written program `prog`.
@@ -213,7 +214,7 @@ impl CfgStimulus {
 
     /// The launch inputs, with the coinciding update if one is pending (the launch must
     /// discard it).
-    fn launch_inputs(&mut self, ports: &mut [Bits], mask: u64) {
+    fn launch_inputs(&mut self, mask: u64) -> Cycle {
         let end = END_PC as u64 & low_mask(self.pc_w);
         let (side, update) = self.coinciding.take().unwrap_or_default();
         let spe = SpeInputs {
@@ -223,28 +224,16 @@ impl CfgStimulus {
             launch_mask: mask,
             ..update
         };
-        match self.kind {
-            Kind::Spe => spe.write_ports(ports),
-            Kind::Dpe => DpeInputs {
-                launch_valid: true,
-                launch_pc: 0,
-                launch_rpc: end as u32,
-                launch_mask: mask,
-                ..DpeInputs::update_from(side, &update)
-            }
-            .write_ports(ports),
-        }
+        (true, side, spe)
     }
 
-    fn idle(&self, ports: &mut [Bits]) {
-        match self.kind {
-            Kind::Spe => SpeInputs::default().write_ports(ports),
-            Kind::Dpe => DpeInputs::default().write_ports(ports),
-        }
+    /// A cycle without an update (`rst_n` as given).
+    fn idle(rst_n: bool) -> Cycle {
+        (rst_n, 0, SpeInputs::default())
     }
 
     /// Random values on every update port (mostly rejected by the stack as `err_pc`).
-    fn noise(&mut self, ports: &mut [Bits]) {
+    fn noise(&mut self) -> Cycle {
         let pcm = low_mask(self.pc_w);
         let r = &mut self.rng;
         let spe = SpeInputs {
@@ -257,86 +246,73 @@ impl CfgStimulus {
             upd_rpc: (r.next_u64() & pcm) as u32,
             ..Default::default()
         };
-        match self.kind {
-            Kind::Spe => spe.write_ports(ports),
-            Kind::Dpe => DpeInputs::update_from(r.below(2) as u8, &spe).write_ports(ports),
-        }
+        let side = match self.kind {
+            Kind::Spe => 0,
+            Kind::Dpe => r.below(2) as u8,
+        };
+        (true, side, spe)
     }
-}
 
-impl Stimulus for CfgStimulus {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+    /// The inputs of `cycle` given the stack's registered outputs `regs` (the one place
+    /// the stimulus decides; both stacks' typed and by-name paths come here).
+    fn next(&mut self, cycle: u64, regs: &StackRegs) -> Option<Cycle> {
         if cycle >= self.cycles {
-            return false;
+            return None;
         }
-        ports[0].set_u64(1); // rst_n
         let directed = self.script.is_some();
         if let Some(n) = self.reset_in.as_mut() {
             if *n == 0 {
                 self.reset_in = None;
-                self.idle(ports);
-                ports[0].set_u64(0);
                 self.relaunch = true;
-                return true;
+                return Some(Self::idle(false));
             }
             *n -= 1;
         }
         if !directed && self.rng.chance(1, 20_000) {
             // Reset in the middle of a run.
-            self.idle(ports);
-            ports[0].set_u64(0);
             self.relaunch = true;
-            return true;
+            return Some(Self::idle(false));
         }
-        let depth = ports[self.reads.depth].to_u64();
         // A stack that overflowed (the push was dropped) or saw an illegal update no longer
         // matches the program's threads: start a new warp (launch clears the errors).
-        let errored = ports[self.reads.err_overflow].to_u64()
-            | ports[self.reads.err_pc].to_u64()
-            | self.reads.err_side.map_or(0, |p| ports[p].to_u64());
+        let errored = regs.errored;
         self.age += 1;
-        if errored != 0 && !directed && (self.steer_reset_err || self.rng.chance(1, 4)) {
+        if errored && !directed && (self.steer_reset_err || self.rng.chance(1, 4)) {
             // Leave the error state by reset rather than by a launch (both must clear the
             // sticky flags), and sometimes idle in it first (the flags must hold).
             if !self.steer_reset_err && self.rng.chance(1, 2) {
-                self.idle(ports);
-                return true;
+                return Some(Self::idle(true));
             }
-            self.idle(ports);
-            ports[0].set_u64(0);
             self.relaunch = true;
-            return true;
+            return Some(Self::idle(false));
         }
-        if self.relaunch || depth == 0 || errored != 0 || self.age > 50_000 {
+        if self.relaunch || regs.depth == 0 || errored || self.age > 50_000 {
             self.relaunch = false;
             self.age = 0;
-            return self.launch(ports);
+            return self.launch();
         }
         let noise_in = if self.steer_reset_err { 200 } else { 2_000 };
         if !directed && self.rng.chance(1, noise_in) {
-            self.noise(ports);
             // The stack may now hold an error or a mangled state: start afresh next cycle.
             self.relaunch = true;
-            return true;
+            return Some(self.noise());
         }
         // Stall cycles (the warp waits on a hazard); also give auto-pops their idle cycle.
         if !directed && self.rng.chance(1, 4) {
-            self.idle(ports);
-            return true;
+            return Some(Self::idle(true));
         }
         // The live sides, without allocating (design.md §7: nothing allocated per cycle).
         let mut live = [0usize; 2];
         let mut n_live = 0;
-        for s in 0..if self.kind == Kind::Dpe { 2 } else { 1 } {
-            if ports[self.reads.paths[s].0].to_u64() != 0 {
+        for s in 0..regs.sides {
+            if regs.paths[s].0 {
                 live[n_live] = s;
                 n_live += 1;
             }
         }
         let live = &live[..n_live];
         if live.is_empty() {
-            self.idle(ports);
-            return true;
+            return Some(Self::idle(true));
         }
         let side = if directed {
             // ALT: the side that did not issue last, when both are live.
@@ -350,21 +326,50 @@ impl Stimulus for CfgStimulus {
         } else {
             live[self.rng.below(live.len() as u64) as usize]
         };
-        let (_, pc_port, mask_port) = self.reads.paths[side];
-        let (pc, mask) = (ports[pc_port].to_u64() as u32, ports[mask_port].to_u64());
+        let (_, pc, mask) = regs.paths[side];
         let driver = self.driver.as_mut().expect("launched");
         let upd = driver.issue(pc, mask);
         if self.steer_coincide && !directed && self.rng.chance(1, 64) {
             // Abandon the warp: a launch in the same cycle as its next legal update.
             self.coinciding = Some((side as u8, upd.spe_inputs()));
             self.age = 0;
-            return self.launch(ports);
+            return self.launch();
         }
+        Some((true, side as u8, upd.spe_inputs()))
+    }
+}
+
+impl TypedStimulus<SimtStackSpe> for CfgStimulus {
+    #[inline]
+    fn next_inputs(&mut self, cycle: u64, regs: &SpeRegs, inputs: &mut SpeInputs) -> Option<bool> {
+        let (rst_n, _, spe) = self.next(cycle, &StackRegs::spe(regs))?;
+        *inputs = spe;
+        Some(rst_n)
+    }
+}
+
+impl TypedStimulus<SimtStackDpe> for CfgStimulus {
+    #[inline]
+    fn next_inputs(&mut self, cycle: u64, regs: &DpeRegs, inputs: &mut DpeInputs) -> Option<bool> {
+        let (rst_n, side, spe) = self.next(cycle, &StackRegs::dpe(regs))?;
+        *inputs = dpe_inputs(side, &spe);
+        Some(rst_n)
+    }
+}
+
+impl Stimulus for CfgStimulus {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
         match self.kind {
-            Kind::Spe => upd.spe_inputs().write_ports(ports),
-            Kind::Dpe => upd.dpe_inputs(side as u8).write_ports(ports),
+            Kind::Spe => drive_typed::<SimtStackSpe, _>(self, cycle, ports),
+            Kind::Dpe => drive_typed::<SimtStackDpe, _>(self, cycle, ports),
         }
-        true
+    }
+
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        match self.kind {
+            Kind::Spe => typed_side::<SimtStackSpe, _>(self, setup),
+            Kind::Dpe => typed_side::<SimtStackDpe, _>(self, setup),
+        }
     }
 
     fn can_rewind(&self) -> bool {

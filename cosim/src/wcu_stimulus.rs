@@ -4,13 +4,13 @@
 //! would use — a request is held until `req_ready` takes it — with an `out_ready` pattern
 //! per request.
 
-use crate::lockstep::Stimulus;
+use crate::lockstep::typed_side::{drive_typed, typed_side};
+use crate::lockstep::{FrameSetup, FrameSide, Stimulus, TypedStimulus};
 use crate::mutants::{DirectedMutant, KnownEquivalent};
 use crate::stimulus::SplitMix64;
 use warpforge_model::units::contract::{Bits, Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
-use warpforge_model::units::declare::PortGroup;
-use warpforge_model::units::wcu::{set_thread, CtaMask, WcuInputs, WCU_DESC};
+use warpforge_model::units::wcu::{set_thread, CtaMask, Wcu, WcuInputs, WcuRegs, WCU_DESC};
 
 /// How `out_ready` behaves while a request's warps stream out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,6 @@ pub struct WcuStimulus {
     cycles: u64,
     s: u32,
     nw: u32,
-    req_ready: usize,
     script: Vec<Request>,
     next: usize,
     /// The request presented or waiting, and the cycles before it is presented.
@@ -70,7 +69,6 @@ impl WcuStimulus {
             cycles,
             s: p.get("S") as u32,
             nw: p.get("NW") as u32,
-            req_ready: WCU_DESC.port_index("req_ready").expect("wcu port"),
             script,
             next: 0,
             cur: None,
@@ -363,10 +361,10 @@ fn directed_script(s: u32, nw: u32, first_lat: u32) -> Vec<Request> {
     v
 }
 
-impl Stimulus for WcuStimulus {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+impl TypedStimulus<Wcu> for WcuStimulus {
+    fn next_inputs(&mut self, cycle: u64, regs: &WcuRegs, inputs: &mut WcuInputs) -> Option<bool> {
         if cycle >= self.cycles {
-            return false;
+            return None;
         }
         let scripted = !self.script.is_empty();
         if self.cur.is_none() {
@@ -374,7 +372,7 @@ impl Stimulus for WcuStimulus {
                 match self.script.get(self.next) {
                     Some(r) => self.cur = Some(*r),
                     None if self.drain < 64 => self.drain += 1,
-                    None => return false,
+                    None => return None,
                 }
                 self.next += 1;
             } else {
@@ -384,7 +382,7 @@ impl Stimulus for WcuStimulus {
                 self.wait = r.gap;
             }
         }
-        let req_ready = ports[self.req_ready].to_u64() != 0;
+        let req_ready = regs.req_ready;
         let mut rst = cycle < 2 || (!scripted && self.rng.one_in(20_000));
         // A reset scheduled in mid-compaction.
         match self.reset_in {
@@ -421,9 +419,18 @@ impl Stimulus for WcuStimulus {
             Ready::Rarely => self.rng.one_in(5),
             Ready::Toggle => self.toggle,
         };
-        ports[0].set_u64(!rst as u64);
-        inp.write_ports(ports);
-        true
+        *inputs = inp;
+        Some(!rst)
+    }
+}
+
+impl Stimulus for WcuStimulus {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        drive_typed::<Wcu, _>(self, cycle, ports)
+    }
+
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        typed_side::<Wcu, _>(self, setup)
     }
 
     fn can_rewind(&self) -> bool {

@@ -16,6 +16,7 @@
 //! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
+use super::typed_side::FrameSetup;
 use super::{Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES, PROBE_ROUNDS};
 use crate::rtl::{FramePorts, RtlModel};
 use crate::CosimError;
@@ -297,7 +298,16 @@ impl Cosim {
         to_rtl: SyncSender<Vec<u64>>,
         recycled: Receiver<Vec<u64>>,
     ) -> Result<ModelEnd, CosimError> {
-        let (mut side, mut ports) = self.model_side(stim, first_cycle)?;
+        let mut side = stim.frame_side(FrameSetup {
+            desc: self.desc,
+            params: &self.params,
+            inputs: &frame.inputs,
+            outputs: &frame.outputs,
+            state: &frame.state,
+            coverage: self.coverage()?,
+            first_cycle,
+            typed: self.typed_model_side,
+        });
         let interval = if frame.state.is_empty() {
             u64::MAX
         } else {
@@ -322,20 +332,17 @@ impl Cosim {
         let end = first_cycle.saturating_add(cycles);
         while side.cycle() < end {
             let cycle = side.cycle();
-            if !side.drive(&mut ports) {
+            let sample = cycle == next_sample;
+            let head = batch.len();
+            batch.push(if sample { SAMPLE } else { 0 });
+            if !side.drive_into(&mut batch, sample) {
+                batch.truncate(head);
                 break;
             }
-            let sample = cycle == next_sample;
-            batch.push(if sample { SAMPLE } else { 0 });
-            frame.inputs.write(&ports, &mut batch);
-            frame.outputs.write(&ports, &mut batch);
             if sample {
                 next_sample = cycle.saturating_add(interval);
                 samples += 1;
-                side.model.debug_state(&mut ports);
-                frame.state.write(&ports, &mut batch);
             }
-            side.close(&ports);
             in_batch += 1;
             if in_batch == BATCH_CYCLES {
                 let full =
@@ -351,10 +358,9 @@ impl Cosim {
         let cycle = side.cycle();
         if !frame.state.is_empty() && cycle > first_cycle {
             // The final state(cycle), which no cycle of the stimulus showed.
-            side.model.debug_state(&mut ports);
             samples += 1;
             batch.push(FINAL);
-            frame.state.write(&ports, &mut batch);
+            side.state_into(&mut batch);
         }
         send_batch(&to_rtl, batch);
         Ok(ModelEnd {

@@ -10,6 +10,63 @@
 //! that reports, JSON and stimulus steering speak the same language.
 
 use super::contract::{eval_width, Bits, Params, Role, UnitDesc};
+use super::declare::WordSlot;
+
+/// The values of a cycle's ports as coverage reads them: each port's words, low word
+/// first, with no bits above its width.
+pub trait PortWords {
+    /// Port `port`'s words (at least one).
+    fn words(&self, port: usize) -> &[u64];
+    /// Its low word.
+    #[inline]
+    fn low(&self, port: usize) -> u64 {
+        self.words(port)[0]
+    }
+    /// Whether any of its bits is set.
+    #[inline]
+    fn nonzero(&self, port: usize) -> bool {
+        self.words(port).iter().any(|&w| w != 0)
+    }
+}
+
+impl PortWords for [Bits] {
+    #[inline]
+    fn words(&self, port: usize) -> &[u64] {
+        self[port].words()
+    }
+    #[inline]
+    fn low(&self, port: usize) -> u64 {
+        self[port].to_u64()
+    }
+}
+
+/// A cycle's ports as a frame of words (the co-simulation's hand-over from the model
+/// side to the RTL side), port `p` at `slots[p]`.
+pub struct FramePortWords<'a> {
+    pub words: &'a [u64],
+    pub slots: &'a [WordSlot],
+}
+
+impl PortWords for FramePortWords<'_> {
+    #[inline]
+    fn words(&self, port: usize) -> &[u64] {
+        let s = self.slots[port];
+        &self.words[s.at as usize..(s.at + s.len) as usize]
+    }
+    #[inline]
+    fn low(&self, port: usize) -> u64 {
+        self.words[self.slots[port].at as usize]
+    }
+    #[inline]
+    fn nonzero(&self, port: usize) -> bool {
+        let s = self.slots[port];
+        if s.len == 1 {
+            self.words[s.at as usize] != 0
+        } else {
+            self.words(port).iter().any(|&w| w != 0)
+        }
+    }
+}
 
 /// One kind of coverage a unit declares; each expands into one or more named bins.
 #[derive(Debug, Clone, Copy)]
@@ -283,19 +340,57 @@ impl Coverage {
     /// computed for them (registered outputs: the state at the start of the cycle).
     #[inline]
     pub fn sample(&mut self, ports: &[Bits]) {
-        let reset = ports[0].to_u64() == 0;
+        self.sample_from(ports)
+    }
+
+    /// [`Coverage::sample`] from any holder of the cycle's port values: the `Bits` of the
+    /// port list, or a frame of words ([`FramePortWords`]). The bins only see each port's
+    /// words, so both give the same counts for the same values.
+    #[inline]
+    pub fn sample_from<P: PortWords + ?Sized>(&mut self, ports: &P) {
+        let reset = ports.low(0) == 0;
         for probe in &mut self.probes {
             Self::sample_probe(&mut self.hits, probe, ports, reset);
         }
     }
 
+    /// The ports the bins read (every port a probe names, `rst_n` included).
+    pub fn ports_read(&self) -> Vec<usize> {
+        fn add(p: &Probe, out: &mut Vec<usize>) {
+            match p {
+                Probe::Values { port, .. }
+                | Probe::Raised { port, .. }
+                | Probe::EveryBit { port, .. }
+                | Probe::Popcount { port, .. }
+                | Probe::BackToBack { port, .. }
+                | Probe::ResetWhile { port, .. } => out.push(*port),
+                Probe::ValuesWhen { port, when, .. } => out.extend([*port, *when]),
+                Probe::Together { ports, .. } => out.extend(ports),
+                Probe::If { conds, inner } => {
+                    out.extend(conds.iter().map(|c| c.0));
+                    add(inner, out);
+                }
+            }
+        }
+        let mut out = vec![0];
+        self.probes.iter().for_each(|p| add(p, &mut out));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     #[inline]
-    fn sample_probe(hits: &mut [u64], probe: &mut Probe, ports: &[Bits], reset: bool) {
-        let nonzero = |p: usize| ports[p].words().iter().any(|&w| w != 0);
+    fn sample_probe<P: PortWords + ?Sized>(
+        hits: &mut [u64],
+        probe: &mut Probe,
+        ports: &P,
+        reset: bool,
+    ) {
+        let nonzero = |p: usize| ports.nonzero(p);
         let this = hits;
         match probe {
             Probe::Values { port, max, first } => {
-                let v = ports[*port].to_u64();
+                let v = ports.low(*port);
                 if v <= *max {
                     this[*first + v as usize] += 1;
                 }
@@ -306,7 +401,7 @@ impl Coverage {
                 max,
                 first,
             } => {
-                let v = ports[*port].to_u64();
+                let v = ports.low(*port);
                 if v <= *max && nonzero(*when) {
                     this[*first + v as usize] += 1;
                 }
@@ -317,8 +412,7 @@ impl Coverage {
                 }
             }
             Probe::EveryBit { port, width, first } => {
-                let bits = &ports[*port];
-                for (k, &w) in bits.words().iter().enumerate() {
+                for (k, &w) in ports.words(*port).iter().enumerate() {
                     let mut w = w;
                     while w != 0 {
                         let i = k * 64 + w.trailing_zeros() as usize;
@@ -330,8 +424,8 @@ impl Coverage {
                 }
             }
             Probe::Popcount { port, max, first } => {
-                let n: u64 = ports[*port]
-                    .words()
+                let n: u64 = ports
+                    .words(*port)
                     .iter()
                     .map(|w| w.count_ones() as u64)
                     .sum();
@@ -361,7 +455,8 @@ impl Coverage {
                     None => nonzero(p),
                     Some(false) => !nonzero(p),
                     Some(true) => {
-                        ports[p].to_u64() == v && ports[p].words()[1..].iter().all(|&w| w == 0)
+                        let w = ports.words(p);
+                        w[0] == v && w[1..].iter().all(|&w| w == 0)
                     }
                 });
                 if holds {

@@ -48,6 +48,16 @@ impl ParamValue for bool {
 pub trait PortValue: Default {
     fn read(bits: &Bits) -> Self;
     fn write(&self, bits: &mut Bits);
+    /// The value's words into `frame` at `slot`, as [`PortValue::write`] leaves them in a
+    /// port's [`Bits`]: bits above the width cleared. A single-word type's port takes one
+    /// word.
+    #[inline]
+    fn put_words(&self, frame: &mut [u64], slot: WordSlot) {
+        frame[slot.at as usize] = self.low_word() & slot.width.low_mask;
+    }
+    /// Cut to `width` bits: the value [`PortValue::read`] gives back after
+    /// [`PortValue::write`] into a port of that width.
+    fn fit(&mut self, width: PortWidth);
     /// Bits set (an event port's activity this cycle).
     fn ones(&self) -> u32;
     /// Every bit is zero.
@@ -88,6 +98,15 @@ pub trait PortValue: Default {
     }
 }
 
+/// Where a port's words sit in a frame of words (the co-simulation's hand-over from the
+/// model side to the RTL side): the offset of its first, how many, and its width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WordSlot {
+    pub at: u32,
+    pub len: u32,
+    pub width: PortWidth,
+}
+
 /// A port's width as trace encoding uses it: its bits, and the mask of its first word
 /// (computed once per trace, not once per recorded value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +132,10 @@ impl PortValue for bool {
     #[inline]
     fn write(&self, bits: &mut Bits) {
         bits.set_u64(*self as u64)
+    }
+    #[inline]
+    fn fit(&mut self, width: PortWidth) {
+        *self &= width.low_mask & 1 != 0;
     }
     #[inline]
     fn ones(&self) -> u32 {
@@ -146,6 +169,10 @@ macro_rules! int_port_value {
                 bits.set_u64(*self as u64)
             }
             #[inline]
+            fn fit(&mut self, width: PortWidth) {
+                *self = (*self as u64 & width.low_mask) as $t;
+            }
+            #[inline]
             fn ones(&self) -> u32 {
                 self.count_ones()
             }
@@ -169,6 +196,16 @@ impl PortValue for Bits {
     }
     fn write(&self, bits: &mut Bits) {
         bits.set_words(self.words())
+    }
+    fn put_words(&self, frame: &mut [u64], slot: WordSlot) {
+        put_masked_words(self.words(), frame, slot)
+    }
+    fn fit(&mut self, width: PortWidth) {
+        let mut v = Bits::zero(width.bits);
+        v.set_words(self.words());
+        if v != *self {
+            *self = v;
+        }
     }
     fn ones(&self) -> u32 {
         self.words().iter().map(|w| w.count_ones()).sum()
@@ -207,6 +244,14 @@ fn masked_word(bits: &Bits, width: PortWidth, k: u32) -> u64 {
     masked_word_of(bits.words(), width, k)
 }
 
+/// `words` into `frame` at `slot` (0 past its words), masked to the slot's width.
+fn put_masked_words(words: &[u64], frame: &mut [u64], slot: WordSlot) {
+    let out = &mut frame[slot.at as usize..(slot.at + slot.len) as usize];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = masked_word_of(words, slot.width, k as u32);
+    }
+}
+
 /// Word `k` of `words` at `width` (0 past its words), masked to the width.
 fn masked_word_of(words: &[u64], width: PortWidth, k: u32) -> u64 {
     words.get(k as usize).copied().unwrap_or(0) & low_mask(width.bits.saturating_sub(64 * k))
@@ -226,6 +271,17 @@ macro_rules! wide_port_value {
             }
             fn write(&self, bits: &mut Bits) {
                 bits.set_words(self)
+            }
+            fn put_words(&self, frame: &mut [u64], slot: WordSlot) {
+                put_masked_words(self, frame, slot)
+            }
+            fn fit(&mut self, width: PortWidth) {
+                // The words below the width's last are whole; that one is cut, the rest 0.
+                let last = (width.bits / 64) as usize;
+                if last < $n {
+                    self[last] &= low_mask(width.bits % 64);
+                    self[last + 1..].fill(0);
+                }
             }
             fn ones(&self) -> u32 {
                 self.iter().map(|w| w.count_ones()).sum()
@@ -271,6 +327,13 @@ pub trait PortGroup: Default + Send {
     fn read_ports(ports: &[Bits]) -> Self;
     /// Write the group's fields into generic port values; other ports are left as they are.
     fn write_ports(&self, ports: &mut [Bits]);
+    /// Write the group's fields into a frame of words, port `p` at `slots[p]` (the words
+    /// [`PortGroup::write_ports`] would leave in its `Bits`); other words are left as they
+    /// are.
+    fn put_frame(&self, slots: &[WordSlot], frame: &mut [u64]);
+    /// Cut every field to its port's width (`slots[p].width`): the values
+    /// [`PortGroup::read_ports`] gives back after [`PortGroup::write_ports`].
+    fn fit(&mut self, slots: &[WordSlot]);
     /// One counter per field, by value (`[u64; N]`): a unit host keeps each instance's
     /// next to the instance, which an edge touches anyway.
     type Counts: Copy + Default + Send + AsRef<[u64]> + AsMut<[u64]> + 'static;
@@ -678,6 +741,18 @@ macro_rules! declare_unit {
                 $($crate::units::declare::PortValue::write(&self.$field, &mut _ports[$portmod::$field]);)*
             }
             #[inline]
+            fn put_frame(
+                &self,
+                _slots: &[$crate::units::declare::WordSlot],
+                _frame: &mut [u64],
+            ) {
+                $($crate::units::declare::PortValue::put_words(&self.$field, _frame, _slots[$portmod::$field]);)*
+            }
+            #[inline]
+            fn fit(&mut self, _slots: &[$crate::units::declare::WordSlot]) {
+                $($crate::units::declare::PortValue::fit(&mut self.$field, _slots[$portmod::$field].width);)*
+            }
+            #[inline]
             #[allow(unused_mut, unused_variables, unused_assignments)]
             fn present(&self, widths: &[$crate::units::declare::PortWidth]) -> u64 {
                 // One bounds check here instead of one per field.
@@ -766,4 +841,57 @@ macro_rules! declare_unit {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `v` cut by `fit` and put into a frame by `put_words` gives what a port of `width`
+    /// bits holds after `write`, and what `read` gives back from it.
+    fn check<T: PortValue + Clone + PartialEq + std::fmt::Debug>(v: T, width: u32) {
+        let w = PortWidth::of(width);
+        let mut port = Bits::zero(width);
+        v.write(&mut port);
+        let mut fitted = v.clone();
+        fitted.fit(w);
+        assert_eq!(fitted, T::read(&port), "fit at {width} bits");
+        let len = width.div_ceil(64).max(1);
+        let mut frame = vec![u64::MAX; len as usize + 2];
+        v.put_words(
+            &mut frame,
+            WordSlot {
+                at: 1,
+                len,
+                width: w,
+            },
+        );
+        assert_eq!(
+            &frame[1..1 + len as usize],
+            port.words(),
+            "put_words at {width} bits"
+        );
+        assert_eq!((frame[0], frame[len as usize + 1]), (u64::MAX, u64::MAX));
+    }
+
+    proptest! {
+        #[test]
+        fn fit_and_put_words_agree_with_a_port(
+            v in any::<u64>(),
+            words in proptest::array::uniform4(any::<u64>()),
+            width in 1u32..=64,
+            wide in 1u32..=256,
+        ) {
+            check(v != 0, 1);
+            check(v as u8, width.min(8));
+            check(v as u16, width.min(16));
+            check(v as u32, width.min(32));
+            check(v, width);
+            check(words, wide);
+            let mut b = Bits::zero(wide);
+            b.set_words(&words);
+            check(b, wide);
+        }
+    }
 }
