@@ -1,12 +1,14 @@
 //! Stimulus of the CAPRI units: `capri_capt`'s constrained-random traffic and directed
 //! vectors (spec §7.5), and `slp_perm`'s exhaustive sweep (§7.4).
 
+use crate::lockstep::typed_side::{drive_typed, typed_side};
+use crate::lockstep::{FrameSetup, FrameSide, TypedStimulus};
 use crate::stimulus::{Script, SplitMix64};
 use crate::Stimulus;
-use warpforge_model::units::capri_capt::{CapriCapt, CaptInputs, CaptParams};
+use warpforge_model::units::capri_capt::{CapriCapt, CaptInputs, CaptParams, CaptRegs};
 use warpforge_model::units::contract::{low_mask, Bits, Params};
 use warpforge_model::units::coverage::Coverage;
-use warpforge_model::units::declare::{PortGroup, UnitParams};
+use warpforge_model::units::declare::UnitParams;
 use warpforge_model::units::slp_perm::{SlpInputs, SlpParams};
 
 /// Branch traffic for one CAPT: PCs from a pool somewhat larger than the table (so entries
@@ -70,10 +72,10 @@ impl CaptRandom {
     }
 }
 
-impl Stimulus for CaptRandom {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+impl TypedStimulus<CapriCapt> for CaptRandom {
+    fn next_inputs(&mut self, cycle: u64, _: &CaptRegs, inputs: &mut CaptInputs) -> Option<bool> {
         if cycle >= self.cycles {
-            return false;
+            return None;
         }
         let (flush_in, reset_in) = match (self.fill, self.coincide) {
             (true, _) => (20_000, 50_000),
@@ -106,9 +108,18 @@ impl Stimulus for CaptRandom {
         } else {
             self.shadow.tick(&inp);
         }
-        ports[0].set_u64(!rst as u64);
-        inp.write_ports(ports);
-        true
+        *inputs = inp;
+        Some(!rst)
+    }
+}
+
+impl Stimulus for CaptRandom {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        drive_typed::<CapriCapt, _>(self, cycle, ports)
+    }
+
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        typed_side::<CapriCapt, _>(self, setup)
     }
 
     fn reads_outputs(&self) -> bool {

@@ -785,7 +785,7 @@ impl Cosim {
             if let Some(t) = toggles.as_deref_mut() {
                 t.count(&ports);
             }
-            side.close(&ports);
+            side.close(&mut ports);
             rtl.edge().map_err(|e| Self::rtl_err(cycle, e))?;
         }
         let cycle = side.cycle();
@@ -876,7 +876,7 @@ impl Cosim {
                 start = c + 1;
                 log.drop_before((c + 1).saturating_sub(HISTORY));
             }
-            side.close(&p);
+            side.close(&mut p);
         }
         Ok((log, start))
     }

@@ -21,13 +21,14 @@
 //! Steering: while no reset has met a pending register (`reset while dbg_P`), resets come
 //! one cycle in 64 instead of one in 1,000. Rewindable.
 
-use crate::lockstep::Stimulus;
+use crate::lockstep::typed_side::{drive_typed, typed_side};
+use crate::lockstep::{FrameSetup, FrameSide, Stimulus, TypedStimulus};
 use crate::stimulus::SplitMix64;
 use warpforge_model::units::contract::{low_mask, set_words_field, Bits, Params};
 use warpforge_model::units::coverage::Coverage;
-use warpforge_model::units::declare::{PortGroup, UnitParams};
+use warpforge_model::units::declare::UnitParams;
 use warpforge_model::units::dpe_scoreboard::{
-    RegRef, ScoreboardParams, ScoreboardPortIn, QUERY_SRCS,
+    DpeScoreboard, RegRef, ScoreboardParams, ScoreboardPortIn, ScoreboardRegs, QUERY_SRCS,
 };
 
 /// At most this many writes are tracked in flight; more reserves are left pending untracked
@@ -237,9 +238,9 @@ impl ScoreboardRandom {
         self.inp.q_dst_valid = dst_valid as u8;
     }
 
-    /// The cycle's inputs into the ports, each field cut to its port's width (the ports
-    /// cut too, but the cut value is also what a replay file would show).
-    fn write(&mut self, ports: &mut [Bits]) {
+    /// The cycle's inputs, each field cut to its port's width (the ports cut too, but the
+    /// cut value is also what a replay file would show).
+    fn cut(&mut self) -> ScoreboardPortIn {
         let p = self.p;
         let (ww, rw) = (self.warp_w, self.reg_w);
         let inp = &mut self.inp;
@@ -257,7 +258,7 @@ impl ScoreboardRandom {
         inp.q_src_valid &= low_mask(p.q * QUERY_SRCS as u32) as u32;
         inp.q_dst &= low_mask(p.q * rw);
         inp.q_dst_valid &= low_mask(p.q) as u8;
-        inp.write_ports(ports);
+        inp.clone()
     }
 }
 
@@ -296,17 +297,21 @@ fn set_field(word: &mut u64, lsb: u32, width: u32, value: u64) {
     *word = (*word & !m) | (value << lsb & m);
 }
 
-impl Stimulus for ScoreboardRandom {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+impl TypedStimulus<DpeScoreboard> for ScoreboardRandom {
+    fn next_inputs(
+        &mut self,
+        cycle: u64,
+        _: &ScoreboardRegs,
+        inputs: &mut ScoreboardPortIn,
+    ) -> Option<bool> {
         if cycle >= self.cycles {
-            return false;
+            return None;
         }
         let rst = cycle < 2 || self.rng.one_in(if self.reset_often { 64 } else { 1000 });
         if rst {
             // The unit forgets every pending register.
             self.inflight.clear();
         }
-        ports[0].set_u64(!rst as u64);
         if self.burst == 0 && self.rng.one_in(256) {
             self.burst = 1 + self.rng.below(16) as u32;
         }
@@ -316,8 +321,18 @@ impl Stimulus for ScoreboardRandom {
         } else {
             self.traffic();
         }
-        self.write(ports);
-        true
+        *inputs = self.cut();
+        Some(!rst)
+    }
+}
+
+impl Stimulus for ScoreboardRandom {
+    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
+        drive_typed::<DpeScoreboard, _>(self, cycle, ports)
+    }
+
+    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
+        typed_side::<DpeScoreboard, _>(self, setup)
     }
 
     fn reads_outputs(&self) -> bool {

@@ -69,10 +69,13 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
         true
     }
 
-    /// Close the cycle [`ModelSide::drive`] opened: its coverage and the model's clock
-    /// edge.
+    /// Close the cycle [`ModelSide::drive`] opened: its coverage (with the model's debug
+    /// state packed into `ports` first when the bins read it) and the model's clock edge.
     #[inline]
-    pub(crate) fn close(&mut self, ports: &[Bits]) {
+    pub(crate) fn close(&mut self, ports: &mut [Bits]) {
+        if self.coverage.needs_state(ports[0].to_u64() == 0) {
+            self.model.debug_state(ports);
+        }
         self.coverage.sample(ports);
         self.model.tick_kept(ports);
         self.cycle += 1;

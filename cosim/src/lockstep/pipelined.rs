@@ -175,7 +175,7 @@ impl Cosim {
                     return None;
                 }
             }
-            side.close(&ports);
+            side.close(&mut ports);
             rtl.edge().ok()?;
         }
         Some(t.elapsed())

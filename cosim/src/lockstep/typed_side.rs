@@ -99,10 +99,14 @@ struct TypedSide<'s, U: Unit, T: ?Sized> {
     first_cycle: u64,
     cycle: u64,
     inputs: U::Inputs,
-    /// Every port's words in a cycle's frame (after the header).
+    /// Every port's words in a cycle's frame (after the header), and the debug-state
+    /// ports' the coverage reads in the scratch frame's tail.
     slots: Vec<WordSlot>,
-    /// A cycle's frame, written in place, then appended to the batch.
+    /// A cycle's frame, written in place, then its first `carried` words appended to the
+    /// batch; after them, the debug-state ports `state_read` the coverage reads.
     frame: Vec<u64>,
+    carried: usize,
+    state_read: Vec<usize>,
     /// For the debug state only (every state interval).
     ports: Vec<Bits>,
     state: FramePorts,
@@ -151,7 +155,7 @@ impl<S: Stimulus + ?Sized> FrameSide for ByName<'_, S> {
         if sample {
             self.state_into(batch);
         }
-        self.side.close(&self.ports);
+        self.side.close(&mut self.ports);
         true
     }
     fn state_into(&mut self, batch: &mut Vec<u64>) {
@@ -191,12 +195,27 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
         };
         at += len;
     }
-    let carried = |p: usize| slots[p].len > 0;
+    let carried = at;
     let all_carried = (setup.desc.ports.iter().enumerate())
         .filter(|(_, s)| s.role != Role::Debug)
-        .all(|(p, _)| carried(p));
-    if !setup.typed || !all_carried || !setup.coverage.ports_read().into_iter().all(carried) {
+        .all(|(p, _)| slots[p].len > 0);
+    if !setup.typed || !all_carried {
         return by_name_side(stim, setup);
+    }
+    // The debug-state ports the coverage reads (in reset cycles, say): after the frame's
+    // words in the scratch frame, filled only in the cycles that read them.
+    let mut state_read = vec![];
+    for p in setup.coverage.ports_read() {
+        if slots[p].len == 0 {
+            let len = widths[p].div_ceil(64).max(1);
+            slots[p] = WordSlot {
+                at,
+                len,
+                width: PortWidth::of(widths[p]),
+            };
+            at += len;
+            state_read.push(p);
+        }
     }
     let mut unit = U::new(U::Params::from_params(setup.params));
     unit.reset(); // the implicit reset cycle before cycle 0
@@ -209,6 +228,8 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
         inputs: U::Inputs::default(),
         slots,
         frame: vec![0; at as usize],
+        carried: carried as usize,
+        state_read,
         ports: setup.desc.zero_ports(setup.params),
         state: setup.state.clone(),
     })
@@ -237,7 +258,8 @@ impl<U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized> FrameSide for TypedSide<'
             return false;
         };
         self.inputs.fit(&self.slots);
-        if sample {
+        let state_read = self.coverage.needs_state(!rst_n);
+        if sample || state_read {
             self.unit.debug_state(&mut self.ports);
         }
         let events = if rst_n {
@@ -253,11 +275,18 @@ impl<U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized> FrameSide for TypedSide<'
         self.inputs.put_frame(&self.slots, frame);
         regs.put_frame(&self.slots, frame);
         events.put_frame(&self.slots, frame);
+        if state_read {
+            for &p in &self.state_read {
+                let s = self.slots[p];
+                frame[s.at as usize..(s.at + s.len) as usize]
+                    .copy_from_slice(self.ports[p].words());
+            }
+        }
         self.coverage.sample_from(&FramePortWords {
             words: frame,
             slots: &self.slots,
         });
-        batch.extend_from_slice(frame);
+        batch.extend_from_slice(&frame[..self.carried]);
         if sample {
             self.state.write(&self.ports, batch);
         }
@@ -363,12 +392,13 @@ mod tests {
 
     /// The typed model side writes exactly the by-name side's frames, state samples and
     /// coverage, for every kit's random (two seeds) and directed stimulus at every
-    /// standard parameter set; the stacks and the `wcu` take it.
+    /// standard parameter set; every kit's random stimulus but `slp_perm`'s (uniformly
+    /// random inputs, port by port) takes it.
     #[test]
     fn typed_model_side_writes_the_by_name_frames() {
         for kit in KITS {
             let desc = kit.unit;
-            let typed_unit = ["simt_stack_spe", "simt_stack_dpe", "wcu"].contains(&desc.name);
+            let typed_unit = desc.name != "slp_perm";
             for params in desc.standard_params() {
                 for seed in [1, 7] {
                     let stim = || (kit.random)(desc, &params, seed, 20_000);

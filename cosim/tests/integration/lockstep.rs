@@ -74,3 +74,45 @@ fn multi_file_design_with_submodule_and_include() {
     let s = cosim.run(&mut stim).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.cycles, 20_000);
 }
+
+/// The bins that read the unit's internal state (`reset while dbg_P`, `reset while
+/// dbg_valid`) see the state of the cycle they sample, not the last state comparison's:
+/// the coverage, and so the steered stimulus, is the same whether the state is compared
+/// every cycle or every 1,000, on one thread or two (the typed model side).
+#[test]
+fn coverage_of_the_internal_state_does_not_depend_on_how_often_it_is_compared() {
+    use warpforge_cosim::kits::KITS;
+    use warpforge_cosim::lockstep::Pipelining;
+    for name in ["dpe_scoreboard", "capri_capt"] {
+        let kit = KITS.iter().find(|k| k.unit.name == name).unwrap();
+        let params = kit.unit.params::<&str>(&[]).unwrap();
+        let cosim = Cosim::generated(kit.unit, params.clone(), &opts())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_failure_dir(None);
+        let bins = |every: u64, p: Pipelining| {
+            let c = cosim.clone().with_state_interval(every).with_pipelining(p);
+            let s = c
+                .run(&mut (kit.random)(kit.unit, &params, 3, 30_000))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let bins: Vec<(String, u64)> = s
+                .coverage
+                .bins_hit()
+                .map(|(b, n)| (b.to_string(), n))
+                .collect();
+            bins
+        };
+        let every_cycle = bins(1, Pipelining::Never);
+        let resets = every_cycle
+            .iter()
+            .find(|(b, _)| b.starts_with("reset while dbg_"))
+            .unwrap();
+        assert!(resets.1 > 0, "{name}: {resets:?}");
+        for (every, p) in [
+            (64, Pipelining::Never),
+            (1000, Pipelining::Never),
+            (1000, Pipelining::Always),
+        ] {
+            assert_eq!(bins(every, p), every_cycle, "{name}: every {every}, {p:?}");
+        }
+    }
+}

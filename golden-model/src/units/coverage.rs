@@ -178,12 +178,45 @@ enum Probe {
     },
 }
 
+impl Probe {
+    /// The ports the probe reads.
+    fn ports_read(&self) -> Vec<usize> {
+        match self {
+            Probe::Values { port, .. }
+            | Probe::Raised { port, .. }
+            | Probe::EveryBit { port, .. }
+            | Probe::Popcount { port, .. }
+            | Probe::BackToBack { port, .. }
+            | Probe::ResetWhile { port, .. } => vec![*port],
+            Probe::ValuesWhen { port, when, .. } => vec![*port, *when],
+            Probe::Together { ports, .. } => ports.clone(),
+            Probe::If { conds, inner } => {
+                let mut v: Vec<usize> = conds.iter().map(|c| c.0).collect();
+                v.extend(inner.ports_read());
+                v
+            }
+        }
+    }
+}
+
 /// The bins of one unit at one parameter set and how often each was hit.
 #[derive(Debug, Clone)]
 pub struct Coverage {
     names: Vec<String>,
     hits: Vec<u64>,
     probes: Vec<Probe>,
+    /// When the bins read a debug-state port (the unit's internal state, which a
+    /// co-simulation packs only now and then).
+    state_reads: StateReads,
+}
+
+/// When a unit's bins read its debug-state ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum StateReads {
+    Never,
+    /// Only [`Cover::ResetWhile`] reads one: in reset cycles.
+    InReset,
+    Always,
 }
 
 impl Coverage {
@@ -195,10 +228,20 @@ impl Coverage {
             names: vec![],
             hits: vec![],
             probes: vec![],
+            state_reads: StateReads::Never,
         };
         let widths = desc.widths(params);
         for item in desc.coverage {
             c.declare(desc, params, &widths, item)?;
+        }
+        let debug = |p: usize| desc.ports[p].role == Role::Debug;
+        for probe in &c.probes {
+            let reads = match probe {
+                Probe::ResetWhile { port, .. } if debug(*port) => StateReads::InReset,
+                p if p.ports_read().into_iter().any(debug) => StateReads::Always,
+                _ => StateReads::Never,
+            };
+            c.state_reads = c.state_reads.max(reads);
         }
         Ok(c)
     }
@@ -356,27 +399,24 @@ impl Coverage {
 
     /// The ports the bins read (every port a probe names, `rst_n` included).
     pub fn ports_read(&self) -> Vec<usize> {
-        fn add(p: &Probe, out: &mut Vec<usize>) {
-            match p {
-                Probe::Values { port, .. }
-                | Probe::Raised { port, .. }
-                | Probe::EveryBit { port, .. }
-                | Probe::Popcount { port, .. }
-                | Probe::BackToBack { port, .. }
-                | Probe::ResetWhile { port, .. } => out.push(*port),
-                Probe::ValuesWhen { port, when, .. } => out.extend([*port, *when]),
-                Probe::Together { ports, .. } => out.extend(ports),
-                Probe::If { conds, inner } => {
-                    out.extend(conds.iter().map(|c| c.0));
-                    add(inner, out);
-                }
-            }
-        }
         let mut out = vec![0];
-        self.probes.iter().for_each(|p| add(p, &mut out));
+        self.probes.iter().for_each(|p| out.extend(p.ports_read()));
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether sampling a cycle (`reset`: `rst_n` low in it) reads the unit's debug-state
+    /// ports: the caller must then pack the current state into them first (the state
+    /// before the cycle's clock edge). Only a reset cycle, when the bins read the state
+    /// only to see what a reset meets (`reset while dbg_P`).
+    #[inline]
+    pub fn needs_state(&self, reset: bool) -> bool {
+        match self.state_reads {
+            StateReads::Never => false,
+            StateReads::InReset => reset,
+            StateReads::Always => true,
+        }
     }
 
     #[inline]
