@@ -746,10 +746,13 @@ macro_rules! declare_unit {
                 _slots: &[$crate::units::declare::WordSlot],
                 _frame: &mut [u64],
             ) {
+                // One bounds check here instead of one per field.
+                let _slots = &_slots[..$portmod::COUNT];
                 $($crate::units::declare::PortValue::put_words(&self.$field, _frame, _slots[$portmod::$field]);)*
             }
             #[inline]
             fn fit(&mut self, _slots: &[$crate::units::declare::WordSlot]) {
+                let _slots = &_slots[..$portmod::COUNT];
                 $($crate::units::declare::PortValue::fit(&mut self.$field, _slots[$portmod::$field].width);)*
             }
             #[inline]
