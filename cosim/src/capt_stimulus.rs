@@ -1,12 +1,12 @@
 //! Stimulus of the CAPRI units: `capri_capt`'s constrained-random traffic and directed
 //! vectors (spec §7.5), and `slp_perm`'s exhaustive sweep (§7.4).
 
-use crate::lockstep::typed_side::{drive_typed, typed_side};
-use crate::lockstep::{FrameSetup, FrameSide, TypedStimulus};
+use crate::lockstep::typed_side::typed_stimulus_methods;
+use crate::lockstep::TypedStimulus;
 use crate::stimulus::{Script, SplitMix64};
 use crate::Stimulus;
 use warpforge_model::units::capri_capt::{CapriCapt, CaptInputs, CaptParams, CaptRegs};
-use warpforge_model::units::contract::{low_mask, Bits, Params};
+use warpforge_model::units::contract::{low_mask, Params};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::UnitParams;
 use warpforge_model::units::slp_perm::{SlpInputs, SlpParams};
@@ -114,13 +114,7 @@ impl TypedStimulus<CapriCapt> for CaptRandom {
 }
 
 impl Stimulus for CaptRandom {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        drive_typed::<CapriCapt, _>(self, cycle, ports)
-    }
-
-    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
-        typed_side::<CapriCapt, _>(self, setup)
-    }
+    typed_stimulus_methods!(CapriCapt);
 
     fn reads_outputs(&self) -> bool {
         false

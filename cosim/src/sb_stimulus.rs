@@ -21,10 +21,10 @@
 //! Steering: while no reset has met a pending register (`reset while dbg_P`), resets come
 //! one cycle in 64 instead of one in 1,000. Rewindable.
 
-use crate::lockstep::typed_side::{drive_typed, typed_side};
-use crate::lockstep::{FrameSetup, FrameSide, Stimulus, TypedStimulus};
+use crate::lockstep::typed_side::typed_stimulus_methods;
+use crate::lockstep::{Stimulus, TypedStimulus};
 use crate::stimulus::SplitMix64;
-use warpforge_model::units::contract::{low_mask, set_words_field, Bits, Params};
+use warpforge_model::units::contract::{low_mask, set_words_field, Params};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::UnitParams;
 use warpforge_model::units::dpe_scoreboard::{
@@ -327,13 +327,7 @@ impl TypedStimulus<DpeScoreboard> for ScoreboardRandom {
 }
 
 impl Stimulus for ScoreboardRandom {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        drive_typed::<DpeScoreboard, _>(self, cycle, ports)
-    }
-
-    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
-        typed_side::<DpeScoreboard, _>(self, setup)
-    }
+    typed_stimulus_methods!(DpeScoreboard);
 
     fn reads_outputs(&self) -> bool {
         false
@@ -358,6 +352,7 @@ impl Stimulus for ScoreboardRandom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warpforge_model::units::contract::Bits;
     use warpforge_model::units::dpe_scoreboard::{sb_port, SCOREBOARD_DESC};
 
     /// Runs the stimulus against the model for `cycles` cycles at `overrides`; returns, per

@@ -4,11 +4,11 @@
 //! would use — a request is held until `req_ready` takes it — with an `out_ready` pattern
 //! per request.
 
-use crate::lockstep::typed_side::{drive_typed, typed_side};
-use crate::lockstep::{FrameSetup, FrameSide, Stimulus, TypedStimulus};
+use crate::lockstep::typed_side::typed_stimulus_methods;
+use crate::lockstep::{Stimulus, TypedStimulus};
 use crate::mutants::{DirectedMutant, KnownEquivalent};
 use crate::stimulus::SplitMix64;
-use warpforge_model::units::contract::{Bits, Params, UnitDesc};
+use warpforge_model::units::contract::{Params, UnitDesc};
 use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::wcu::{set_thread, CtaMask, Wcu, WcuInputs, WcuRegs, WCU_DESC};
 
@@ -425,13 +425,7 @@ impl TypedStimulus<Wcu> for WcuStimulus {
 }
 
 impl Stimulus for WcuStimulus {
-    fn drive(&mut self, cycle: u64, ports: &mut [Bits]) -> bool {
-        drive_typed::<Wcu, _>(self, cycle, ports)
-    }
-
-    fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
-        typed_side::<Wcu, _>(self, setup)
-    }
+    typed_stimulus_methods!(Wcu);
 
     fn can_rewind(&self) -> bool {
         true

@@ -58,6 +58,29 @@ pub fn drive_typed<U: Unit, T: TypedStimulus<U> + ?Sized>(
 /// Position of `rst_n` in every port list.
 const RST_N: usize = 0;
 
+/// The [`Stimulus`] methods of a stimulus written against unit `$unit`'s typed ports
+/// ([`TypedStimulus`]): `drive` through [`drive_typed`], `frame_side` through
+/// [`typed_side`]. Put it in the stimulus's `impl Stimulus`.
+macro_rules! typed_stimulus_methods {
+    ($unit:ty) => {
+        fn drive(
+            &mut self,
+            cycle: u64,
+            ports: &mut [warpforge_model::units::contract::Bits],
+        ) -> bool {
+            $crate::lockstep::typed_side::drive_typed::<$unit, _>(self, cycle, ports)
+        }
+
+        fn frame_side<'a>(
+            &'a mut self,
+            setup: $crate::lockstep::FrameSetup<'a>,
+        ) -> Box<dyn $crate::lockstep::FrameSide + 'a> {
+            $crate::lockstep::typed_side::typed_side::<$unit, _>(self, setup)
+        }
+    };
+}
+pub(crate) use typed_stimulus_methods;
+
 /// What a model thread needs to know of the frames it writes.
 pub struct FrameSetup<'a> {
     pub desc: &'static UnitDesc,
@@ -186,7 +209,8 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
     };
     let mut slots = vec![none; widths.len()];
     let mut at = 0u32;
-    for &p in setup.inputs.ports().iter().chain(setup.outputs.ports()) {
+    // Port `p`'s words next in the frame.
+    let mut place = |p: usize, slots: &mut Vec<WordSlot>| {
         let len = widths[p].div_ceil(64).max(1);
         slots[p] = WordSlot {
             at,
@@ -194,8 +218,12 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
             width: PortWidth::of(widths[p]),
         };
         at += len;
+        at
+    };
+    let mut carried = 0;
+    for &p in setup.inputs.ports().iter().chain(setup.outputs.ports()) {
+        carried = place(p, &mut slots);
     }
-    let carried = at;
     let all_carried = (setup.desc.ports.iter().enumerate())
         .filter(|(_, s)| s.role != Role::Debug)
         .all(|(p, _)| slots[p].len > 0);
@@ -205,15 +233,10 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
     // The debug-state ports the coverage reads (in reset cycles, say): after the frame's
     // words in the scratch frame, filled only in the cycles that read them.
     let mut state_read = vec![];
+    let mut words = carried;
     for p in setup.coverage.ports_read() {
         if slots[p].len == 0 {
-            let len = widths[p].div_ceil(64).max(1);
-            slots[p] = WordSlot {
-                at,
-                len,
-                width: PortWidth::of(widths[p]),
-            };
-            at += len;
+            words = place(p, &mut slots);
             state_read.push(p);
         }
     }
@@ -227,7 +250,7 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
         cycle: setup.first_cycle,
         inputs: U::Inputs::default(),
         slots,
-        frame: vec![0; at as usize],
+        frame: vec![0; words as usize],
         carried: carried as usize,
         state_read,
         ports: setup.desc.zero_ports(setup.params),
