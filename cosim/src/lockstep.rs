@@ -25,7 +25,9 @@
 //! With two cores, [`Cosim::run`] splits each cycle between two threads: steps 1, 2, 4
 //! and the model's half of 6 and 7 run ahead on one, the RTL's half on the other
 //! (`lockstep/pipelined.rs`); a difference is then reported by the sequential loop above,
-//! re-run from the start.
+//! re-run from the start. A stimulus written against its unit's typed ports has a model
+//! side that writes the frames straight from the typed values (`lockstep/typed_side.rs`);
+//! on one thread its run alternates the two halves a batch of frames at a time.
 
 use crate::build::{self, BuildOptions, BuiltModel, RtlSource};
 use crate::replay::{InputLog, Replay, ReplayHeader, FORMAT};
@@ -701,8 +703,11 @@ impl Cosim {
         stim: &mut S,
         first_cycle: u64,
     ) -> Result<Summary, CosimError> {
-        if stim.can_rewind() && self.may_pipeline() && self.pipelining_pays(stim, first_cycle) {
-            return self.run_pipelined(instance, stim, first_cycle);
+        if stim.can_rewind() {
+            // A difference is reported by the sequential loop, re-run with the stimulus
+            // rewound.
+            let two = self.may_pipeline() && self.pipelining_pays(stim, first_cycle);
+            return self.run_batched(instance, stim, first_cycle, two);
         }
         self.run_counting(instance, stim, first_cycle, None)
     }

@@ -16,7 +16,7 @@
 //! and the waveforms exactly as a sequential run does. A failure costs the cycles up to
 //! it twice; a passing run, which is the case that has to be fast, costs nothing extra.
 
-use super::typed_side::FrameSetup;
+use super::typed_side::{FrameSetup, FrameSide};
 use super::{Cosim, Pipelining, Stimulus, Summary, PROBE_CYCLES, PROBE_ROUNDS};
 use crate::rtl::{FramePorts, RtlModel};
 use crate::CosimError;
@@ -24,6 +24,7 @@ use crossbeam_utils::Backoff;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::mpsc::{TryRecvError, TrySendError};
 use std::time::{Duration, Instant};
+use warpforge_model::units::contract::Bits;
 use warpforge_model::units::coverage::Coverage;
 
 /// Cycles per batch handed from the model thread to the RTL thread: large enough that the
@@ -31,6 +32,11 @@ use warpforge_model::units::coverage::Coverage;
 const BATCH_CYCLES: usize = 256;
 /// Batches the model side may run ahead of the RTL side.
 const IN_FLIGHT: usize = 8;
+
+/// Cycles per batch when both sides take turns on one thread: few enough that a batch's
+/// frames are still in the core's first-level cache when the RTL side reads them (a
+/// `wcu` frame is about 45 words).
+const ONE_THREAD_BATCH_CYCLES: usize = 16;
 
 /// Frame header: the debug-state ports follow the outputs (a state sample).
 const SAMPLE: u64 = 1;
@@ -79,6 +85,10 @@ fn send_batch(to_rtl: &SyncSender<Vec<u64>>, mut batch: Vec<u64>) -> bool {
         }
     }
 }
+
+/// The RTL side's verdict (Ok(the cycle after the last one checked) or Err(the cycle at
+/// which the RTL differed or failed)), and how the model side ended.
+type Checked = (Result<u64, u64>, ModelEnd);
 
 /// What the model side ends with.
 struct ModelEnd {
@@ -143,19 +153,29 @@ impl Cosim {
         pays
     }
 
-    /// The time of `cycles` lockstep cycles on one thread (as [`Cosim::run_counting`]
-    /// does them, state samples included), from a fresh model and RTL; `None` when the
-    /// stimulus ends sooner, the RTL fails or differs.
+    /// The time of `cycles` lockstep cycles on one thread as a one-thread run does them
+    /// (in batches for a typed model side, else as [`Cosim::run_counting`]; state samples
+    /// included), from a fresh model and RTL; `None` when the stimulus ends sooner, the RTL
+    /// fails or differs.
     fn time_one_thread<S: Stimulus + ?Sized>(
         &self,
         stim: &mut S,
         first_cycle: u64,
         cycles: u64,
     ) -> Option<Duration> {
-        let (mut side, mut ports) = self.model_side(stim, first_cycle).ok()?;
         let mut rtl = self.rtl_model(false).ok()?;
         rtl.reset().ok()?;
         rtl.set_cycle(first_cycle);
+        let t = Instant::now();
+        if let Some((checked, model)) = self
+            .check_one_thread(&mut rtl, stim, first_cycle, cycles)
+            .ok()?
+        {
+            let elapsed = t.elapsed();
+            let whole = checked == Ok(model.end) && model.end == first_cycle + cycles;
+            return whole.then_some(elapsed);
+        }
+        let (mut side, mut ports) = self.model_side(stim, first_cycle).ok()?;
         let sampled = !rtl.state_indices().is_empty();
         let t = Instant::now();
         while side.cycle() < first_cycle + cycles {
@@ -200,6 +220,16 @@ impl Cosim {
         (checked == Ok(model.end) && model.end == first_cycle + cycles).then_some(elapsed)
     }
 
+    /// The ports of the frames `rtl` reads.
+    fn frame_of(&self, rtl: &RtlModel) -> Frame {
+        let widths = self.desc.widths(&self.params);
+        Frame {
+            inputs: FramePorts::new(rtl.input_frame_order(), &widths),
+            outputs: FramePorts::new(rtl.output_frame_order(), &widths),
+            state: FramePorts::new(rtl.state_indices().to_vec(), &widths),
+        }
+    }
+
     /// Both threads over up to `cycles` cycles: the RTL side's verdict (Ok(the cycle after
     /// the last one checked) or Err(the cycle at which the RTL differed or failed)) and
     /// how the model side ended.
@@ -209,13 +239,8 @@ impl Cosim {
         stim: &mut S,
         first_cycle: u64,
         cycles: u64,
-    ) -> Result<(Result<u64, u64>, ModelEnd), CosimError> {
-        let widths = self.desc.widths(&self.params);
-        let frame = Frame {
-            inputs: FramePorts::new(rtl.input_frame_order(), &widths),
-            outputs: FramePorts::new(rtl.output_frame_order(), &widths),
-            state: FramePorts::new(rtl.state_indices().to_vec(), &widths),
-        };
+    ) -> Result<Checked, CosimError> {
+        let frame = self.frame_of(rtl);
         let (to_rtl, from_model) = sync_channel::<Vec<u64>>(IN_FLIGHT);
         let (recycle, recycled) = channel::<Vec<u64>>();
         std::thread::scope(|s| {
@@ -230,20 +255,64 @@ impl Cosim {
         })
     }
 
-    /// The lockstep run of [`Cosim::run_counting`] (without activity counting) with the
-    /// model side on a second thread; see the module documentation.
-    pub(super) fn run_pipelined<S: Stimulus + Send + ?Sized>(
+    /// [`Cosim::check_pipelined`] on this thread, a batch at a time: the model side writes
+    /// a batch of frames, then the RTL side checks it. Only for a typed model side
+    /// (`typed_side.rs`), whose frames cost less than its ports would: `None` for a
+    /// by-name one, which the sequential loop runs as fast straight from its ports.
+    fn check_one_thread<S: Stimulus + ?Sized>(
+        &self,
+        rtl: &mut RtlModel,
+        stim: &mut S,
+        first_cycle: u64,
+        cycles: u64,
+    ) -> Result<Option<Checked>, CosimError> {
+        let frame = self.frame_of(rtl);
+        let mut side = stim.frame_side(self.frame_setup(&frame, first_cycle, true)?);
+        if !side.typed() {
+            return Ok(None);
+        }
+        let mut fill = BatchFill::new(self, &frame, first_cycle, cycles, ONE_THREAD_BATCH_CYCLES);
+        let mut batch = Vec::with_capacity(fill.capacity);
+        let mut ports = self.desc.zero_ports(&self.params);
+        let mut cycle = first_cycle;
+        loop {
+            batch.clear();
+            let more = fill.fill(&mut *side, &mut batch);
+            if !more {
+                fill.finish(&mut *side, &mut batch);
+            }
+            if let Err(stopped) = check_batch(rtl, &frame, &batch, &mut cycle, &mut ports) {
+                return Ok(Some((Err(stopped), fill.end(side))));
+            }
+            if !more {
+                return Ok(Some((Ok(cycle), fill.end(side))));
+            }
+        }
+    }
+
+    /// The lockstep run of [`Cosim::run_counting`] (without activity counting) in batches
+    /// of frames: with the model side on a second thread (`two`; see the module
+    /// documentation), or on this one when its model side is typed (else it is
+    /// [`Cosim::run_counting`]). A difference is reported by the sequential loop, re-run.
+    pub(super) fn run_batched<S: Stimulus + Send + ?Sized>(
         &self,
         instance: &str,
         stim: &mut S,
         first_cycle: u64,
+        two: bool,
     ) -> Result<Summary, CosimError> {
         let t0 = Instant::now();
         let mut rtl = self.rtl_model(false)?;
         rtl.reset().map_err(|e| Self::rtl_err(0, e))?;
         rtl.set_cycle(first_cycle);
-        let (checked, model) =
-            self.check_pipelined(&mut rtl, stim, first_cycle, self.max_cycles)?;
+        let (checked, model) = if two {
+            self.check_pipelined(&mut rtl, stim, first_cycle, self.max_cycles)?
+        } else {
+            match self.check_one_thread(&mut rtl, stim, first_cycle, self.max_cycles)? {
+                Some(checked) => checked,
+                None => return self.run_counting(instance, stim, first_cycle, None),
+            }
+        };
         match checked {
             Ok(end) if end == model.end => {
                 let elapsed = t0.elapsed();
@@ -263,11 +332,11 @@ impl Cosim {
                     elapsed,
                     cycles_per_sec: cycles as f64 / elapsed.as_secs_f64().max(1e-9),
                     coverage: model.coverage,
-                    pipelined: true,
+                    pipelined: two,
                 })
             }
             Ok(end) => Err(CosimError::Nondeterministic(format!(
-                "pipelined lockstep: the RTL side checked up to cycle {end}, the model side \
+                "batched lockstep: the RTL side checked up to cycle {end}, the model side \
                  drove up to cycle {}",
                 model.end
             ))),
@@ -278,7 +347,7 @@ impl Cosim {
                 match self.run_counting(instance, stim, first_cycle, None) {
                     Err(e) => Err(e),
                     Ok(_) => Err(CosimError::Nondeterministic(format!(
-                        "the pipelined lockstep run stopped at cycle {stopped} (the RTL \
+                        "the batched lockstep run stopped at cycle {stopped} (the RTL \
                          differed from the model or failed), but the same run done \
                          sequentially did not: the stimulus or the RTL is not \
                          deterministic"
@@ -298,7 +367,37 @@ impl Cosim {
         to_rtl: SyncSender<Vec<u64>>,
         recycled: Receiver<Vec<u64>>,
     ) -> Result<ModelEnd, CosimError> {
-        let mut side = stim.frame_side(FrameSetup {
+        let mut side = stim.frame_side(self.frame_setup(frame, first_cycle, true)?);
+        let mut fill = BatchFill::new(self, frame, first_cycle, cycles, BATCH_CYCLES);
+        let capacity = fill.capacity;
+        let fresh = || Vec::with_capacity(capacity);
+        let mut batch = fresh();
+        loop {
+            let more = fill.fill(&mut *side, &mut batch);
+            if !more {
+                break;
+            }
+            let full =
+                std::mem::replace(&mut batch, recycled.try_recv().unwrap_or_else(|_| fresh()));
+            batch.clear();
+            if !send_batch(&to_rtl, full) {
+                // The RTL side stopped (a difference): nothing more is wanted.
+                break;
+            }
+        }
+        fill.finish(&mut *side, &mut batch);
+        send_batch(&to_rtl, batch);
+        Ok(fill.end(side))
+    }
+
+    /// What a model side is given to write its frames with.
+    fn frame_setup<'a>(
+        &'a self,
+        frame: &'a Frame,
+        first_cycle: u64,
+        typed: bool,
+    ) -> Result<FrameSetup<'a>, CosimError> {
+        Ok(FrameSetup {
             desc: self.desc,
             params: &self.params,
             inputs: &frame.inputs,
@@ -306,67 +405,7 @@ impl Cosim {
             state: &frame.state,
             coverage: self.coverage()?,
             first_cycle,
-            typed: self.typed_model_side,
-        });
-        let interval = if frame.state.is_empty() {
-            u64::MAX
-        } else {
-            self.state_interval
-        };
-        // A frame's header and its ports' words (a port over 64 bits takes several).
-        let words_per_cycle = 1 + frame.inputs.words() + frame.outputs.words();
-        // A batch also holds the state of its sampling cycles and, the last one, the final
-        // state after its marker: room for them too, so that a batch is never grown.
-        let state_words = frame.state.words();
-        let samples_per_batch = if frame.state.is_empty() {
-            0
-        } else {
-            (BATCH_CYCLES as u64).div_ceil(interval.max(1)) as usize + 1
-        };
-        let capacity = BATCH_CYCLES * words_per_cycle + samples_per_batch * state_words + 1;
-        let fresh = || Vec::with_capacity(capacity);
-        let mut batch = fresh();
-        let mut in_batch = 0;
-        let mut samples = 0u64;
-        let mut next_sample = first_cycle;
-        let end = first_cycle.saturating_add(cycles);
-        while side.cycle() < end {
-            let cycle = side.cycle();
-            let sample = cycle == next_sample;
-            let head = batch.len();
-            batch.push(if sample { SAMPLE } else { 0 });
-            if !side.drive_into(&mut batch, sample) {
-                batch.truncate(head);
-                break;
-            }
-            if sample {
-                next_sample = cycle.saturating_add(interval);
-                samples += 1;
-            }
-            in_batch += 1;
-            if in_batch == BATCH_CYCLES {
-                let full =
-                    std::mem::replace(&mut batch, recycled.try_recv().unwrap_or_else(|_| fresh()));
-                batch.clear();
-                in_batch = 0;
-                if !send_batch(&to_rtl, full) {
-                    // The RTL side stopped (a difference): nothing more is wanted.
-                    break;
-                }
-            }
-        }
-        let cycle = side.cycle();
-        if !frame.state.is_empty() && cycle > first_cycle {
-            // The final state(cycle), which no cycle of the stimulus showed.
-            samples += 1;
-            batch.push(FINAL);
-            side.state_into(&mut batch);
-        }
-        send_batch(&to_rtl, batch);
-        Ok(ModelEnd {
-            end: cycle,
-            samples,
-            coverage: side.into_coverage(),
+            typed: typed && self.typed_model_side,
         })
     }
 
@@ -384,43 +423,147 @@ impl Cosim {
         let mut ports = self.desc.zero_ports(&self.params);
         let mut cycle = first_cycle;
         while let Some(batch) = recv_batch(&from_model) {
-            let mut pos = 0;
-            while pos < batch.len() {
-                let head = batch[pos];
-                pos += 1;
-                if head == FINAL {
-                    frame.state.read(&mut ports, &batch, &mut pos);
-                    let same = rtl.eval().is_ok()
-                        && rtl.sample_state().is_ok()
-                        && rtl.first_state_mismatch(&ports).is_none();
-                    if !same {
-                        return Err(cycle);
-                    }
-                    continue;
-                }
-                // Straight from the frame's words into the model and against its outputs.
-                pos += rtl.set_inputs_from_words(&batch[pos..]);
-                if rtl.eval().is_err() {
-                    return Err(cycle);
-                }
-                let (same, read) = rtl.outputs_match_words(&batch[pos..]);
-                if !same {
-                    return Err(cycle);
-                }
-                pos += read;
-                if head == SAMPLE {
-                    frame.state.read(&mut ports, &batch, &mut pos);
-                    if rtl.sample_state().is_err() || rtl.first_state_mismatch(&ports).is_some() {
-                        return Err(cycle);
-                    }
-                }
-                if rtl.edge().is_err() {
-                    return Err(cycle);
-                }
-                cycle += 1;
-            }
+            check_batch(rtl, frame, &batch, &mut cycle, &mut ports)?;
             let _ = recycle.send(batch);
         }
         Ok(cycle)
     }
+}
+
+/// A model side's frames, a batch at a time: the cycles to run, when the state is
+/// sampled, and what the batches need room for.
+struct BatchFill {
+    first_cycle: u64,
+    end: u64,
+    interval: u64,
+    next_sample: u64,
+    samples: u64,
+    stateful: bool,
+    /// Cycles per batch.
+    batch_cycles: usize,
+    /// Words a batch may take: `batch_cycles` frames (a header and the ports' words each,
+    /// a port over 64 bits taking several), the state of its sampling cycles and, the
+    /// last one, the final state after its marker; so a batch is never grown.
+    capacity: usize,
+}
+
+impl BatchFill {
+    fn new(
+        cosim: &Cosim,
+        frame: &Frame,
+        first_cycle: u64,
+        cycles: u64,
+        batch_cycles: usize,
+    ) -> BatchFill {
+        let stateful = !frame.state.is_empty();
+        let interval = if stateful {
+            cosim.state_interval
+        } else {
+            u64::MAX
+        };
+        let words_per_cycle = 1 + frame.inputs.words() + frame.outputs.words();
+        let samples_per_batch = if stateful {
+            (batch_cycles as u64).div_ceil(interval.max(1)) as usize + 1
+        } else {
+            0
+        };
+        BatchFill {
+            first_cycle,
+            end: first_cycle.saturating_add(cycles),
+            interval,
+            next_sample: first_cycle,
+            samples: 0,
+            stateful,
+            batch_cycles,
+            capacity: batch_cycles * words_per_cycle + samples_per_batch * frame.state.words() + 1,
+        }
+    }
+
+    /// Up to `batch_cycles` cycles of `side` into `batch`; false when the run is over (the
+    /// stimulus ended or the last cycle was driven), with the batch's frames so far.
+    fn fill(&mut self, side: &mut dyn FrameSide, batch: &mut Vec<u64>) -> bool {
+        for _ in 0..self.batch_cycles {
+            let cycle = side.cycle();
+            if cycle >= self.end {
+                return false;
+            }
+            let sample = cycle == self.next_sample;
+            let head = batch.len();
+            batch.push(if sample { SAMPLE } else { 0 });
+            if !side.drive_into(batch, sample) {
+                batch.truncate(head);
+                return false;
+            }
+            if sample {
+                self.next_sample = cycle.saturating_add(self.interval);
+                self.samples += 1;
+            }
+        }
+        true
+    }
+
+    /// The final state(cycle) after the last cycle, which no cycle of the stimulus showed.
+    fn finish(&mut self, side: &mut dyn FrameSide, batch: &mut Vec<u64>) {
+        if self.stateful && side.cycle() > self.first_cycle {
+            self.samples += 1;
+            batch.push(FINAL);
+            side.state_into(batch);
+        }
+    }
+
+    fn end(&self, side: Box<dyn FrameSide + '_>) -> ModelEnd {
+        ModelEnd {
+            end: side.cycle(),
+            samples: self.samples,
+            coverage: side.into_coverage(),
+        }
+    }
+}
+
+/// Check one batch of frames against the RTL, from `*cycle` on: each frame's inputs into
+/// the RTL, settle, compare, clock edge. Err(the cycle at which the RTL differed or
+/// failed).
+fn check_batch(
+    rtl: &mut RtlModel,
+    frame: &Frame,
+    batch: &[u64],
+    cycle: &mut u64,
+    ports: &mut [Bits],
+) -> Result<(), u64> {
+    let mut pos = 0;
+    while pos < batch.len() {
+        let head = batch[pos];
+        pos += 1;
+        if head == FINAL {
+            frame.state.read(ports, batch, &mut pos);
+            let same = rtl.eval().is_ok()
+                && rtl.sample_state().is_ok()
+                && rtl.first_state_mismatch(ports).is_none();
+            if !same {
+                return Err(*cycle);
+            }
+            continue;
+        }
+        // Straight from the frame's words into the model and against its outputs.
+        pos += rtl.set_inputs_from_words(&batch[pos..]);
+        if rtl.eval().is_err() {
+            return Err(*cycle);
+        }
+        let (same, read) = rtl.outputs_match_words(&batch[pos..]);
+        if !same {
+            return Err(*cycle);
+        }
+        pos += read;
+        if head == SAMPLE {
+            frame.state.read(ports, batch, &mut pos);
+            if rtl.sample_state().is_err() || rtl.first_state_mismatch(ports).is_some() {
+                return Err(*cycle);
+            }
+        }
+        if rtl.edge().is_err() {
+            return Err(*cycle);
+        }
+        *cycle += 1;
+    }
+    Ok(())
 }
