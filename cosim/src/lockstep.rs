@@ -86,6 +86,12 @@ pub trait Stimulus {
     fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
         typed_side::by_name_side(self, setup)
     }
+
+    /// Whether [`Stimulus::frame_side`] is a typed model side (so a one-thread run is worth
+    /// doing in batches of frames).
+    fn has_typed_side(&self) -> bool {
+        false
+    }
 }
 
 /// Cycles between two [`Stimulus::steer`] calls.
@@ -116,6 +122,9 @@ impl<S: Stimulus + ?Sized> Stimulus for &mut S {
     fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
         (**self).frame_side(setup)
     }
+    fn has_typed_side(&self) -> bool {
+        (**self).has_typed_side()
+    }
 }
 
 impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
@@ -136,6 +145,9 @@ impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
     }
     fn frame_side<'a>(&'a mut self, setup: FrameSetup<'a>) -> Box<dyn FrameSide + 'a> {
         (**self).frame_side(setup)
+    }
+    fn has_typed_side(&self) -> bool {
+        (**self).has_typed_side()
     }
 }
 
@@ -454,8 +466,8 @@ pub struct Cosim {
     probed: std::sync::OnceLock<bool>,
     /// The mutant switched on in every RTL instance of a mutant schema's model (0: none).
     mutant: u32,
-    /// Whether the two-thread run's model side takes a typed stimulus's typed path
-    /// (`lockstep/typed_side.rs`).
+    /// Whether a run's model side takes a typed stimulus's typed path
+    /// (`lockstep/typed_side.rs`), on two threads or in batches on one.
     typed_model_side: bool,
 }
 
@@ -563,9 +575,10 @@ impl Cosim {
         self
     }
 
-    /// Whether the two-thread run's model side takes the typed path of a stimulus written
-    /// against its unit's typed ports (`true` by default; `false`: the by-name path, as
-    /// the one-thread run takes; the results are the same, see `lockstep/typed_side.rs`).
+    /// Whether a run's model side takes the typed path of a stimulus written against its
+    /// unit's typed ports, on two threads or in batches of frames on one (`true` by
+    /// default; `false`: the by-name path, and on one thread the sequential loop; the
+    /// results are the same, see `lockstep/typed_side.rs`).
     pub fn with_typed_model_side(mut self, on: bool) -> Self {
         self.typed_model_side = on;
         self

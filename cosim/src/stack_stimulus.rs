@@ -372,6 +372,10 @@ impl Stimulus for CfgStimulus {
         }
     }
 
+    fn has_typed_side(&self) -> bool {
+        true
+    }
+
     fn can_rewind(&self) -> bool {
         true
     }

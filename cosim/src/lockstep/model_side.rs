@@ -1,11 +1,13 @@
 //! The model side of a lockstep cycle: the stimulus (steered by the coverage), the unit
 //! model and the coverage, one cycle at a time.
 //!
-//! Every loop that runs a stimulus against the model goes through [`ModelSide`]: the
-//! lockstep loop on one thread, the model thread of the pipelined loop, the probe that
-//! times each half, and the re-run that rebuilds a failing run's inputs for its report.
-//! They must all see the same inputs for the same stimulus and seed (a steered stimulus
-//! depends on the coverage so far), which is what having one cursor guarantees.
+//! Every loop that runs a stimulus against the model by name goes through [`ModelSide`]:
+//! the sequential lockstep loop, the model thread of the pipelined loop for a by-name
+//! stimulus, the probe that times each half, and the re-run that rebuilds a failing run's
+//! inputs for its report. They must all see the same inputs for the same stimulus and
+//! seed (a steered stimulus depends on the coverage so far), which is what having one
+//! cursor guarantees. The typed model side (`typed_side.rs`) does the same steps in the
+//! same order on typed values; a unit test compares the two frame by frame.
 
 use super::{Stimulus, STEER_INTERVAL};
 use warpforge_model::units::contract::{Bits, UnitModel};

@@ -267,7 +267,7 @@ impl Cosim {
         cycles: u64,
     ) -> Result<Option<Checked>, CosimError> {
         let frame = self.frame_of(rtl);
-        let mut side = stim.frame_side(self.frame_setup(&frame, first_cycle, true)?);
+        let mut side = stim.frame_side(self.frame_setup(&frame, first_cycle)?);
         if !side.typed() {
             return Ok(None);
         }
@@ -301,6 +301,11 @@ impl Cosim {
         first_cycle: u64,
         two: bool,
     ) -> Result<Summary, CosimError> {
+        let batched_on_one = stim.has_typed_side() && self.typed_model_side;
+        if !two && !batched_on_one {
+            // By name on one thread: the sequential loop compares straight from the ports.
+            return self.run_counting(instance, stim, first_cycle, None);
+        }
         let t0 = Instant::now();
         let mut rtl = self.rtl_model(false)?;
         rtl.reset().map_err(|e| Self::rtl_err(0, e))?;
@@ -367,7 +372,7 @@ impl Cosim {
         to_rtl: SyncSender<Vec<u64>>,
         recycled: Receiver<Vec<u64>>,
     ) -> Result<ModelEnd, CosimError> {
-        let mut side = stim.frame_side(self.frame_setup(frame, first_cycle, true)?);
+        let mut side = stim.frame_side(self.frame_setup(frame, first_cycle)?);
         let mut fill = BatchFill::new(self, frame, first_cycle, cycles, BATCH_CYCLES);
         let capacity = fill.capacity;
         let fresh = || Vec::with_capacity(capacity);
@@ -395,7 +400,6 @@ impl Cosim {
         &'a self,
         frame: &'a Frame,
         first_cycle: u64,
-        typed: bool,
     ) -> Result<FrameSetup<'a>, CosimError> {
         Ok(FrameSetup {
             desc: self.desc,
@@ -405,7 +409,7 @@ impl Cosim {
             state: &frame.state,
             coverage: self.coverage()?,
             first_cycle,
-            typed: typed && self.typed_model_side,
+            typed: self.typed_model_side,
         })
     }
 
@@ -480,7 +484,8 @@ impl BatchFill {
     }
 
     /// Up to `batch_cycles` cycles of `side` into `batch`; false when the run is over (the
-    /// stimulus ended or the last cycle was driven), with the batch's frames so far.
+    /// stimulus ended, or the end was reached before the batch was full), with the
+    /// batch's frames so far.
     fn fill(&mut self, side: &mut dyn FrameSide, batch: &mut Vec<u64>) -> bool {
         for _ in 0..self.batch_cycles {
             let cycle = side.cycle();

@@ -26,8 +26,10 @@ use warpforge_model::units::declare::{PortGroup, PortWidth, Unit, UnitParams, Wo
 
 /// A stimulus of unit `U` written against its typed ports.
 pub trait TypedStimulus<U: Unit> {
-    /// The inputs of `cycle` into `inputs` (every field), given the registered outputs
-    /// `regs` (state(`cycle`)): `Some(rst_n)`, or `None` when the stimulus has ended.
+    /// The inputs of `cycle` into `inputs` (every field; it holds the default values
+    /// when called), given the registered outputs `regs` (state(`cycle`); only when
+    /// [`Stimulus::reads_outputs`] says so, else they may be stale): `Some(rst_n)`, or
+    /// `None` when the stimulus has ended.
     fn next_inputs(
         &mut self,
         cycle: u64,
@@ -76,6 +78,10 @@ macro_rules! typed_stimulus_methods {
             setup: $crate::lockstep::FrameSetup<'a>,
         ) -> Box<dyn $crate::lockstep::FrameSide + 'a> {
             $crate::lockstep::typed_side::typed_side::<$unit, _>(self, setup)
+        }
+
+        fn has_typed_side(&self) -> bool {
+            true
         }
     };
 }
@@ -277,6 +283,7 @@ impl<U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized> FrameSide for TypedSide<'
         // them from, and its model reads the inputs from, ports of those widths).
         let mut regs = self.unit.registered();
         regs.fit(&self.slots);
+        self.inputs = Default::default(); // as `drive_typed` gives them
         let Some(rst_n) = self.stim.next_inputs(self.cycle, &regs, &mut self.inputs) else {
             return false;
         };
@@ -363,6 +370,7 @@ mod tests {
         params: &Params,
         mut stim: BoxedStimulus,
         typed: bool,
+        (first_cycle, every): (u64, u64),
         cycles: u64,
     ) -> Written {
         let [inputs, outputs, state] = frames(desc, params);
@@ -373,14 +381,14 @@ mod tests {
             outputs: &outputs,
             state: &state,
             coverage: Coverage::new(desc, params).unwrap(),
-            first_cycle: 0,
+            first_cycle,
             typed,
         };
         let mut side = stim.frame_side(setup);
         let took_typed = side.typed();
         let mut words = vec![];
-        while side.cycle() < cycles {
-            let sample = side.cycle().is_multiple_of(64);
+        while side.cycle() < first_cycle.saturating_add(cycles) {
+            let sample = (side.cycle() - first_cycle).is_multiple_of(every);
             if !side.drive_into(&mut words, sample) {
                 break;
             }
@@ -399,12 +407,27 @@ mod tests {
         stim: impl Fn() -> BoxedStimulus,
         cycles: u64,
     ) -> bool {
-        let (words, bins, by_name_typed) = run(desc, params, stim(), false, cycles);
-        let typed = run(desc, params, stim(), true, cycles);
+        // From cycle 0 with a state sample every 64 cycles, and from cycle 5 every 7.
+        let mut took = true;
+        for at in [(0, 64), (5, 7)] {
+            took &= compare_at(desc, params, what, &stim, at, cycles);
+        }
+        took
+    }
+
+    fn compare_at(
+        desc: &'static UnitDesc,
+        params: &Params,
+        what: &str,
+        stim: &impl Fn() -> BoxedStimulus,
+        at: (u64, u64),
+        cycles: u64,
+    ) -> bool {
+        let (words, bins, by_name_typed) = run(desc, params, stim(), false, at, cycles);
+        let typed = run(desc, params, stim(), true, at, cycles);
         assert!(!by_name_typed);
         assert!(!words.is_empty());
-        let at =
-            |w: &[u64]| format!("{} {params} {what}", desc.name) + &format!(" ({} words)", w.len());
+        let at = |w: &[u64]| format!("{} {params} {what} {at:?} ({} words)", desc.name, w.len());
         assert_eq!(words.len(), typed.0.len(), "{}", at(&words));
         if let Some(i) = (0..words.len()).find(|&i| words[i] != typed.0[i]) {
             panic!("{}: word {i} differs", at(&words));

@@ -78,7 +78,8 @@ fn multi_file_design_with_submodule_and_include() {
 /// The bins that read the unit's internal state (`reset while dbg_P`, `reset while
 /// dbg_valid`) see the state of the cycle they sample, not the last state comparison's:
 /// the coverage, and so the steered stimulus, is the same whether the state is compared
-/// every cycle or every 1,000, on one thread or two (the typed model side).
+/// every cycle or every 1,000, by name in the sequential loop (the typed model side off)
+/// or on the typed model side, on one thread or two.
 #[test]
 fn coverage_of_the_internal_state_does_not_depend_on_how_often_it_is_compared() {
     use warpforge_cosim::kits::KITS;
@@ -89,8 +90,10 @@ fn coverage_of_the_internal_state_does_not_depend_on_how_often_it_is_compared() 
         let cosim = Cosim::generated(kit.unit, params.clone(), &opts())
             .unwrap_or_else(|e| panic!("{e}"))
             .with_failure_dir(None);
-        let bins = |every: u64, p: Pipelining| {
-            let c = cosim.clone().with_state_interval(every).with_pipelining(p);
+        let bins = |every: u64, p: Pipelining, typed: bool| {
+            let c = (cosim.clone().with_state_interval(every))
+                .with_pipelining(p)
+                .with_typed_model_side(typed);
             let s = c
                 .run(&mut (kit.random)(kit.unit, &params, 3, 30_000))
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -101,18 +104,21 @@ fn coverage_of_the_internal_state_does_not_depend_on_how_often_it_is_compared() 
                 .collect();
             bins
         };
-        let every_cycle = bins(1, Pipelining::Never);
+        let every_cycle = bins(1, Pipelining::Never, false);
         let resets = every_cycle
             .iter()
             .find(|(b, _)| b.starts_with("reset while dbg_"))
             .unwrap();
         assert!(resets.1 > 0, "{name}: {resets:?}");
-        for (every, p) in [
-            (64, Pipelining::Never),
-            (1000, Pipelining::Never),
-            (1000, Pipelining::Always),
+        for (every, p, typed) in [
+            (64, Pipelining::Never, false),
+            (1000, Pipelining::Never, false),
+            (1000, Pipelining::Never, true),
+            (1000, Pipelining::Always, true),
+            (64, Pipelining::Always, false),
         ] {
-            assert_eq!(bins(every, p), every_cycle, "{name}: every {every}, {p:?}");
+            let what = format!("{name}: every {every}, {p:?}, typed {typed}");
+            assert_eq!(bins(every, p, typed), every_cycle, "{what}");
         }
     }
 }

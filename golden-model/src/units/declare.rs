@@ -201,9 +201,10 @@ impl PortValue for Bits {
         put_masked_words(self.words(), frame, slot)
     }
     fn fit(&mut self, width: PortWidth) {
-        let mut v = Bits::zero(width.bits);
-        v.set_words(self.words());
-        if v != *self {
+        // A value of the port's width holds no bits above it (`Bits` keeps them clear).
+        if self.width() != width.bits {
+            let mut v = Bits::zero(width.bits);
+            v.set_words(self.words());
             *self = v;
         }
     }
