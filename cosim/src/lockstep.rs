@@ -906,11 +906,14 @@ impl Cosim {
         stim: &'s mut S,
         first_cycle: u64,
     ) -> Result<(ModelSide<'s, S>, Vec<Bits>), CosimError> {
-        let mut model = (self.desc.build)(&self.params);
-        let ports = self.desc.zero_ports(&self.params);
-        model.tick(&ports); // rst_n = 0
-        let side = ModelSide::new(stim, model, self.coverage()?, first_cycle);
-        Ok((side, ports))
+        let coverage = self.coverage()?;
+        Ok(ModelSide::start(
+            stim,
+            self.desc,
+            &self.params,
+            coverage,
+            first_cycle,
+        ))
     }
 
     /// Build the divergence report and (with a failure directory) its artifacts.

@@ -259,7 +259,6 @@ impl PortGroups {
 }
 
 /// The ports of one part of a frame, in frame order.
-#[derive(Debug, Clone)]
 pub struct FramePorts {
     ports: Vec<usize>,
     /// How many of `ports`, from the first, are one word each (a frame order puts every

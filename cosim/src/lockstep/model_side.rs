@@ -10,8 +10,9 @@
 //! same order on typed values; a unit test compares the two frame by frame.
 
 use super::{Stimulus, STEER_INTERVAL};
-use warpforge_model::units::contract::{Bits, UnitModel};
+use warpforge_model::units::contract::{Bits, Params, UnitDesc, UnitModel};
 use warpforge_model::units::coverage::Coverage;
+use warpforge_model::units::declare::RST_N;
 
 /// A stimulus driving a unit model, cycle by cycle (steps 1, 2, 4 and the model's half of
 /// 7 of the lockstep cycle, see the module documentation of `lockstep`).
@@ -41,6 +42,21 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
             first_cycle,
             cycle: first_cycle,
         }
+    }
+
+    /// A fresh model of `desc` at `params` after its implicit reset cycle, driven by
+    /// `stim` from `first_cycle`; and the port vector.
+    pub(crate) fn start(
+        stim: &'s mut S,
+        desc: &'static UnitDesc,
+        params: &Params,
+        coverage: Coverage,
+        first_cycle: u64,
+    ) -> (ModelSide<'s, S>, Vec<Bits>) {
+        let mut model = (desc.build)(params);
+        let ports = desc.zero_ports(params);
+        model.tick(&ports); // rst_n = 0
+        (ModelSide::new(stim, model, coverage, first_cycle), ports)
     }
 
     /// The cycle the next [`ModelSide::drive`] drives.
@@ -75,7 +91,7 @@ impl<'s, S: Stimulus + ?Sized> ModelSide<'s, S> {
     /// state packed into `ports` first when the bins read it) and the model's clock edge.
     #[inline]
     pub(crate) fn close(&mut self, ports: &mut [Bits]) {
-        if self.coverage.needs_state(ports[0].to_u64() == 0) {
+        if self.coverage.needs_state(ports[RST_N].to_u64() == 0) {
             self.model.debug_state(ports);
         }
         self.coverage.sample(ports);

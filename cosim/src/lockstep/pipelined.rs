@@ -90,6 +90,11 @@ fn send_batch(to_rtl: &SyncSender<Vec<u64>>, mut batch: Vec<u64>) -> bool {
 /// which the RTL differed or failed)), and how the model side ended.
 type Checked = (Result<u64, u64>, ModelEnd);
 
+/// Whether both sides went through every cycle up to `end` and agreed.
+fn whole_run((checked, model): Checked, end: u64) -> bool {
+    checked == Ok(model.end) && model.end == end
+}
+
 /// What the model side ends with.
 struct ModelEnd {
     /// The cycle after the last one driven.
@@ -166,14 +171,10 @@ impl Cosim {
         let mut rtl = self.rtl_model(false).ok()?;
         rtl.reset().ok()?;
         rtl.set_cycle(first_cycle);
-        let t = Instant::now();
-        if let Some((checked, model)) = self
-            .check_one_thread(&mut rtl, stim, first_cycle, cycles)
-            .ok()?
-        {
-            let elapsed = t.elapsed();
-            let whole = checked == Ok(model.end) && model.end == first_cycle + cycles;
-            return whole.then_some(elapsed);
+        if self.batched_on_one_thread(stim) {
+            let t = Instant::now();
+            let checked = self.check_one_thread(&mut rtl, stim, first_cycle, cycles);
+            return whole_run(checked.ok()?, first_cycle + cycles).then(|| t.elapsed());
         }
         let (mut side, mut ports) = self.model_side(stim, first_cycle).ok()?;
         let sampled = !rtl.state_indices().is_empty();
@@ -213,11 +214,15 @@ impl Cosim {
         rtl.reset().ok()?;
         rtl.set_cycle(first_cycle);
         let t = Instant::now();
-        let (checked, model) = self
-            .check_pipelined(&mut rtl, stim, first_cycle, cycles)
-            .ok()?;
-        let elapsed = t.elapsed();
-        (checked == Ok(model.end) && model.end == first_cycle + cycles).then_some(elapsed)
+        let checked = self.check_pipelined(&mut rtl, stim, first_cycle, cycles);
+        whole_run(checked.ok()?, first_cycle + cycles).then(|| t.elapsed())
+    }
+
+    /// Whether a one-thread run of `stim` takes turns a batch of frames at a time (a typed
+    /// model side, whose frames cost less than its ports would), rather than the
+    /// sequential loop (a by-name one, compared straight from its ports).
+    fn batched_on_one_thread<S: Stimulus + ?Sized>(&self, stim: &S) -> bool {
+        stim.has_typed_side() && self.typed_model_side
     }
 
     /// The ports of the frames `rtl` reads.
@@ -256,21 +261,17 @@ impl Cosim {
     }
 
     /// [`Cosim::check_pipelined`] on this thread, a batch at a time: the model side writes
-    /// a batch of frames, then the RTL side checks it. Only for a typed model side
-    /// (`typed_side.rs`), whose frames cost less than its ports would: `None` for a
-    /// by-name one, which the sequential loop runs as fast straight from its ports.
+    /// a batch of frames, then the RTL side checks it (see
+    /// [`Cosim::batched_on_one_thread`]).
     fn check_one_thread<S: Stimulus + ?Sized>(
         &self,
         rtl: &mut RtlModel,
         stim: &mut S,
         first_cycle: u64,
         cycles: u64,
-    ) -> Result<Option<Checked>, CosimError> {
+    ) -> Result<Checked, CosimError> {
         let frame = self.frame_of(rtl);
         let mut side = stim.frame_side(self.frame_setup(&frame, first_cycle)?);
-        if !side.typed() {
-            return Ok(None);
-        }
         let mut fill = BatchFill::new(self, &frame, first_cycle, cycles, ONE_THREAD_BATCH_CYCLES);
         let mut batch = Vec::with_capacity(fill.capacity);
         let mut ports = self.desc.zero_ports(&self.params);
@@ -282,10 +283,10 @@ impl Cosim {
                 fill.finish(&mut *side, &mut batch);
             }
             if let Err(stopped) = check_batch(rtl, &frame, &batch, &mut cycle, &mut ports) {
-                return Ok(Some((Err(stopped), fill.end(side))));
+                return Ok((Err(stopped), fill.end(side)));
             }
             if !more {
-                return Ok(Some((Ok(cycle), fill.end(side))));
+                return Ok((Ok(cycle), fill.end(side)));
             }
         }
     }
@@ -301,8 +302,7 @@ impl Cosim {
         first_cycle: u64,
         two: bool,
     ) -> Result<Summary, CosimError> {
-        let batched_on_one = stim.has_typed_side() && self.typed_model_side;
-        if !two && !batched_on_one {
+        if !two && !self.batched_on_one_thread(stim) {
             // By name on one thread: the sequential loop compares straight from the ports.
             return self.run_counting(instance, stim, first_cycle, None);
         }
@@ -313,10 +313,7 @@ impl Cosim {
         let (checked, model) = if two {
             self.check_pipelined(&mut rtl, stim, first_cycle, self.max_cycles)?
         } else {
-            match self.check_one_thread(&mut rtl, stim, first_cycle, self.max_cycles)? {
-                Some(checked) => checked,
-                None => return self.run_counting(instance, stim, first_cycle, None),
-            }
+            self.check_one_thread(&mut rtl, stim, first_cycle, self.max_cycles)?
         };
         match checked {
             Ok(end) if end == model.end => {

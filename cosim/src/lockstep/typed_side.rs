@@ -22,7 +22,7 @@ use super::{Stimulus, STEER_INTERVAL};
 use crate::rtl::FramePorts;
 use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc};
 use warpforge_model::units::coverage::{Coverage, FramePortWords};
-use warpforge_model::units::declare::{PortGroup, PortWidth, Unit, UnitParams, WordSlot};
+use warpforge_model::units::declare::{PortGroup, PortWidth, Unit, UnitParams, WordSlot, RST_N};
 
 /// A stimulus of unit `U` written against its typed ports.
 pub trait TypedStimulus<U: Unit> {
@@ -56,9 +56,6 @@ pub fn drive_typed<U: Unit, T: TypedStimulus<U> + ?Sized>(
         }
     }
 }
-
-/// Position of `rst_n` in every port list.
-const RST_N: usize = 0;
 
 /// The [`Stimulus`] methods of a stimulus written against unit `$unit`'s typed ports
 /// ([`TypedStimulus`]): `drive` through [`drive_typed`], `frame_side` through
@@ -138,7 +135,7 @@ struct TypedSide<'s, U: Unit, T: ?Sized> {
     state_read: Vec<usize>,
     /// For the debug state only (every state interval).
     ports: Vec<Bits>,
-    state: FramePorts,
+    state: &'s FramePorts,
 }
 
 /// The model side of the by-name path: the stimulus's ports, the unit model behind its
@@ -148,11 +145,15 @@ pub fn by_name_side<'a, S: Stimulus + ?Sized>(
     stim: &'a mut S,
     setup: FrameSetup<'a>,
 ) -> Box<dyn FrameSide + 'a> {
-    let mut model = (setup.desc.build)(setup.params);
-    let ports = setup.desc.zero_ports(setup.params);
-    model.tick(&ports); // rst_n = 0: the implicit reset cycle before cycle 0
+    let (side, ports) = ModelSide::start(
+        stim,
+        setup.desc,
+        setup.params,
+        setup.coverage,
+        setup.first_cycle,
+    );
     Box::new(ByName {
-        side: ModelSide::new(stim, model, setup.coverage, setup.first_cycle),
+        side,
         ports,
         inputs: setup.inputs,
         outputs: setup.outputs,
@@ -260,7 +261,7 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
         carried: carried as usize,
         state_read,
         ports: setup.desc.zero_ports(setup.params),
-        state: setup.state.clone(),
+        state: setup.state,
     })
 }
 

@@ -10,7 +10,7 @@
 //! that reports, JSON and stimulus steering speak the same language.
 
 use super::contract::{eval_width, Bits, Params, Role, UnitDesc};
-use super::declare::WordSlot;
+use super::declare::{WordSlot, RST_N};
 
 /// The values of a cycle's ports as coverage reads them: each port's words, low word
 /// first, with no bits above its width.
@@ -391,7 +391,7 @@ impl Coverage {
     /// words, so both give the same counts for the same values.
     #[inline]
     pub fn sample_from<P: PortWords + ?Sized>(&mut self, ports: &P) {
-        let reset = ports.low(0) == 0;
+        let reset = ports.low(RST_N) == 0;
         for probe in &mut self.probes {
             Self::sample_probe(&mut self.hits, probe, ports, reset);
         }
@@ -399,7 +399,7 @@ impl Coverage {
 
     /// The ports the bins read (every port a probe names, `rst_n` included).
     pub fn ports_read(&self) -> Vec<usize> {
-        let mut out = vec![0];
+        let mut out = vec![RST_N];
         self.probes.iter().for_each(|p| out.extend(p.ports_read()));
         out.sort_unstable();
         out.dedup();

@@ -468,8 +468,8 @@ impl<U: Unit> Adapter<U> {
     }
 }
 
-/// Position of `rst_n` in every port list.
-const RST_N: usize = 0;
+/// Position of `rst_n` in every port list (`declare_unit!` puts it first).
+pub const RST_N: usize = 0;
 
 impl<U: Unit> UnitModel for Adapter<U> {
     fn desc(&self) -> &'static UnitDesc {
