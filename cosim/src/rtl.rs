@@ -521,22 +521,24 @@ impl RtlModel {
         // SAFETY: as in `set_inputs`; a wide port's copy reads its `n32` 32-bit words from
         // its `frame_words` 64-bit words (at least as many bytes), bounds-checked first.
         unsafe {
-            for &(_, p, _) in &g.c {
-                *p = words[k] as u8;
-                k += 1;
+            // Each group's words split off at once: one bounds check a group, not a port.
+            let (w, rest) = words.split_at(g.c.len());
+            for (&(_, p, _), &w) in g.c.iter().zip(w) {
+                *p = w as u8;
             }
-            for &(_, p, _) in &g.s {
-                *p = words[k] as u16;
-                k += 1;
+            let (w, rest) = rest.split_at(g.s.len());
+            for (&(_, p, _), &w) in g.s.iter().zip(w) {
+                *p = w as u16;
             }
-            for &(_, p, _) in &g.i {
-                *p = words[k] as u32;
-                k += 1;
+            let (w, rest) = rest.split_at(g.i.len());
+            for (&(_, p, _), &w) in g.i.iter().zip(w) {
+                *p = w as u32;
             }
-            for &(_, p, _) in &g.q {
-                *p = words[k];
-                k += 1;
+            let (w, _) = rest.split_at(g.q.len());
+            for (&(_, p, _), &w) in g.q.iter().zip(w) {
+                *p = w;
             }
+            k += g.c.len() + g.s.len() + g.i.len() + g.q.len();
             for (_, p) in &g.wide {
                 let src = &words[k..k + frame_words(p.width)];
                 std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, p.ptr, p.n32 * 4);
@@ -557,22 +559,24 @@ impl RtlModel {
         let mut diff = 0u64;
         // SAFETY: as in `set_inputs_from_words`, reading.
         unsafe {
-            for &(_, p, m) in &g.c {
-                diff |= (*p as u64 & m) ^ words[k];
-                k += 1;
+            // As in `set_inputs_from_words`: one bounds check a group.
+            let (w, rest) = words.split_at(g.c.len());
+            for (&(_, p, m), &w) in g.c.iter().zip(w) {
+                diff |= (*p as u64 & m) ^ w;
             }
-            for &(_, p, m) in &g.s {
-                diff |= (*p as u64 & m) ^ words[k];
-                k += 1;
+            let (w, rest) = rest.split_at(g.s.len());
+            for (&(_, p, m), &w) in g.s.iter().zip(w) {
+                diff |= (*p as u64 & m) ^ w;
             }
-            for &(_, p, m) in &g.i {
-                diff |= (*p as u64 & m) ^ words[k];
-                k += 1;
+            let (w, rest) = rest.split_at(g.i.len());
+            for (&(_, p, m), &w) in g.i.iter().zip(w) {
+                diff |= (*p as u64 & m) ^ w;
             }
-            for &(_, p, m) in &g.q {
-                diff |= (*p & m) ^ words[k];
-                k += 1;
+            let (w, _) = rest.split_at(g.q.len());
+            for (&(_, p, m), &w) in g.q.iter().zip(w) {
+                diff |= (*p & m) ^ w;
             }
+            k += g.c.len() + g.s.len() + g.i.len() + g.q.len();
             for (_, p) in &g.wide {
                 let src = &words[k..k + frame_words(p.width)];
                 let n = p.n32;

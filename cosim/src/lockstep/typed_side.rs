@@ -21,7 +21,7 @@ use super::model_side::ModelSide;
 use super::{Stimulus, STEER_INTERVAL};
 use crate::rtl::FramePorts;
 use warpforge_model::units::contract::{Bits, Params, Role, UnitDesc};
-use warpforge_model::units::coverage::{Coverage, FramePortWords};
+use warpforge_model::units::coverage::Coverage;
 use warpforge_model::units::declare::{PortGroup, PortWidth, Unit, UnitParams, WordSlot, RST_N};
 
 /// A stimulus of unit `U` written against its typed ports.
@@ -249,10 +249,12 @@ pub fn typed_side<'a, U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized>(
     }
     let mut unit = U::new(U::Params::from_params(setup.params));
     unit.reset(); // the implicit reset cycle before cycle 0
+    let mut coverage = setup.coverage;
+    coverage.bind_frame(&slots);
     Box::new(TypedSide {
         stim,
         unit,
-        coverage: setup.coverage,
+        coverage,
         first_cycle: setup.first_cycle,
         cycle: setup.first_cycle,
         inputs: U::Inputs::default(),
@@ -313,10 +315,7 @@ impl<U: Unit, T: TypedStimulus<U> + Stimulus + ?Sized> FrameSide for TypedSide<'
                     .copy_from_slice(self.ports[p].words());
             }
         }
-        self.coverage.sample_from(&FramePortWords {
-            words: frame,
-            slots: &self.slots,
-        });
+        self.coverage.sample_frame(frame, &self.slots);
         batch.extend_from_slice(&frame[..self.carried]);
         if sample {
             self.state.write(&self.ports, batch);
