@@ -41,61 +41,67 @@
     localparam [WARP_W:0]     WARPS     = NUM_WARPS[WARP_W:0];
     localparam [0:0]          DUAL_MODE = (DUAL != 0);
 
-    // ---- reserve and release ports: the row each names and its register as a one-hot ---
-    // Port k's row is field k of rsv_rows (WARP_W+1 bits: {warp, side}), its register bit
-    // field k of rsv_bits (NUM_REGS bits, 0 when the port is not valid). side_of(): with
-    // DUAL=0 every port acts on side 0.
-    localparam integer ROW_W = WARP_W + 1;
-    wire [NRSV*ROW_W-1:0]    rsv_rows;
+    // ---- reserve and release ports: the side each acts on and its register as a one-hot
+    // Port k's side is bit k of rsv_sides (with DUAL=0 every port acts on side 0), its
+    // register bit field k of rsv_bits (NUM_REGS bits, 0 when the port is not valid); its
+    // warp is field k of rsv_warp.
+    wire [NRSV-1:0]          rsv_sides = DUAL_MODE ? rsv_side : {NRSV{1'b0}};
     wire [NRSV*NUM_REGS-1:0] rsv_bits;
-    wire [NWB*ROW_W-1:0]     rel_rows;
+    wire [NWB-1:0]           rel_sides = DUAL_MODE ? rel_side : {NWB{1'b0}};
     wire [NWB*NUM_REGS-1:0]  rel_bits;
     genvar i;
     generate
         for (i = 0; i < NRSV; i = i + 1) begin : g_rsv
-            assign rsv_rows[i*ROW_W +: ROW_W] =
-                {rsv_warp[i*WARP_W +: WARP_W], DUAL_MODE && rsv_side[i]};
             assign rsv_bits[i*NUM_REGS +: NUM_REGS] =
                 rsv_valid[i] ? (REG_ONE << rsv_reg[i*REG_W +: REG_W]) : REG_NONE;
         end
         for (i = 0; i < NWB; i = i + 1) begin : g_rel
-            assign rel_rows[i*ROW_W +: ROW_W] =
-                {rel_warp[i*WARP_W +: WARP_W], DUAL_MODE && rel_side[i]};
             assign rel_bits[i*NUM_REGS +: NUM_REGS] =
                 rel_valid[i] ? (REG_ONE << rel_reg[i*REG_W +: REG_W]) : REG_NONE;
         end
     endgenerate
 
-    // ---- the row each valid port names, one-hot over the rows -------------------------
-    // Field k of rsv_hit / rel_hit: bit r set when reserve / release port k is valid and
-    // names row r (a row >= ROWS, a warp that does not exist, shifts out: no bit). These
-    // decoders are shared by a row's enable and its RSV/REL below. (One packed vector per
-    // kind, not an array: Icarus warns that an `always @*` reading an array is sensitive
-    // to all of its words.)
-    localparam [ROWS-1:0] ROW_ONE  = { {(ROWS - 1){1'b0}}, 1'b1 };
-    localparam [ROWS-1:0] ROW_NONE = {ROWS{1'b0}};
-    wire [NRSV*ROWS-1:0] rsv_hit;
-    wire [NWB*ROWS-1:0]  rel_hit;
+    // ---- the row each valid port names, one-hot over the warps of each side ----------
+    // Field 2k+s of rsv_hit / rel_hit (NUM_WARPS bits): bit w set when reserve / release
+    // port k is valid and names row {w, s} (a warp that does not exist shifts out: no
+    // bit). These decoders are shared by a row's enable and its RSV/REL below. One warp
+    // decoder per side rather than one over all 2*NUM_WARPS rows: a decoder of the same size,
+    // and a simulator shifts a word of at most 64 bits instead of a wide vector. (One packed
+    // vector per kind, not an array: Icarus warns that an `always @*` reading an array is
+    // sensitive to all of its words.)
+    localparam [NUM_WARPS-1:0] WARP_ONE  = { {(NUM_WARPS - 1){1'b0}}, 1'b1 };
+    localparam [NUM_WARPS-1:0] WARP_NONE = {NUM_WARPS{1'b0}};
+    wire [NRSV*2*NUM_WARPS-1:0] rsv_hit;
+    wire [NWB*2*NUM_WARPS-1:0]  rel_hit;
+    genvar s;
     generate
         for (i = 0; i < NRSV; i = i + 1) begin : g_rsv_hit
-            assign rsv_hit[i*ROWS +: ROWS] =
-                rsv_valid[i] ? (ROW_ONE << rsv_rows[i*ROW_W +: ROW_W]) : ROW_NONE;
+            for (s = 0; s < 2; s = s + 1) begin : g_side
+                localparam [0:0] SIDE = s;
+                assign rsv_hit[(i*2 + s)*NUM_WARPS +: NUM_WARPS] =
+                    (rsv_valid[i] && (rsv_sides[i] == SIDE))
+                        ? (WARP_ONE << rsv_warp[i*WARP_W +: WARP_W]) : WARP_NONE;
+            end
         end
         for (i = 0; i < NWB; i = i + 1) begin : g_rel_hit
-            assign rel_hit[i*ROWS +: ROWS] =
-                rel_valid[i] ? (ROW_ONE << rel_rows[i*ROW_W +: ROW_W]) : ROW_NONE;
+            for (s = 0; s < 2; s = s + 1) begin : g_side
+                localparam [0:0] SIDE = s;
+                assign rel_hit[(i*2 + s)*NUM_WARPS +: NUM_WARPS] =
+                    (rel_valid[i] && (rel_sides[i] == SIDE))
+                        ? (WARP_ONE << rel_warp[i*WARP_W +: WARP_W]) : WARP_NONE;
+            end
         end
     endgenerate
-    // the rows some port names
-    reg [ROWS-1:0] row_named;
+    // the rows some port names: bit s*NUM_WARPS + w for row {w, s}
+    reg [2*NUM_WARPS-1:0] row_named;
     integer k;
     always @* begin
-        row_named = ROW_NONE;
+        row_named = {2{WARP_NONE}};
         for (k = 0; k < NRSV; k = k + 1) begin
-            row_named = row_named | rsv_hit[k*ROWS +: ROWS];
+            row_named = row_named | rsv_hit[k*2*NUM_WARPS +: 2*NUM_WARPS];
         end
         for (k = 0; k < NWB; k = k + 1) begin
-            row_named = row_named | rel_hit[k*ROWS +: ROWS];
+            row_named = row_named | rel_hit[k*2*NUM_WARPS +: 2*NUM_WARPS];
         end
     end
 
@@ -108,7 +114,7 @@
         begin
             rsv_of = REG_NONE;
             for (j = 0; j < NRSV; j = j + 1) begin
-                if (rsv_hit[j*ROWS + row_sel]) begin
+                if (rsv_hit[(j*2 + row_sel % 2)*NUM_WARPS + row_sel / 2]) begin
                     rsv_of = rsv_of | rsv_bits[j*NUM_REGS +: NUM_REGS];
                 end
             end
@@ -119,7 +125,7 @@
         begin
             rel_of = REG_NONE;
             for (j = 0; j < NWB; j = j + 1) begin
-                if (rel_hit[j*ROWS + row_sel]) begin
+                if (rel_hit[(j*2 + row_sel % 2)*NUM_WARPS + row_sel / 2]) begin
                     rel_of = rel_of | rel_bits[j*NUM_REGS +: NUM_REGS];
                 end
             end
@@ -143,7 +149,7 @@
             // zero (no flops), as the model's stay zero.
             if (DUAL_MODE || row % 2 == 0) begin : g_p
                 wire cpy  = DUAL_MODE && cpy_valid[row / 2];
-                wire load = row_named[row] || cpy;
+                wire load = row_named[(row % 2)*NUM_WARPS + row / 2] || cpy;
                 reg [NUM_REGS-1:0] pending_q;
                 reg [NUM_REGS-1:0] shadow_q;  // constant zero with DUAL=0 (no flops)
                 always @(posedge clk) begin
@@ -161,7 +167,7 @@
             end else begin : g_no_p
                 assign p_rows[row] = REG_NONE;
                 assign s_rows[row] = REG_NONE;
-                wire unused_row_named = row_named[row];  // no port names side 1 (DUAL=0)
+                wire unused_row_named = row_named[NUM_WARPS + row / 2];  // no port names side 1 (DUAL=0)
             end
         end
     endgenerate

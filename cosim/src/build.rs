@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use warpforge_model::units::contract::{Params, UnitDesc};
+use warpforge_model::units::contract::{Params, Role, UnitDesc};
 
 /// Bump when the way a model is built changes without any flag or text changing.
 const BUILD_RECIPE: u32 = 2;
@@ -818,6 +818,13 @@ fn build_into(
                 sample_port,
                 mutant_port,
                 edge_eval: edge_eval.clone(),
+                state: ports
+                    .iter()
+                    .map(|p| {
+                        desc.port_index(&p.name)
+                            .is_some_and(|k| desc.ports[k].role == Role::Debug)
+                    })
+                    .collect(),
             },
         ),
     )

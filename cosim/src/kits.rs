@@ -203,7 +203,7 @@ static SCOREBOARD_MUTANTS: [DirectedMutant; 2] = [
 
 /// Mutants of the scoreboard's template that no input can tell from the original: those of
 /// logic that one value of `DUAL` does not generate or holds constant.
-static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 6] = [
+static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 7] = [
     KnownEquivalent {
         line: "<= REG_NONE;",
         edit: "stuck at 0",
@@ -232,15 +232,24 @@ static SCOREBOARD_EQUIVALENTS: [KnownEquivalent; 6] = [
         when: |p| p.get("DUAL") == 0,
     },
     KnownEquivalent {
-        line: "assign rsv_rows[i*ROW_W +: ROW_W] =",
+        line: "rsv_sides = DUAL_MODE ? rsv_side",
         edit: "stuck at 0",
-        reason: "bit 0 of a row index is the side, DUAL_MODE && rsv_side: 0 with DUAL=0",
+        reason: "a reserve port's side is DUAL_MODE ? rsv_side : 0, 0 with DUAL=0",
         when: |p| p.get("DUAL") == 0,
     },
     KnownEquivalent {
-        line: "assign rel_rows[i*ROW_W +: ROW_W] =",
+        line: "rel_sides = DUAL_MODE ? rel_side",
         edit: "stuck at 0",
-        reason: "bit 0 of a row index is the side, DUAL_MODE && rel_side: 0 with DUAL=0",
+        reason: "a release port's side is DUAL_MODE ? rel_side : 0, 0 with DUAL=0",
+        when: |p| p.get("DUAL") == 0,
+    },
+    KnownEquivalent {
+        line: "_valid[i] && (r",
+        edit: "`&&` → `||`",
+        reason: "with DUAL=0 every port's side is 0: the side-0 decoder then names the \
+                 port's warp whether the port is valid or not, a row named by a port that \
+                 is not valid loads its present value (the port's register bits are 0), \
+                 and side 1 has no flops; the mutant is caught at DUAL=1",
         when: |p| p.get("DUAL") == 0,
     },
 ];

@@ -5,6 +5,7 @@
 //! comparing outputs are plain loads/stores and one FFI call per half cycle.
 
 use crate::build::BuiltModel;
+use crate::shim::frame_words;
 use crate::{CosimError, RtlErrorKind};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ type ErrFn = unsafe extern "C" fn(*mut c_void) -> *const c_char;
 type CycleFn = unsafe extern "C" fn(*mut c_void, u64);
 type OpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type MutantFn = unsafe extern "C" fn(*mut c_void, u32);
+type FramesFn = unsafe extern "C" fn(*mut c_void, *const u64, u64, *mut u64) -> c_int;
 
 #[derive(Clone, Copy)]
 struct Fns {
@@ -36,6 +38,7 @@ struct Fns {
     eval: StatusFn,
     edge: StatusFn,
     sample: StatusFn,
+    check_frames: FramesFn,
     trace_open: OpenFn,
     trace_close: HandleFn,
     /// Only in a mutant schema's model (`mutant_schema`).
@@ -158,6 +161,7 @@ impl RtlLibrary {
             eval: sym!("wf_eval", StatusFn),
             edge: sym!("wf_edge", StatusFn),
             sample: sym!("wf_sample_state", StatusFn),
+            check_frames: sym!("wf_check_frames", FramesFn),
             trace_open: sym!("wf_trace_open", OpenFn),
             trace_close: sym!("wf_trace_close", HandleFn),
             // SAFETY: defined with this C signature when the model has the selector input.
@@ -233,7 +237,7 @@ struct PortGroups {
 impl PortGroups {
     fn new(indices: &[usize], ports: &[RtlPort]) -> PortGroups {
         let mut g = PortGroups::default();
-        for &i in indices {
+        for i in crate::shim::frame_order(indices, |i| ports[i].bytes) {
             let p = ports[i];
             match p.bytes {
                 1 => g.c.push((i, p.ptr, p.mask64)),
@@ -244,6 +248,19 @@ impl PortGroups {
             }
         }
         g
+    }
+
+    /// The words these ports take in a frame.
+    fn frame_words(&self) -> usize {
+        self.c.len()
+            + self.s.len()
+            + self.i.len()
+            + self.q.len()
+            + self
+                .wide
+                .iter()
+                .map(|(_, p)| frame_words(p.width))
+                .sum::<usize>()
     }
 
     /// The port indices in the order the per-cycle loops visit them (by storage size, then
@@ -320,12 +337,6 @@ impl FramePorts {
     }
 }
 
-/// 64-bit words a port of `width` bits takes in a frame (as in its `Bits` value).
-#[inline(always)]
-fn frame_words(width: u32) -> usize {
-    width.div_ceil(64) as usize
-}
-
 /// An error the RTL raised (`$finish`, `$stop`, a Verilator fatal error).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RtlError {
@@ -346,6 +357,9 @@ pub struct RtlModel {
     /// per-cycle loops.
     in_groups: PortGroups,
     out_groups: PortGroups,
+    /// Words of a plain co-simulation frame, its header included (see
+    /// [`RtlModel::check_frames`]).
+    frame_stride: usize,
     state_groups: PortGroups,
     fns: Fns,
     lib: Arc<RtlLibrary>,
@@ -391,6 +405,7 @@ impl RtlModel {
             state: vec![],
             in_groups: PortGroups::default(),
             out_groups: PortGroups::default(),
+            frame_stride: 1,
             state_groups: PortGroups::default(),
             fns,
             settled: false,
@@ -431,6 +446,7 @@ impl RtlModel {
         }
         m.in_groups = PortGroups::new(&m.inputs, &m.ports);
         m.out_groups = PortGroups::new(&m.outputs, &m.ports);
+        m.frame_stride = 1 + m.in_groups.frame_words() + m.out_groups.frame_words();
         m.state_groups = PortGroups::new(&m.state, &m.ports);
         Ok(m)
     }
@@ -591,6 +607,33 @@ impl RtlModel {
             }
         }
         (diff == 0, k)
+    }
+
+    /// The plain frames of a co-simulation batch from `batch[*pos]` (each a header word 0,
+    /// the inputs in [`RtlModel::input_frame_order`], the compared outputs in
+    /// [`RtlModel::output_frame_order`]), run in the shim's own loop: per frame the
+    /// inputs, [`RtlModel::eval`], the outputs compared, [`RtlModel::edge`], with no call
+    /// across the FFI in between. Stops at a frame whose header is not 0 or at the end,
+    /// with `*pos` at it. `Some(Ok(cycles run))`; `Some(Err(cycles run))` when the frame
+    /// after them differed (its inputs settled, its edge not taken) or the model failed
+    /// there (see [`RtlModel::error`]); `None` when this instance cannot (a VCD open, not
+    /// evaluated yet, a model without direct evaluation): go frame by frame.
+    #[inline]
+    pub fn check_frames(&mut self, batch: &[u64], pos: &mut usize) -> Option<Result<u64, u64>> {
+        let start = *pos;
+        let mut at = start as u64;
+        // SAFETY: valid handle; the shim reads `batch.len()` words at most, whole frames of
+        // `frame_stride` words (it checks that a frame fits before reading it).
+        let rc = unsafe {
+            (self.fns.check_frames)(self.handle, batch.as_ptr(), batch.len() as u64, &mut at)
+        };
+        if rc == -2 {
+            return None;
+        }
+        self.settled = false;
+        *pos = at as usize;
+        let cycles = ((*pos - start) / self.frame_stride) as u64;
+        Some(if rc == 0 { Ok(cycles) } else { Err(cycles) })
     }
 
     /// Clock low and settle the logic (combinational outputs become valid for the inputs).

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 10;
+pub const SHIM_VERSION: u32 = 11;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +137,105 @@ pub struct ShimOptions {
     /// exports `wf_set_mutant`. (Only then is anything added, so the shim of every other
     /// model, and its cache entry, is unchanged.)
     pub mutant_port: bool,
+    /// Per port of the table: a debug-state port (compared only when sampled, so not in a
+    /// co-simulation frame; see `wf_check_frames`).
+    pub state: Vec<bool>,
+}
+
+/// The order in which a co-simulation frame carries the ports `indices` (of the table, in
+/// table order): by storage size (1, 2, 4 and 8 bytes, then wide ports), in table order
+/// within each size. `RtlModel`'s per-cycle loops (one typed store or load per port, no
+/// dispatch on the size) and the shim's `wf_check_frames` both read frames in this order.
+pub fn frame_order(indices: &[usize], bytes_of: impl Fn(usize) -> u32) -> Vec<usize> {
+    let mut order = indices.to_vec();
+    order.sort_by_key(|&i| match bytes_of(i) {
+        1 => 0,
+        2 => 1,
+        4 => 2,
+        8 => 3,
+        _ => 4,
+    });
+    order
+}
+
+/// 64-bit words a port of `width` bits (at least 1) takes in a co-simulation frame (as in
+/// its `Bits` value).
+#[inline(always)]
+pub fn frame_words(width: u32) -> usize {
+    width.div_ceil(64) as usize
+}
+
+/// The C++ of `wf_frame_inputs` (a frame's inputs into the model's ports) and
+/// `wf_frame_diff` (its compared outputs against the model's: 0 when equal), straight-line
+/// in [`frame_order`], and `WF_FRAME_WORDS`, the words of a frame after its header.
+fn frame_code(ports: &[HeaderPort], state: &[bool]) -> String {
+    let is_state = |i: usize| state.get(i).copied().unwrap_or(false);
+    let bytes = |i: usize| ports[i].storage_bytes();
+    let inputs: Vec<usize> = (0..ports.len()).filter(|&i| ports[i].input).collect();
+    let outputs: Vec<usize> = (0..ports.len())
+        .filter(|&i| !ports[i].input && !is_state(i))
+        .collect();
+    let mut k = 0;
+    let mut set = String::new();
+    for i in frame_order(&inputs, bytes) {
+        let p = &ports[i];
+        let m = &p.member;
+        match bytes(i) {
+            1 => set.push_str(&format!("    m->top->{m} = (CData)f[{k}];\n")),
+            2 => set.push_str(&format!("    m->top->{m} = (SData)f[{k}];\n")),
+            4 => set.push_str(&format!("    m->top->{m} = (IData)f[{k}];\n")),
+            8 => set.push_str(&format!("    m->top->{m} = f[{k}];\n")),
+            _ => {
+                let n32 = p.width.div_ceil(32);
+                set.push_str(&format!(
+                    "    std::memcpy(m->top->{m}.data(), f + {k}, {});\n    \
+                     m->top->{m}[{}] &= {:#x}u;\n",
+                    n32 * 4,
+                    n32 - 1,
+                    top_mask32(p.width)
+                ));
+            }
+        }
+        k += frame_words(p.width);
+    }
+    let mut diff = String::new();
+    for i in frame_order(&outputs, bytes) {
+        let p = &ports[i];
+        let m = &p.member;
+        if p.width <= 64 {
+            diff.push_str(&format!(
+                "    d |= ((uint64_t)m->top->{m} & {:#x}ull) ^ f[{k}];\n",
+                u64::MAX >> (64 - p.width)
+            ));
+        } else {
+            let n32 = p.width.div_ceil(32);
+            diff.push_str(&format!(
+                "    {{\n        uint32_t w[{n32}];\n        std::memcpy(w, f + {k}, {});\n        \
+                 for (int j = 0; j < {}; ++j) d |= m->top->{m}[j] ^ w[j];\n        \
+                 d |= (m->top->{m}[{}] & {:#x}u) ^ w[{}];\n    }}\n",
+                n32 * 4,
+                n32 - 1,
+                n32 - 1,
+                top_mask32(p.width),
+                n32 - 1
+            ));
+        }
+        k += frame_words(p.width);
+    }
+    format!(
+        "const uint64_t WF_FRAME_WORDS = {k};\n\
+         inline void wf_frame_inputs(WfModel* m, const uint64_t* f) {{\n{set}}}\n\
+         inline uint64_t wf_frame_diff(const WfModel* m, const uint64_t* f) {{\n    \
+         uint64_t d = 0;\n{diff}    return d;\n}}\n"
+    )
+}
+
+/// The valid bits of the last 32-bit word of a `width`-bit port.
+fn top_mask32(width: u32) -> u32 {
+    match width % 32 {
+        0 => u32::MAX,
+        r => (1 << r) - 1,
+    }
 }
 
 /// A mutant schema's selector input (`crate::mutant_schema::SELECTOR`); like `clk`, driven
@@ -365,7 +464,10 @@ inline int wf_run(WfModel* m, bool edge) {{
     wf_flush_if_pending();
     return 0;
 }}
-}}  // namespace
+
+// A co-simulation frame (cosim/src/lockstep/pipelined.rs) after its header word: the
+// inputs, then the compared outputs, in the order of `shim::frame_order`.
+{frame_code}}}  // namespace
 
 // The runtime's VL_PRINTF (see `wf_out`).
 extern "C" int wf_vl_printf(const char* fmt, ...) {{
@@ -506,6 +608,58 @@ WF_API int wf_sample_state(void* p) {{
 #endif
 }}
 
+// The plain frames of a co-simulation batch from w[*pos] (each a header word 0, then the
+// frame's words), in this loop: for each, the inputs set, the logic settled with the clock
+// low, the compared outputs checked, the clock edge. Stops at a frame whose header is not 0
+// or at n, with *pos at it. Returns 0; -1 when an output of the frame at *pos differs (its
+// inputs settled, its edge not taken); -2 when this instance cannot (not initialised, a VCD
+// open, no direct evaluation: the caller goes frame by frame); or the failure code, *pos
+// at the frame it came from.
+WF_API int wf_check_frames(void* p, const uint64_t* w, uint64_t n, uint64_t* pos_io) {{
+    WfModel* m = static_cast<WfModel*>(p);
+    if (m->failed) return m->failed;
+#if WF_DIRECT_EVAL && WF_EDGE_EVAL
+    if (!m->inited || m->tfp) return -2;
+    wf_enter(m);
+    wf_flush_if_pending();
+    uint64_t pos = *pos_io;
+    int rc = 0;
+    try {{
+        while (pos + 1 + WF_FRAME_WORDS <= n && w[pos] == 0) {{
+            const uint64_t* f = w + pos + 1;
+            wf_frame_inputs(m, f);
+            m->top->clk = 0;
+            m->ctx->time(m->cycle * 10);
+            {prefix}___024root___eval(m->top->rootp);
+            if (m->ctx->gotFinish()) {{ rc = 1; break; }}
+            if (wf_frame_diff(m, f)) {{ rc = -1; break; }}
+            m->top->clk = 1;
+            m->ctx->time(m->cycle * 10 + 5);
+            {edge_fn_name}(m->top->rootp);
+            m->cycle++;
+            if (m->ctx->gotFinish()) {{ rc = 1; break; }}
+            pos += 1 + WF_FRAME_WORDS;
+        }}
+    }} catch (const WfAbort&) {{
+        *pos_io = pos;
+        return wf_fail(m, wf_msg[0] == '$' && wf_msg[1] == 's' ? 2 : 3);
+    }} catch (const std::exception& e) {{
+        *pos_io = pos;
+        wf_note("C++ exception", nullptr, 0, e.what());
+        return wf_fail(m, 3);
+    }}
+    *pos_io = pos;
+    if (rc == 1) return wf_fail(m, 1);
+    wf_flush_if_pending();
+    return rc;
+#else
+    (void)w;
+    (void)n;
+    (void)pos_io;
+    return -2;
+#endif
+}}
+
 WF_API int wf_trace_open(void* p, const char* path) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (!m->top) return -1;
@@ -552,6 +706,7 @@ WF_API void wf_trace_close(void* p) {{
         edge_fn = edge_eval.unwrap_or_default(),
         edge_fn_name = crate::edge_eval::EDGE_EVAL_FN,
         direct_sig = direct_eval_signature(prefix),
+        frame_code = frame_code(ports, &opts.state),
     )
 }
 

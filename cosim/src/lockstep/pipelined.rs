@@ -534,6 +534,22 @@ fn check_batch(
 ) -> Result<(), u64> {
     let mut pos = 0;
     while pos < batch.len() {
+        // A run of plain frames in the model's own loop, when it can.
+        if batch[pos] == 0 {
+            match rtl.check_frames(batch, &mut pos) {
+                Some(Ok(n)) => {
+                    *cycle += n;
+                    if n > 0 {
+                        continue;
+                    }
+                }
+                Some(Err(n)) => {
+                    *cycle += n;
+                    return Err(*cycle);
+                }
+                None => {}
+            }
+        }
         let head = batch[pos];
         pos += 1;
         if head == FINAL {
