@@ -738,15 +738,8 @@ mod tests {
         /// every kind are hit, resets now and then.
         #[test]
         fn the_frame_sampler_counts_as_the_port_sampler(seed: u64) {
-            let mut rng = seed;
-            let mut next = move || {
-                // SplitMix64
-                rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = rng;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^ (z >> 31)
-            };
+            let mut rng = crate::units::random_program::SplitMix64::new(seed);
+            let mut next = move || rng.next_u64();
             for desc in crate::units::ALL {
                 for params in desc.standard_params() {
                     let widths = desc.widths(&params);
