@@ -229,7 +229,11 @@ fn bench<S: Stimulus + Send>(
         .flat_map(|c| {
             std::iter::once(0)
                 .chain(in_frames[c * in_words..(c + 1) * in_words].iter().copied())
-                .chain(out_frames[c * out_words..(c + 1) * out_words].iter().copied())
+                .chain(
+                    out_frames[c * out_words..(c + 1) * out_words]
+                        .iter()
+                        .copied(),
+                )
         })
         .collect();
     let rtl_loop = best(|| {
@@ -237,6 +241,7 @@ fn bench<S: Stimulus + Send>(
         rtl.reset().unwrap();
         let mut pos = 0;
         let run = rtl.check_frames(&batch, &mut pos);
+        assert!(run.is_some(), "this model has the shim's frame loop");
         assert_eq!(run, Some(Ok(n)), "the RTL matches its recorded outputs");
         n
     });

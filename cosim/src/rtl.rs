@@ -26,6 +26,7 @@ type CycleFn = unsafe extern "C" fn(*mut c_void, u64);
 type OpenFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type MutantFn = unsafe extern "C" fn(*mut c_void, u32);
 type FramesFn = unsafe extern "C" fn(*mut c_void, *const u64, u64, *mut u64) -> c_int;
+type FrameWordsFn = unsafe extern "C" fn() -> u64;
 
 #[derive(Clone, Copy)]
 struct Fns {
@@ -39,6 +40,7 @@ struct Fns {
     edge: StatusFn,
     sample: StatusFn,
     check_frames: FramesFn,
+    frame_words: FrameWordsFn,
     trace_open: OpenFn,
     trace_close: HandleFn,
     /// Only in a mutant schema's model (`mutant_schema`).
@@ -162,6 +164,7 @@ impl RtlLibrary {
             edge: sym!("wf_edge", StatusFn),
             sample: sym!("wf_sample_state", StatusFn),
             check_frames: sym!("wf_check_frames", FramesFn),
+            frame_words: sym!("wf_frame_words", FrameWordsFn),
             trace_open: sym!("wf_trace_open", OpenFn),
             trace_close: sym!("wf_trace_close", HandleFn),
             // SAFETY: defined with this C signature when the model has the selector input.
@@ -360,6 +363,8 @@ pub struct RtlModel {
     /// Words of a plain co-simulation frame, its header included (see
     /// [`RtlModel::check_frames`]).
     frame_stride: usize,
+    /// Whether the shim has the frame loop of [`RtlModel::check_frames`].
+    frame_loop: bool,
     state_groups: PortGroups,
     fns: Fns,
     lib: Arc<RtlLibrary>,
@@ -406,6 +411,7 @@ impl RtlModel {
             in_groups: PortGroups::default(),
             out_groups: PortGroups::default(),
             frame_stride: 1,
+            frame_loop: false,
             state_groups: PortGroups::default(),
             fns,
             settled: false,
@@ -447,6 +453,15 @@ impl RtlModel {
         m.in_groups = PortGroups::new(&m.inputs, &m.ports);
         m.out_groups = PortGroups::new(&m.outputs, &m.ports);
         m.frame_stride = 1 + m.in_groups.frame_words() + m.out_groups.frame_words();
+        // SAFETY: plain C function without arguments.
+        let shim_words = unsafe { (fns.frame_words)() } as usize;
+        if shim_words != 0 && shim_words != m.frame_stride - 1 {
+            return Err(CosimError::Load(format!(
+                "the shim's frames are {shim_words} words, the harness's {} (stale cache entry?)",
+                m.frame_stride - 1
+            )));
+        }
+        m.frame_loop = shim_words != 0;
         m.state_groups = PortGroups::new(&m.state, &m.ports);
         Ok(m)
     }
@@ -616,10 +631,15 @@ impl RtlModel {
     /// across the FFI in between. Stops at a frame whose header is not 0 or at the end,
     /// with `*pos` at it. `Some(Ok(cycles run))`; `Some(Err(cycles run))` when the frame
     /// after them differed (its inputs settled, its edge not taken) or the model failed
-    /// there (see [`RtlModel::error`]); `None` when this instance cannot (a VCD open, not
-    /// evaluated yet, a model without direct evaluation): go frame by frame.
+    /// there (see [`RtlModel::error`]); `None` when this instance cannot now (a VCD open,
+    /// not evaluated yet) or this model cannot at all (no direct evaluation or no derived
+    /// edge function, see the shim): go frame by frame. A frame that does not fit in
+    /// `batch` is not run.
     #[inline]
     pub fn check_frames(&mut self, batch: &[u64], pos: &mut usize) -> Option<Result<u64, u64>> {
+        if !self.frame_loop {
+            return None;
+        }
         let start = *pos;
         let mut at = start as u64;
         // SAFETY: valid handle; the shim reads `batch.len()` words at most, whole frames of

@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 11;
+pub const SHIM_VERSION: u32 = 12;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,7 +138,8 @@ pub struct ShimOptions {
     /// model, and its cache entry, is unchanged.)
     pub mutant_port: bool,
     /// Per port of the table: a debug-state port (compared only when sampled, so not in a
-    /// co-simulation frame; see `wf_check_frames`).
+    /// co-simulation frame; see `wf_check_frames`). Must name every port (`generate`
+    /// asserts it): a port left out would be taken for a compared output.
     pub state: Vec<bool>,
 }
 
@@ -169,7 +170,12 @@ pub fn frame_words(width: u32) -> usize {
 /// `wf_frame_diff` (its compared outputs against the model's: 0 when equal), straight-line
 /// in [`frame_order`], and `WF_FRAME_WORDS`, the words of a frame after its header.
 fn frame_code(ports: &[HeaderPort], state: &[bool]) -> String {
-    let is_state = |i: usize| state.get(i).copied().unwrap_or(false);
+    assert_eq!(
+        state.len(),
+        ports.len(),
+        "ShimOptions::state names every port"
+    );
+    let is_state = |i: usize| state[i];
     let bytes = |i: usize| ports[i].storage_bytes();
     let inputs: Vec<usize> = (0..ports.len()).filter(|&i| ports[i].input).collect();
     let outputs: Vec<usize> = (0..ports.len())
@@ -223,9 +229,9 @@ fn frame_code(ports: &[HeaderPort], state: &[bool]) -> String {
         k += frame_words(p.width);
     }
     format!(
-        "const uint64_t WF_FRAME_WORDS = {k};\n\
-         inline void wf_frame_inputs(WfModel* m, const uint64_t* f) {{\n{set}}}\n\
-         inline uint64_t wf_frame_diff(const WfModel* m, const uint64_t* f) {{\n    \
+        "[[maybe_unused]] const uint64_t WF_FRAME_WORDS = {k};\n\
+         [[maybe_unused]] inline void wf_frame_inputs(WfModel* m, const uint64_t* f) {{\n{set}}}\n\
+         [[maybe_unused]] inline uint64_t wf_frame_diff(const WfModel* m, const uint64_t* f) {{\n    \
          uint64_t d = 0;\n{diff}    return d;\n}}\n"
     )
 }
@@ -608,13 +614,25 @@ WF_API int wf_sample_state(void* p) {{
 #endif
 }}
 
+// The words of a plain frame after its header when this model has `wf_check_frames`'s
+// loop (direct evaluation and the derived edge function), else 0: the caller checks it
+// against its own frame layout once, and goes frame by frame without the loop.
+WF_API uint64_t wf_frame_words() {{
+#if WF_DIRECT_EVAL && WF_EDGE_EVAL
+    return WF_FRAME_WORDS;
+#else
+    return 0;
+#endif
+}}
+
 // The plain frames of a co-simulation batch from w[*pos] (each a header word 0, then the
 // frame's words), in this loop: for each, the inputs set, the logic settled with the clock
-// low, the compared outputs checked, the clock edge. Stops at a frame whose header is not 0
-// or at n, with *pos at it. Returns 0; -1 when an output of the frame at *pos differs (its
-// inputs settled, its edge not taken); -2 when this instance cannot (not initialised, a VCD
-// open, no direct evaluation: the caller goes frame by frame); or the failure code, *pos
-// at the frame it came from.
+// low, the compared outputs checked, the clock edge. Stops at a frame whose header is not 0,
+// at a frame that does not fit before n, or at n, with *pos at it. Returns 0; -1 when an
+// output of the frame at *pos differs (its inputs settled, its edge not taken); -2 when
+// this instance cannot now (not evaluated yet, a VCD open) or this model cannot at all
+// (`wf_frame_words` is 0): the caller goes frame by frame; or the failure code, *pos at the
+// frame it came from.
 WF_API int wf_check_frames(void* p, const uint64_t* w, uint64_t n, uint64_t* pos_io) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (m->failed) return m->failed;

@@ -274,6 +274,109 @@ module toy_counter #(parameter W = 8) (
 endmodule
 "#;
 
+/// The frames of `cycles` cycles of `drive` (header 0, the inputs, the model's outputs, in
+/// the RTL model's frame order), as the lockstep's model thread writes them.
+fn counter_frames(
+    cosim: &Cosim,
+    rtl: &RtlModel,
+    cycles: u64,
+    mut drive: impl FnMut(u64, &mut [Bits]),
+) -> Vec<u64> {
+    let widths = COUNTER_DESC.widths(cosim.params());
+    let ins = warpforge_cosim::rtl::FramePorts::new(rtl.input_frame_order(), &widths);
+    let outs = warpforge_cosim::rtl::FramePorts::new(rtl.output_frame_order(), &widths);
+    let mut model = (COUNTER_DESC.build)(cosim.params());
+    let mut ports = COUNTER_DESC.zero_ports(cosim.params());
+    let mut frames = vec![];
+    for c in 0..cycles {
+        drive(c, &mut ports);
+        model.outputs(&mut ports);
+        frames.push(0);
+        ins.write(&ports, &mut frames);
+        outs.write(&ports, &mut frames);
+        model.tick(&ports);
+    }
+    frames
+}
+
+/// `RtlModel::check_frames` (the shim's own loop over plain frames, which the lockstep's
+/// RTL side uses) runs the toy counter's frames, its 70-bit input and output included, and
+/// stops where the frame-by-frame path does: on the first frame whose outputs differ, and
+/// on `$finish`, `$stop` or `$fatal`, with the cycles before it and the position of that
+/// frame.
+#[test]
+fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
+    let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
+    // The faithful counter: the accumulator rotates and takes din (both 70 bits).
+    let cosim = Cosim::new(
+        &COUNTER_DESC,
+        params.clone(),
+        counter_rtl(COUNTER_V),
+        &opts(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let fresh = |cosim: &Cosim| {
+        let mut m = cosim.rtl_model(false).unwrap();
+        m.reset().unwrap();
+        m
+    };
+    let mut m = fresh(&cosim);
+    let stride = counter_frames(&cosim, &m, 1, |_, _| {}).len();
+    let mut rng = warpforge_cosim::stimulus::SplitMix64::new(3);
+    let frames = counter_frames(&cosim, &m, 300, |_, p| {
+        p[0].set_u64(1);
+        p[1].set_u64(rng.next_u64() & 1);
+        p[4].set_words(&[rng.next_u64(), rng.next_u64()]);
+    });
+    let mut pos = 0;
+    assert_eq!(
+        m.check_frames(&frames[..100 * stride], &mut pos),
+        Some(Ok(100))
+    );
+    assert_eq!(pos, 100 * stride);
+    assert_eq!(m.check_frames(&frames, &mut pos), Some(Ok(200)));
+    assert_eq!((pos, m.error()), (frames.len(), None));
+    // One bit of an expected output off in cycle 4 (the frame's last word: the high word
+    // of the accumulator or a narrow output): it stops there, with no error.
+    let mut bad = frames.clone();
+    bad[5 * stride - 1] ^= 1;
+    let (mut m, mut pos) = (fresh(&cosim), 0);
+    assert_eq!(m.check_frames(&bad, &mut pos), Some(Err(4)));
+    assert_eq!((pos, m.error()), (4 * stride, None));
+
+    // The counter that stops: $finish at the edge where count is 10, $stop when `load`,
+    // $fatal when din[0]; its accumulator stays 0, so din stays 0 but for the $fatal.
+    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(FINISH_V), &opts())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // (Verilator 5.006 runs `$fatal` as a `$stop` naming its line.)
+    for (cycle, kind, line, set) in [
+        (10u64, RtlErrorKind::Finish, 11, None),
+        (3, RtlErrorKind::Stop, 10, Some(2usize)),
+        (6, RtlErrorKind::Stop, 12, Some(4)),
+    ] {
+        let mut m = fresh(&cosim);
+        let frames = counter_frames(&cosim, &m, 20, |c, p| {
+            p[0].set_u64(1);
+            p[1].set_u64(1);
+            // What this RTL's `next` shows when `load` is ignored (the model loads it).
+            p[3].set_u64(c + 1);
+            if let Some(port) = set {
+                p[port].set_u64((c == cycle) as u64);
+            }
+        });
+        let mut pos = 0;
+        assert_eq!(
+            m.check_frames(&frames, &mut pos),
+            Some(Err(cycle)),
+            "{kind:?}"
+        );
+        assert_eq!(pos, cycle as usize * stride);
+        let e = m.error().expect("the model failed");
+        assert_eq!(e.kind, kind, "{}", e.message);
+        assert!(e.message.contains(&format!("toy_counter.v:{line}")), "{}", e.message);
+    }
+}
+
 #[test]
 fn finish_and_stop_in_rtl_come_back_as_errors() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
