@@ -373,7 +373,11 @@ fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
         assert_eq!(pos, cycle as usize * stride);
         let e = m.error().expect("the model failed");
         assert_eq!(e.kind, kind, "{}", e.message);
-        assert!(e.message.contains(&format!("toy_counter.v:{line}")), "{}", e.message);
+        assert!(
+            e.message.contains(&format!("toy_counter.v:{line}")),
+            "{}",
+            e.message
+        );
     }
 }
 
