@@ -55,15 +55,9 @@ fn vcd_vars_and_times(path: &Path) -> (Vec<String>, Vec<u64>, Option<(u32, vcd::
 fn wrong_rtl_is_caught_at_the_right_cycle_port_and_bits_and_replays() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
     let out = out_dir("wrong");
-    let cosim = Cosim::new(
-        &COUNTER_DESC,
-        params,
-        counter_rtl(&wrong_counter()),
-        &opts(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-    .with_instance("ctr0")
-    .with_failure_dir(Some(out.path().to_path_buf()));
+    let cosim = counter_cosim(&params, &wrong_counter())
+        .with_instance("ctr0")
+        .with_failure_dir(Some(out.path().to_path_buf()));
     let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
     let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
     eprintln!("{d}");
@@ -226,9 +220,7 @@ fn wide_port_divergence_reports_bits_above_64() {
     // The accumulator drops the bit rotated out of position 69 instead of wrapping it.
     let wrong = COUNTER_V.replace("{acc[68:0], acc[69]} ^ din", "{acc[68:0], 1'b0} ^ din");
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
-    let cosim = Cosim::new(&COUNTER_DESC, params.clone(), counter_rtl(&wrong), &opts())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_failure_dir(None);
+    let cosim = counter_cosim(&params, &wrong).with_failure_dir(None);
     // din = bit 68 at cycle 0 only: acc = bit 68, 69, then the model wraps to bit 0.
     let mut stim = FnStimulus(|c: u64, p: &mut [Bits]| {
         p[0].set_u64(1);
@@ -308,13 +300,7 @@ fn counter_frames(
 fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
     // The faithful counter: the accumulator rotates and takes din (both 70 bits).
-    let cosim = Cosim::new(
-        &COUNTER_DESC,
-        params.clone(),
-        counter_rtl(COUNTER_V),
-        &opts(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let cosim = counter_cosim(&params, COUNTER_V);
     let fresh = |cosim: &Cosim| {
         let mut m = cosim.rtl_model(false).unwrap();
         m.reset().unwrap();
@@ -346,8 +332,7 @@ fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
 
     // The counter that stops: $finish at the edge where count is 10, $stop when `load`,
     // $fatal when din[0]; its accumulator stays 0, so din stays 0 but for the $fatal.
-    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(FINISH_V), &opts())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let cosim = counter_cosim(&params, FINISH_V);
     // (Verilator 5.006 runs `$fatal` as a `$stop` naming its line.)
     for (cycle, kind, line, set) in [
         (10u64, RtlErrorKind::Finish, 11, None),
@@ -384,9 +369,7 @@ fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
 #[test]
 fn finish_and_stop_in_rtl_come_back_as_errors() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
-    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(FINISH_V), &opts())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_failure_dir(None);
+    let cosim = counter_cosim(&params, FINISH_V).with_failure_dir(None);
     match cosim.run(&mut FnStimulus(counting)) {
         Err(CosimError::Rtl {
             cycle,
@@ -449,9 +432,7 @@ fn non_converging_logic_is_a_fatal_error_not_a_crash_or_hang() {
         "  wire osc = load & ~osc;\n  assign hit = rst_n && (din[3:0] == count[3:0]) && !osc;",
     );
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
-    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(&osc), &opts())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_failure_dir(None);
+    let cosim = counter_cosim(&params, &osc).with_failure_dir(None);
     let mut load_at_7 = FnStimulus(|c: u64, p: &mut [Bits]| {
         p[0].set_u64(1);
         p[2].set_u64((c == 7) as u64);
@@ -627,14 +608,7 @@ fn a_state_difference_after_the_last_edge_is_caught() {
     // The ghost bit is set by the edge that ends the stimulus's last cycle (count 37 at
     // cycle 37, the last one driven): only the final state comparison can see it.
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
-    let cosim = Cosim::new(
-        &COUNTER_DESC,
-        params,
-        counter_rtl(&state_only_bug()),
-        &opts(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-    .with_failure_dir(None);
+    let cosim = counter_cosim(&params, &state_only_bug()).with_failure_dir(None);
     let mut stim = FnStimulus(|cycle: u64, ports: &mut [Bits]| {
         ports[0].set_u64(1);
         ports[1].set_u64(1);
@@ -652,14 +626,8 @@ fn a_state_difference_after_the_last_edge_is_caught() {
 fn replay_files_of_format_1_still_load_and_other_formats_are_refused() {
     let params = COUNTER_DESC.params(&[("W", 8u64)]).unwrap();
     let out = out_dir("formats");
-    let cosim = Cosim::new(
-        &COUNTER_DESC,
-        params.clone(),
-        counter_rtl(&wrong_counter()),
-        &opts(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-    .with_failure_dir(Some(out.path().to_path_buf()));
+    let cosim =
+        counter_cosim(&params, &wrong_counter()).with_failure_dir(Some(out.path().to_path_buf()));
     let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
     let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
     let v2 = std::fs::read_to_string(d.replay.as_ref().unwrap()).unwrap();
@@ -752,9 +720,7 @@ fn an_output_difference_is_reported_where_the_state_first_differed() {
     );
     assert_ne!(rtl, state_only_bug());
     let out = out_dir("state-first");
-    let cosim = Cosim::new(&COUNTER_DESC, params, counter_rtl(&rtl), &opts())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_failure_dir(Some(out.path().to_path_buf()));
+    let cosim = counter_cosim(&params, &rtl).with_failure_dir(Some(out.path().to_path_buf()));
     let err = cosim.run(&mut FnStimulus(counting)).unwrap_err();
     let d = err.divergence().unwrap_or_else(|| panic!("{err}"));
     eprintln!("{d}");
@@ -899,13 +865,7 @@ fn a_model_without_trace_code_runs_the_same_and_refuses_a_vcd() {
     )
     .unwrap_or_else(|e| panic!("{e}"))
     .with_failure_dir(None);
-    let traced = Cosim::new(
-        &COUNTER_DESC,
-        params.clone(),
-        counter_rtl(COUNTER_V),
-        &opts(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let traced = counter_cosim(&params, COUNTER_V);
     assert_ne!(good.built().hash, traced.built().hash);
     let s = good
         .run(&mut FnStimulus(counting))

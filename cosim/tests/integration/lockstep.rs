@@ -8,13 +8,7 @@ use warpforge_cosim::Cosim;
 fn toy_counter_matches_for_100k_random_cycles() {
     for w in [8u64, 12] {
         let params = COUNTER_DESC.params(&[("W", w)]).unwrap();
-        let cosim = Cosim::new(
-            &COUNTER_DESC,
-            params.clone(),
-            counter_rtl(COUNTER_V),
-            &opts(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let cosim = counter_cosim(&params, COUNTER_V);
         eprintln!(
             "toy_counter W={w}: cached={} total={:?} verilate={:?} compile={:?}",
             cosim.built().cached,

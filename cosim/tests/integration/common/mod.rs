@@ -2,7 +2,7 @@
 //! described with the same unit contract as the real units.
 #![allow(dead_code)]
 
-use warpforge_cosim::{BuildOptions, RtlSource};
+use warpforge_cosim::{BuildOptions, Cosim, RtlSource};
 use warpforge_model::units::contract::{
     Bits, GpuUse, ParamSpec, Params, PortSpec, Role, UnitDesc, UnitModel,
 };
@@ -317,6 +317,13 @@ pub fn opts() -> BuildOptions {
 
 pub fn counter_rtl(text: &str) -> RtlSource {
     RtlSource::single("toy_counter", text)
+}
+
+/// A co-simulation of the toy counter at `params` against the Verilog `text`, built with
+/// the tests' options.
+pub fn counter_cosim(params: &Params, text: &str) -> Cosim {
+    Cosim::new(&COUNTER_DESC, params.clone(), counter_rtl(text), &opts())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn ptrs_rtl() -> RtlSource {
