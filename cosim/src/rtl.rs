@@ -363,8 +363,6 @@ pub struct RtlModel {
     /// Words of a plain co-simulation frame, its header included (see
     /// [`RtlModel::check_frames`]).
     frame_stride: usize,
-    /// Whether the shim has the frame loop of [`RtlModel::check_frames`].
-    frame_loop: bool,
     state_groups: PortGroups,
     fns: Fns,
     lib: Arc<RtlLibrary>,
@@ -411,7 +409,6 @@ impl RtlModel {
             in_groups: PortGroups::default(),
             out_groups: PortGroups::default(),
             frame_stride: 1,
-            frame_loop: false,
             state_groups: PortGroups::default(),
             fns,
             settled: false,
@@ -455,13 +452,12 @@ impl RtlModel {
         m.frame_stride = 1 + m.in_groups.frame_words() + m.out_groups.frame_words();
         // SAFETY: plain C function without arguments.
         let shim_words = unsafe { (fns.frame_words)() } as usize;
-        if shim_words != 0 && shim_words != m.frame_stride - 1 {
+        if shim_words != m.frame_stride - 1 {
             return Err(CosimError::Load(format!(
                 "the shim's frames are {shim_words} words, the harness's {} (stale cache entry?)",
                 m.frame_stride - 1
             )));
         }
-        m.frame_loop = shim_words != 0;
         m.state_groups = PortGroups::new(&m.state, &m.ports);
         Ok(m)
     }
@@ -626,20 +622,14 @@ impl RtlModel {
 
     /// The plain frames of a co-simulation batch from `batch[*pos]` (each a header word 0,
     /// the inputs in [`RtlModel::input_frame_order`], the compared outputs in
-    /// [`RtlModel::output_frame_order`]), run in the shim's own loop: per frame the
-    /// inputs, [`RtlModel::eval`], the outputs compared, [`RtlModel::edge`], with no call
-    /// across the FFI in between. Stops at a frame whose header is not 0 or at the end,
-    /// with `*pos` at it. `Some(Ok(cycles run))`; `Some(Err(cycles run))` when the frame
-    /// after them differed (its inputs settled, its edge not taken) or the model failed
-    /// there (see [`RtlModel::error`]); `None` when this instance cannot now (a VCD open,
-    /// not evaluated yet) or this model cannot at all (no direct evaluation or no derived
-    /// edge function, see the shim): go frame by frame. A frame that does not fit in
-    /// `batch` is not run.
+    /// [`RtlModel::output_frame_order`]), run in the shim's own loop: per frame what
+    /// [`RtlModel::eval`], a comparison of the outputs and [`RtlModel::edge`] do, with no
+    /// call across the FFI in between. Stops at a frame whose header is not 0 or at the
+    /// end, with `*pos` at it. `Ok(cycles run)`; `Err(cycles run)` when the frame after
+    /// them differed (its inputs settled, its edge not taken) or the model failed there
+    /// (see [`RtlModel::error`]). A frame that does not fit in `batch` is not run.
     #[inline]
-    pub fn check_frames(&mut self, batch: &[u64], pos: &mut usize) -> Option<Result<u64, u64>> {
-        if !self.frame_loop {
-            return None;
-        }
+    pub fn check_frames(&mut self, batch: &[u64], pos: &mut usize) -> Result<u64, u64> {
         let start = *pos;
         let mut at = start as u64;
         // SAFETY: valid handle; the shim reads `batch.len()` words at most, whole frames of
@@ -647,13 +637,14 @@ impl RtlModel {
         let rc = unsafe {
             (self.fns.check_frames)(self.handle, batch.as_ptr(), batch.len() as u64, &mut at)
         };
-        if rc == -2 {
-            return None;
-        }
         self.settled = false;
         *pos = at as usize;
         let cycles = ((*pos - start) / self.frame_stride) as u64;
-        Some(if rc == 0 { Ok(cycles) } else { Err(cycles) })
+        if rc == 0 {
+            Ok(cycles)
+        } else {
+            Err(cycles)
+        }
     }
 
     /// Clock low and settle the logic (combinational outputs become valid for the inputs).

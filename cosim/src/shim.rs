@@ -20,7 +20,7 @@
 //! model VCDs share one time axis.
 
 /// Bump whenever the generated text changes meaning (it is part of the cache key).
-pub const SHIM_VERSION: u32 = 12;
+pub const SHIM_VERSION: u32 = 13;
 
 /// One port as Verilator declared it in the model header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,9 +229,9 @@ fn frame_code(ports: &[HeaderPort], state: &[bool]) -> String {
         k += frame_words(p.width);
     }
     format!(
-        "[[maybe_unused]] const uint64_t WF_FRAME_WORDS = {k};\n\
-         [[maybe_unused]] inline void wf_frame_inputs(WfModel* m, const uint64_t* f) {{\n{set}}}\n\
-         [[maybe_unused]] inline uint64_t wf_frame_diff(const WfModel* m, const uint64_t* f) {{\n    \
+        "const uint64_t WF_FRAME_WORDS = {k};\n\
+         inline void wf_frame_inputs(WfModel* m, const uint64_t* f) {{\n{set}}}\n\
+         inline uint64_t wf_frame_diff(const WfModel* m, const uint64_t* f) {{\n    \
          uint64_t d = 0;\n{diff}    return d;\n}}\n"
     )
 }
@@ -439,27 +439,33 @@ inline void wf_enter(WfModel* m) {{
     if (m->ctx && Verilated::threadContextp() != m->ctx) Verilated::threadContextp(m->ctx);
 }}
 
-// `edge`: only the clock rose since the last evaluation, the inputs are unchanged.
-inline int wf_run(WfModel* m, bool edge) {{
+// Evaluate with what the model has: `edge`, only the clock rose since the last
+// evaluation (the inputs are unchanged). The first evaluation of an instance, and every one
+// while a VCD is open, go through `eval()`.
+inline void wf_eval_model(WfModel* m, bool edge) {{
     (void)edge;
+#if WF_DIRECT_EVAL
+    if (m->inited && !m->tfp) {{
+#if WF_EDGE_EVAL
+        if (edge) {{
+            {edge_fn_name}(m->top->rootp);
+            return;
+        }}
+#endif
+        {prefix}___024root___eval(m->top->rootp);
+        return;
+    }}
+#endif
+    m->top->eval();
+    m->inited = 1;
+}}
+
+inline int wf_run(WfModel* m, bool edge) {{
     wf_enter(m);
     // Text printed outside a call (never part of this call's error).
     wf_flush_if_pending();
     try {{
-#if WF_DIRECT_EVAL
-        if (m->inited && !m->tfp) {{
-#if WF_EDGE_EVAL
-            if (edge) {edge_fn_name}(m->top->rootp);
-            else
-#endif
-            {prefix}___024root___eval(m->top->rootp);
-        }} else {{
-            m->top->eval();
-            m->inited = 1;
-        }}
-#else
-        m->top->eval();
-#endif
+        wf_eval_model(m, edge);
     }} catch (const WfAbort&) {{
         return wf_fail(m, wf_msg[0] == '$' && wf_msg[1] == 's' ? 2 : 3);
     }} catch (const std::exception& e) {{
@@ -614,30 +620,20 @@ WF_API int wf_sample_state(void* p) {{
 #endif
 }}
 
-// The words of a plain frame after its header when this model has `wf_check_frames`'s
-// loop (direct evaluation and the derived edge function), else 0: the caller checks it
-// against its own frame layout once, and goes frame by frame without the loop.
-WF_API uint64_t wf_frame_words() {{
-#if WF_DIRECT_EVAL && WF_EDGE_EVAL
-    return WF_FRAME_WORDS;
-#else
-    return 0;
-#endif
-}}
+// The words of a plain frame after its header: the caller checks it against its own frame
+// layout once.
+WF_API uint64_t wf_frame_words() {{ return WF_FRAME_WORDS; }}
 
 // The plain frames of a co-simulation batch from w[*pos] (each a header word 0, then the
-// frame's words), in this loop: for each, the inputs set, the logic settled with the clock
-// low, the compared outputs checked, the clock edge. Stops at a frame whose header is not 0,
-// at a frame that does not fit before n, or at n, with *pos at it. Returns 0; -1 when an
-// output of the frame at *pos differs (its inputs settled, its edge not taken); -2 when
-// this instance cannot now (not evaluated yet, a VCD open) or this model cannot at all
-// (`wf_frame_words` is 0): the caller goes frame by frame; or the failure code, *pos at the
-// frame it came from.
+// frame's words), in this loop: for each, what `wf_eval`, a comparison of the outputs and
+// `wf_edge` would do, without a call per half cycle: the inputs set, the logic settled with
+// the clock low, the compared outputs checked, the clock edge (with the VCD dumps when one
+// is open). Stops at a frame whose header is not 0, at a frame that does not fit before n,
+// or at n, with *pos at it. Returns 0; -1 when an output of the frame at *pos differs (its
+// inputs settled, its edge not taken); or the failure code, *pos at the frame it came from.
 WF_API int wf_check_frames(void* p, const uint64_t* w, uint64_t n, uint64_t* pos_io) {{
     WfModel* m = static_cast<WfModel*>(p);
     if (m->failed) return m->failed;
-#if WF_DIRECT_EVAL && WF_EDGE_EVAL
-    if (!m->inited || m->tfp) return -2;
     wf_enter(m);
     wf_flush_if_pending();
     uint64_t pos = *pos_io;
@@ -648,14 +644,16 @@ WF_API int wf_check_frames(void* p, const uint64_t* w, uint64_t n, uint64_t* pos
             wf_frame_inputs(m, f);
             m->top->clk = 0;
             m->ctx->time(m->cycle * 10);
-            {prefix}___024root___eval(m->top->rootp);
+            wf_eval_model(m, false);
             if (m->ctx->gotFinish()) {{ rc = 1; break; }}
+            if (m->tfp) m->tfp->dump(m->cycle * 10);
             if (wf_frame_diff(m, f)) {{ rc = -1; break; }}
             m->top->clk = 1;
             m->ctx->time(m->cycle * 10 + 5);
-            {edge_fn_name}(m->top->rootp);
+            wf_eval_model(m, true);
+            if (m->ctx->gotFinish()) {{ m->cycle++; rc = 1; break; }}
+            if (m->tfp) m->tfp->dump(m->cycle * 10 + 5);
             m->cycle++;
-            if (m->ctx->gotFinish()) {{ rc = 1; break; }}
             pos += 1 + WF_FRAME_WORDS;
         }}
     }} catch (const WfAbort&) {{
@@ -670,12 +668,6 @@ WF_API int wf_check_frames(void* p, const uint64_t* w, uint64_t n, uint64_t* pos
     if (rc == 1) return wf_fail(m, 1);
     wf_flush_if_pending();
     return rc;
-#else
-    (void)w;
-    (void)n;
-    (void)pos_io;
-    return -2;
-#endif
 }}
 
 WF_API int wf_trace_open(void* p, const char* path) {{

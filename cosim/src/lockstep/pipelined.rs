@@ -534,20 +534,19 @@ fn check_batch(
 ) -> Result<(), u64> {
     let mut pos = 0;
     while pos < batch.len() {
-        // A run of plain frames in the model's own loop, when it can.
+        // A run of plain frames in the model's own loop; the other frames below.
         if batch[pos] == 0 {
             match rtl.check_frames(batch, &mut pos) {
-                Some(Ok(n)) => {
+                Ok(n) => {
                     *cycle += n;
-                    if n > 0 {
-                        continue;
+                    if pos == batch.len() {
+                        break;
                     }
                 }
-                Some(Err(n)) => {
+                Err(n) => {
                     *cycle += n;
                     return Err(*cycle);
                 }
-                None => {}
             }
         }
         let head = batch[pos];
@@ -562,7 +561,8 @@ fn check_batch(
             }
             continue;
         }
-        // Straight from the frame's words into the model and against its outputs.
+        // A state sample (plain frames went to the shim's loop above): the inputs straight
+        // from the frame's words into the model, the outputs against them, then the state.
         pos += rtl.set_inputs_from_words(&batch[pos..]);
         if rtl.eval().is_err() {
             return Err(*cycle);

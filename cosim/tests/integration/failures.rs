@@ -315,19 +315,16 @@ fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
         p[4].set_words(&[rng.next_u64(), rng.next_u64()]);
     });
     let mut pos = 0;
-    assert_eq!(
-        m.check_frames(&frames[..100 * stride], &mut pos),
-        Some(Ok(100))
-    );
+    assert_eq!(m.check_frames(&frames[..100 * stride], &mut pos), Ok(100));
     assert_eq!(pos, 100 * stride);
-    assert_eq!(m.check_frames(&frames, &mut pos), Some(Ok(200)));
+    assert_eq!(m.check_frames(&frames, &mut pos), Ok(200));
     assert_eq!((pos, m.error()), (frames.len(), None));
     // One bit of an expected output off in cycle 4 (the frame's last word: the high word
     // of the accumulator or a narrow output): it stops there, with no error.
     let mut bad = frames.clone();
     bad[5 * stride - 1] ^= 1;
     let (mut m, mut pos) = (fresh(&cosim), 0);
-    assert_eq!(m.check_frames(&bad, &mut pos), Some(Err(4)));
+    assert_eq!(m.check_frames(&bad, &mut pos), Err(4));
     assert_eq!((pos, m.error()), (4 * stride, None));
 
     // The counter that stops: $finish at the edge where count is 10, $stop when `load`,
@@ -350,11 +347,7 @@ fn the_shims_frame_loop_stops_at_the_frame_that_differs_or_fails() {
             }
         });
         let mut pos = 0;
-        assert_eq!(
-            m.check_frames(&frames, &mut pos),
-            Some(Err(cycle)),
-            "{kind:?}"
-        );
+        assert_eq!(m.check_frames(&frames, &mut pos), Err(cycle), "{kind:?}");
         assert_eq!(pos, cycle as usize * stride);
         let e = m.error().expect("the model failed");
         assert_eq!(e.kind, kind, "{}", e.message);
